@@ -1,0 +1,257 @@
+package msl
+
+import "go/token"
+
+// This file is the contract other packages build on: the token and syntax
+// types of the Metal Shading Language front end. All offsets are byte
+// offsets into File.Src; End is one past the last byte.
+
+// A Kind classifies a token.
+type Kind int
+
+const (
+	EOF       Kind = iota
+	Ident          // identifiers and keywords (kernel, device, for, ...)
+	Int            // integer literal, suffix included: 0x1Fu, 42
+	Float          // floating literal, suffix included: 1.0h, 2.f, 1e-3f
+	String         // string literal (one token per literal; adjacent literals are separate tokens)
+	Char           // character literal
+	Punct          // operator or punctuator: + ++ <<= :: -> ... etc.
+	Comment        // // or /* */ comment
+	Directive      // a whole preprocessor line, backslash continuations included, no trailing newline
+	Attribute      // a whole [[...]] attribute list, brackets included
+)
+
+// A Token is one lexical element. Whitespace between tokens is trivia:
+// concatenating src[prev.End:tok.Pos] and tok.Text for all tokens in order
+// reproduces the file byte for byte.
+type Token struct {
+	Kind     Kind
+	Pos, End int    // byte offsets
+	Text     string // src[Pos:End]
+}
+
+// A Node is anything with a byte range in the source.
+type Node interface {
+	Span() (pos, end int)
+}
+
+// A Span is an opaque byte range [Pos, End) kept verbatim.
+type Span struct{ Pos, End int }
+
+// AddrSpace is a Metal address space qualifier.
+type AddrSpace int
+
+const (
+	NoSpace AddrSpace = iota
+	Device
+	Constant
+	Threadgroup
+	ThreadSpace // "thread"
+)
+
+// An Attr is one attribute inside a [[...]] list, e.g. buffer(0).
+type Attr struct {
+	Pos, End int
+	Name     string   // "buffer", "thread_position_in_grid", "host_name", "function_constant", "kernel"
+	Args     []string // raw argument texts, trimmed; nil when there are no parentheses
+}
+
+// A Param is one function parameter.
+type Param struct {
+	Pos, End  int
+	AddrSpace AddrSpace
+	Type      string // type text without address space and name, whitespace-normalised: "const float*", "uint3", "constant Params&" minus "constant"
+	Name      string
+	NamePos   int
+	Attrs     []*Attr
+}
+
+// FuncKind says what a function is.
+type FuncKind int
+
+const (
+	Helper FuncKind = iota
+	Kernel          // kernel / [[kernel]] entry point
+)
+
+// A Func is one function definition or declaration.
+type Func struct {
+	Kind           FuncKind
+	Name           string
+	NamePos        int
+	Pos, End       int      // whole definition: template header, attributes and qualifiers through the closing brace or ';'
+	Template       []string // template parameter names, in order; nil if not a template
+	Owner          string   // enclosing struct name for member functions, else ""
+	ReturnType     string
+	Lparen, Rparen int
+	Params         []*Param
+	Body           *Block // nil for a declaration
+}
+
+// An Instantiation is `template [[host_name("x")]] kernel void f<T, 4>(...);`.
+type Instantiation struct {
+	Pos, End int
+	HostName string
+	Func     string   // the template's name
+	Args     []string // template argument texts
+}
+
+// A Define is a #define.
+type Define struct {
+	Pos, End int
+	Name     string
+	Params   []string // nil for object-like macros
+	FuncLike bool
+	Body     string // replacement text, continuations joined
+}
+
+// A Struct is a struct or class definition (fields as declarations).
+type Struct struct {
+	Pos, End int
+	Name     string
+	Fields   []*Decl
+	Methods  []*Func
+}
+
+// A Stmt is a statement inside a function body.
+type Stmt interface {
+	Node
+	stmt()
+}
+
+// A Block is `{ ... }`.
+type Block struct {
+	Lbrace, Rbrace int // offsets of '{' and '}'
+	Stmts          []Stmt
+}
+
+// A Pragma is a pragma that precedes a statement: `#pragma ...`, `_Pragma("...")`,
+// or a use of a macro known to expand to a pragma.
+type Pragma struct {
+	Pos, End int
+	Text     string // pragma text without "#pragma" / _Pragma quoting, e.g. "clang loop unroll(full)"
+	Macro    string // name of the macro when the pragma came from a macro use, else ""
+}
+
+// A For is a for loop.
+type For struct {
+	Pos, End         int // "for" through end of body
+	Lparen, Rparen   int
+	Init, Cond, Post Span // may be empty (Pos == End)
+	Body             Stmt
+	Pragmas          []*Pragma // pragmas immediately before the loop, in order
+}
+
+// A While is a while loop.
+type While struct {
+	Pos, End int
+	Cond     Span
+	Body     Stmt
+	Pragmas  []*Pragma
+}
+
+// A Do is a do-while loop.
+type Do struct {
+	Pos, End int // "do" through ';'
+	Body     Stmt
+	Cond     Span
+	Pragmas  []*Pragma
+}
+
+// An If is an if statement, possibly with else.
+type If struct {
+	Pos, End int
+	Cond     Span
+	Then     Stmt
+	Else     Stmt // or nil
+}
+
+// A Declarator is one name in a declaration.
+type Declarator struct {
+	Name    string
+	NamePos int
+	Dims    []Span // array dimension expressions
+	Init    Span   // initialiser text after '=' or braces; empty if none
+}
+
+// A Decl is a declaration statement, e.g. `threadgroup float s[4][64];`.
+type Decl struct {
+	Pos, End   int // through ';'
+	AddrSpace  AddrSpace
+	Qualifiers []string // const, constexpr, static, ...
+	Type       string
+	TypeSpan   Span
+	Names      []*Declarator
+}
+
+// A Barrier is a statement that is a call of threadgroup_barrier or simdgroup_barrier.
+type Barrier struct {
+	Pos, End int // through ';'
+	Name     string
+	Args     Span
+}
+
+// A MacroUse is a statement that is a use of a function-like macro whose body
+// hides a loop or a barrier.
+type MacroUse struct {
+	Pos, End int
+	Name     string
+	Hides    string // "loop", "barrier", or "" when it hides neither
+}
+
+// A Return, Break, Continue or other simple statement is kept as an ExprStmt.
+// An ExprStmt is any other statement, kept verbatim.
+type ExprStmt struct {
+	Pos, End int      // through ';'
+	Calls    []string // names of functions called in the statement
+}
+
+func (b *Block) Span() (int, int)    { return b.Lbrace, b.Rbrace + 1 }
+func (s *For) Span() (int, int)      { return s.Pos, s.End }
+func (s *While) Span() (int, int)    { return s.Pos, s.End }
+func (s *Do) Span() (int, int)       { return s.Pos, s.End }
+func (s *If) Span() (int, int)       { return s.Pos, s.End }
+func (s *Decl) Span() (int, int)     { return s.Pos, s.End }
+func (s *Barrier) Span() (int, int)  { return s.Pos, s.End }
+func (s *MacroUse) Span() (int, int) { return s.Pos, s.End }
+func (s *ExprStmt) Span() (int, int) { return s.Pos, s.End }
+func (s Span) Span() (int, int)      { return s.Pos, s.End }
+func (f *Func) Span() (int, int)     { return f.Pos, f.End }
+func (p *Param) Span() (int, int)    { return p.Pos, p.End }
+func (a *Attr) Span() (int, int)     { return a.Pos, a.End }
+
+func (*Block) stmt()    {}
+func (*For) stmt()      {}
+func (*While) stmt()    {}
+func (*Do) stmt()       {}
+func (*If) stmt()       {}
+func (*Decl) stmt()     {}
+func (*Barrier) stmt()  {}
+func (*MacroUse) stmt() {}
+func (*ExprStmt) stmt() {}
+
+// A File is a parsed Metal source file.
+type File struct {
+	Name           string
+	Src            []byte
+	Tokens         []Token // comments included
+	Funcs          []*Func // every function, in source order, member functions included
+	Structs        []*Struct
+	Defines        []*Define
+	Instantiations []*Instantiation
+	Globals        []*Decl // file-scope declarations (constant/constexpr/static const, function constants)
+	Enums          map[string]int64
+	TokFile        *token.File // line table for Position
+}
+
+// Position returns the file:line:col position of a byte offset.
+func (f *File) Position(off int) token.Position { return f.TokFile.Position(f.TokFile.Pos(off)) }
+
+// An Error is a positioned error.
+type Error struct {
+	Pos token.Position
+	Msg string
+}
+
+func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
