@@ -20,6 +20,7 @@ const (
 	Comment        // // or /* */ comment
 	Directive      // a whole preprocessor line, backslash continuations included, no trailing newline
 	Attribute      // a whole [[...]] attribute list, brackets included
+	Skipped        // an inactive #if/#elif/#else branch kept verbatim; its text is not lexed
 )
 
 // A Token is one lexical element. Whitespace between tokens is trivia:
@@ -86,7 +87,8 @@ type Func struct {
 	ReturnType     string
 	Lparen, Rparen int
 	Params         []*Param
-	Body           *Block // nil for a declaration
+	Body           *Block  // nil for a declaration
+	Attrs          []*Attr // attributes before the name: kernel, host_name("x"), ...
 }
 
 // An Instantiation is `template [[host_name("x")]] kernel void f<T, 4>(...);`.
@@ -112,6 +114,8 @@ type Struct struct {
 	Name     string
 	Fields   []*Decl
 	Methods  []*Func
+	Template []string // template parameter names; nil if not a template
+	Union    bool     // a union: fields overlap
 }
 
 // A Stmt is a statement inside a function body.
@@ -183,6 +187,15 @@ type Decl struct {
 	Type       string
 	TypeSpan   Span
 	Names      []*Declarator
+	Attrs      []*Attr // attributes in the declaration, e.g. function_constant(0)
+}
+
+// A Switch is a switch statement; case and default labels inside its body
+// are ExprStmts ending at their colon.
+type Switch struct {
+	Pos, End int
+	Cond     Span
+	Body     Stmt
 }
 
 // A Barrier is a statement that is a call of threadgroup_barrier or simdgroup_barrier.
@@ -198,6 +211,7 @@ type MacroUse struct {
 	Pos, End int
 	Name     string
 	Hides    string // "loop", "barrier", or "" when it hides neither
+	Body     Stmt   // for a macro that expands to a loop header, the loop body after the use; else nil
 }
 
 // A Return, Break, Continue or other simple statement is kept as an ExprStmt.
@@ -216,6 +230,7 @@ func (s *Decl) Span() (int, int)     { return s.Pos, s.End }
 func (s *Barrier) Span() (int, int)  { return s.Pos, s.End }
 func (s *MacroUse) Span() (int, int) { return s.Pos, s.End }
 func (s *ExprStmt) Span() (int, int) { return s.Pos, s.End }
+func (s *Switch) Span() (int, int)   { return s.Pos, s.End }
 func (s Span) Span() (int, int)      { return s.Pos, s.End }
 func (f *Func) Span() (int, int)     { return f.Pos, f.End }
 func (p *Param) Span() (int, int)    { return p.Pos, p.End }
@@ -230,6 +245,7 @@ func (*Decl) stmt()     {}
 func (*Barrier) stmt()  {}
 func (*MacroUse) stmt() {}
 func (*ExprStmt) stmt() {}
+func (*Switch) stmt()   {}
 
 // A File is a parsed Metal source file.
 type File struct {
@@ -240,9 +256,12 @@ type File struct {
 	Structs        []*Struct
 	Defines        []*Define
 	Instantiations []*Instantiation
-	Globals        []*Decl // file-scope declarations (constant/constexpr/static const, function constants)
-	Enums          map[string]int64
-	TokFile        *token.File // line table for Position
+	Globals        []*Decl           // file-scope declarations (constant/constexpr/static const, function constants)
+	Enums          map[string]int64  // enumerator values, by plain and Enum::qualified name
+	Types          map[string]string // typedef and using aliases: name → aliased type text
+	TokFile        *token.File       // line table for Position
+
+	defs map[string][]*Define // Defines by name, in source order; built by Parse
 }
 
 // Position returns the file:line:col position of a byte offset.

@@ -1,0 +1,337 @@
+package cpu
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"metalab/backend"
+)
+
+// runtimeFS holds the runner's sources and the mtl_rt.h ABI header.
+//
+//go:embed runtime/*.h runtime/*.cpp runtime/*.S
+var runtimeFS embed.FS
+
+// runnerFlags are the flags the runner is built with.
+var runnerFlags = []string{"-std=c++17", "-O2", "-pthread", "-rdynamic"}
+
+// cacheRoot returns the directory holding the runner, headers and compiled
+// kernels: Options.CacheDir, else $METALAB_CACHE, else <user cache>/metalab.
+func cacheRoot(opt string) (string, error) {
+	if opt != "" {
+		return opt, nil
+	}
+	if d := os.Getenv("METALAB_CACHE"); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("find cache dir (set METALAB_CACHE): %w", err)
+	}
+	return filepath.Join(d, "metalab"), nil
+}
+
+// hashFS hashes every file of fsys (names and contents) into h.
+func hashFS(h interface{ Write([]byte) (int, error) }, fsys fs.FS) error {
+	return fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(fsys, path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", path, len(b))
+		_, _ = h.Write(b)
+		return nil
+	})
+}
+
+// writeFS copies every file of fsys under dir.
+func writeFS(fsys fs.FS, dir string) error {
+	return fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(path))
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := fs.ReadFile(fsys, path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+}
+
+// installDir makes dir exist with the contents fill writes, atomically:
+// fill runs in a fresh temporary directory next to dir which is then renamed
+// into place, so concurrent metalab processes never see a half-built dir.
+func installDir(dir string, fill func(tmp string) error) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, ".tmp-"+filepath.Base(dir)+"-")
+	if err != nil {
+		return err
+	}
+	if err := fill(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		if _, serr := os.Stat(dir); serr == nil {
+			return nil // another process installed it first
+		}
+		return err
+	}
+	return nil
+}
+
+// compilerID returns the first line of `cxx --version`.
+func compilerID(ctx context.Context, cxx []string) (string, error) {
+	cmd := exec.CommandContext(ctx, cxx[0], append(cxx[1:], "--version")...)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", strings.Join(cxx, " "), err)
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(line), nil
+}
+
+// buildRunner compiles the runner into the cache (once per source and
+// compiler) and returns the executable's path.
+func (b *Backend) buildRunner(ctx context.Context) (string, error) {
+	id, err := b.compiler(ctx)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	if err := hashFS(h, runtimeFS); err != nil {
+		return "", fmt.Errorf("hash runner sources: %w", err)
+	}
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", id, strings.Join(runnerFlags, " "), runtime.GOOS, runtime.GOARCH)
+	dir := filepath.Join(b.root, "runner-"+hex.EncodeToString(h.Sum(nil))[:24])
+	exe := filepath.Join(dir, "runner")
+	err = installDir(dir, func(tmp string) error {
+		if err := writeFS(runtimeFS, tmp); err != nil {
+			return err
+		}
+		src := filepath.Join(tmp, "runtime")
+		args := append([]string{}, b.cxx[1:]...)
+		args = append(args, runnerFlags...)
+		args = append(args, "-o", filepath.Join(tmp, "runner"),
+			filepath.Join(src, "runner.cpp"), filepath.Join(src, "fiber.cpp"),
+			filepath.Join(src, "fiber_x86_64.S"), filepath.Join(src, "fiber_arm64.S"), "-ldl")
+		cmd := exec.CommandContext(ctx, b.cxx[0], args...)
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		cmd.Stderr = &out
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("build runner: %w\n%s", err, out.String())
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return exe, nil
+}
+
+// installHeaders writes the prelude and mtl_rt.h under the cache and
+// returns the include directories for kernel compiles.
+func (b *Backend) installHeaders() ([]string, error) {
+	h := sha256.New()
+	if err := hashFS(h, runtimeFS); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(h, "\x00prelude %s\x00", b.opts.PreludeVersion)
+	if b.opts.Prelude != nil {
+		if err := hashFS(h, b.opts.Prelude); err != nil {
+			return nil, fmt.Errorf("hash prelude: %w", err)
+		}
+	}
+	dir := filepath.Join(b.root, "include-"+hex.EncodeToString(h.Sum(nil))[:24])
+	err := installDir(dir, func(tmp string) error {
+		if err := writeFS(runtimeFS, tmp); err != nil {
+			return err
+		}
+		pre := filepath.Join(tmp, "prelude")
+		if err := os.MkdirAll(pre, 0o755); err != nil {
+			return err
+		}
+		if b.opts.Prelude != nil {
+			return writeFS(b.opts.Prelude, pre)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("install headers: %w", err)
+	}
+	return []string{filepath.Join(dir, "prelude"), filepath.Join(dir, "runtime")}, nil
+}
+
+// kernelFlags are the flags every kernel TU is compiled with (besides
+// include directories and defines).
+func (b *Backend) kernelFlags() []string {
+	f := []string{"-std=c++17", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math"}
+	if b.excessPrecision {
+		f = append(f, "-fexcess-precision=standard")
+	}
+	if runtime.GOOS == "darwin" {
+		f = append(f, "-undefined", "dynamic_lookup")
+	}
+	return f
+}
+
+// probeFlag reports whether the compiler accepts flag for C++.
+func probeFlag(ctx context.Context, cxx []string, dir, flag string) bool {
+	src := filepath.Join(dir, "probe.cpp")
+	if err := os.WriteFile(src, []byte("int probe;\n"), 0o644); err != nil {
+		return false
+	}
+	args := append(append([]string{}, cxx[1:]...), "-std=c++17", "-Werror", flag, "-c", "-o", filepath.Join(dir, "probe.o"), src)
+	return exec.CommandContext(ctx, cxx[0], args...).Run() == nil
+}
+
+// A compileInput is one C++ TU to build into a shared object.
+type compileInput struct {
+	cpp     []byte
+	name    string // diagnostic name, e.g. the .metal file
+	dir     string // extra include dir ("" for none)
+	defines map[string]string
+}
+
+// compileSO builds in into a cached shared object and returns its path. The
+// cache key covers the TU, the headers, the compiler, the flags, the defines
+// and the headers in the source directory, so compiling the same TU twice
+// runs the compiler once.
+func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error) {
+	id, err := b.compiler(ctx)
+	if err != nil {
+		return "", err
+	}
+	incs, err := b.headers()
+	if err != nil {
+		return "", err
+	}
+	args := append([]string{}, b.kernelFlags()...)
+	for _, inc := range incs {
+		args = append(args, "-I"+inc)
+	}
+	if in.dir != "" {
+		args = append(args, "-I"+in.dir)
+	}
+	names := make([]string, 0, len(in.defines))
+	for k := range in.defines {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if v := in.defines[k]; v != "" {
+			args = append(args, "-D"+k+"="+v)
+		} else {
+			args = append(args, "-D"+k)
+		}
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00", id, b.opts.PreludeVersion, strings.Join(args, "\x01"), len(in.cpp))
+	_, _ = h.Write(in.cpp)
+	if in.dir != "" {
+		hashIncludeDir(h, in.dir)
+	}
+	key := hex.EncodeToString(h.Sum(nil))[:32]
+	soDir := filepath.Join(b.root, "so")
+	so := filepath.Join(soDir, key+".so")
+	if _, err := os.Stat(so); err == nil {
+		return so, nil
+	}
+	if err := os.MkdirAll(soDir, 0o755); err != nil {
+		return "", fmt.Errorf("compile %s: %w", in.name, err)
+	}
+	cppPath := filepath.Join(soDir, key+".cpp")
+	if err := os.WriteFile(cppPath, in.cpp, 0o644); err != nil {
+		return "", fmt.Errorf("compile %s: %w", in.name, err)
+	}
+	tmp, err := os.CreateTemp(soDir, ".tmp-"+key+"-*.so")
+	if err != nil {
+		return "", fmt.Errorf("compile %s: %w", in.name, err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	full := append(append([]string{}, b.cxx[1:]...), args...)
+	full = append(full, "-o", tmp.Name(), cppPath)
+	b.compilerRuns.Add(1)
+	cmd := exec.CommandContext(ctx, b.cxx[0], full...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("compile %s: %w", in.name, ctx.Err())
+		}
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			return "", fmt.Errorf("compile %s: %w", in.name, err)
+		}
+		return "", &backend.Failure{Kind: backend.CompileError, Msg: firstError(out.String(), in.name), Log: out.String()}
+	}
+	if err := os.Rename(tmp.Name(), so); err != nil {
+		return "", fmt.Errorf("compile %s: %w", in.name, err)
+	}
+	return so, nil
+}
+
+// hashIncludeDir hashes the header-like files directly in dir, which a TU
+// may #include, so that editing them invalidates the cache.
+func hashIncludeDir(h interface{ Write([]byte) (int, error) }, dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		switch filepath.Ext(e.Name()) {
+		case ".h", ".hpp", ".metal", ".inc", ".hh":
+		default:
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() || info.Size() > 4<<20 {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", e.Name(), len(b))
+		_, _ = h.Write(b)
+	}
+}
+
+// firstError returns the compiler's first error line, or a generic message.
+func firstError(log, name string) string {
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "error") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return name + ": C++ compiler failed"
+}

@@ -1,0 +1,574 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"metalab/backend"
+)
+
+// A tcase is one kernel run whose outputs are known in advance.
+type tcase struct {
+	name    string
+	file    string
+	entry   string
+	defines map[string]string
+	consts  map[string]backend.Value
+	tgs     backend.Dim3
+	threads backend.Dim3
+	bufs    []backend.Buffer
+	want    map[int][]byte // expected outputs by buffer index
+	elem    int            // element size for difference reports
+}
+
+func dim(x int) backend.Dim3 { return backend.Dim3{X: x, Y: 1, Z: 1} }
+
+func in(i int, b []byte) backend.Buffer  { return backend.Buffer{Index: i, Data: b} }
+func out(i int, b []byte) backend.Buffer { return backend.Buffer{Index: i, Data: b, Output: true} }
+
+func cases() []tcase {
+	var cs []tcase
+	cs = append(cs, reduceCase(), simdUintCase(), simdFloatCase(), simdDivergentCase(), swizzleCase(),
+		halfConvertCase(), halfArithCase(), uintWrapCase(), atomicsCase(), matrixCase(), templateCase("scale_f32x64", 64, false),
+		templateCase("scale_i32x32", 32, true), tgParamCase(), raceFixedCase())
+	cs = append(cs, fconstCases()...)
+	return cs
+}
+
+// TestConformance runs every case under several fiber orders and compares
+// every output byte with the Go computation.
+func TestConformance(t *testing.T) {
+	b := newBackend(t)
+	for _, c := range cases() {
+		t.Run(c.name, func(t *testing.T) {
+			src := source(t, c.file, c.entry)
+			src.Defines, src.Constants = c.defines, c.consts
+			p := compile(t, b, src)
+			for _, o := range orders {
+				got := run(t, p, backend.Dispatch{Buffers: c.bufs, Threadgroups: c.tgs, Threads: c.threads, Order: o})
+				for idx, want := range c.want {
+					if d := diff(got[idx], want, c.elem); d != "" {
+						t.Errorf("order %s, buffer %d: %s", o, idx, d)
+					}
+				}
+			}
+		})
+	}
+}
+
+func reduceCase() tcase {
+	const groups, n = 4, 256
+	r := rng(1)
+	x := make([]float32, groups*n)
+	for i := range x {
+		x[i] = r.float()
+	}
+	sums := make([]float32, groups)
+	for g := range sums {
+		p := append([]float32(nil), x[g*n:(g+1)*n]...)
+		for s := n / 2; s > 0; s >>= 1 {
+			for i := 0; i < s; i++ {
+				p[i] = p[i] + p[i+s]
+			}
+		}
+		sums[g] = p[0]
+	}
+	return tcase{name: "reduce", file: "reduce.metal", entry: "tg_reduce", tgs: dim(groups), threads: dim(n),
+		bufs: []backend.Buffer{in(0, f32bytes(x)), out(1, make([]byte, 4*groups))},
+		want: map[int][]byte{1: f32bytes(sums)}, elem: 4}
+}
+
+// simdGroups calls f for each simd group of 32 consecutive values.
+func simdGroups[T any](v []T, f func(base int, lanes []T)) {
+	for base := 0; base < len(v); base += 32 {
+		f(base, v[base:base+32])
+	}
+}
+
+func simdUintCase() tcase {
+	const n, nops = 128, 30
+	r := rng(2)
+	v := make([]uint32, n)
+	for i := range v {
+		v[i] = r.next()
+	}
+	v[5] = 0 // the first simd group has a zero: simd_all false, simd_any true there
+	v[70] = 0
+	want := make([]uint32, n*nops)
+	fold := func(l []uint32, init uint32, op func(a, b uint32) uint32) uint32 {
+		acc := init
+		for _, x := range l {
+			acc = op(acc, x)
+		}
+		return acc
+	}
+	add := func(a, b uint32) uint32 { return a + b }
+	mul := func(a, b uint32) uint32 { return a * b }
+	or1 := func(l []uint32) []uint32 {
+		o := make([]uint32, len(l))
+		for i, x := range l {
+			o[i] = x | 1
+		}
+		return o
+	}
+	simdGroups(v, func(base int, l []uint32) {
+		l1 := or1(l)
+		var ballot uint32
+		all, anyZero := uint32(1), uint32(0)
+		for i, x := range l {
+			if x&1 != 0 {
+				ballot |= 1 << i
+			}
+			if x == 0 {
+				all, anyZero = 0, 1
+			}
+		}
+		for lane := 0; lane < 32; lane++ {
+			o := want[(base+lane)*nops:]
+			o[0] = fold(l, 0, add)
+			o[1] = fold(l1, 1, mul)
+			o[2] = fold(l, math.MaxUint32, func(a, b uint32) uint32 { return min(a, b) })
+			o[3] = fold(l, 0, func(a, b uint32) uint32 { return max(a, b) })
+			o[4] = fold(l, math.MaxUint32, func(a, b uint32) uint32 { return a & (b | 0xF0000000) })
+			o[5] = fold(l, 0, func(a, b uint32) uint32 { return a | (b & 0x0F0F0F0F) })
+			o[6] = fold(l, 0, func(a, b uint32) uint32 { return a ^ b })
+			o[7] = fold(l[:lane+1], 0, add)
+			o[8] = fold(l[:lane], 0, add)
+			o[9] = fold(l1[:lane+1], 1, mul)
+			o[10] = fold(l1[:lane], 1, mul)
+			o[11] = l[(lane*7+3)%32]
+			o[12] = l[lane^5]
+			o[13] = l[lane]
+			if lane >= 3 {
+				o[13] = l[lane-3]
+			}
+			o[14] = l[lane]
+			if lane+3 < 32 {
+				o[14] = l[lane+3]
+			}
+			o[15] = l[(lane+32-5)%32]
+			o[16] = l[(lane+5)%32]
+			o[17] = l[9]
+			o[18] = l[0]
+			o[19] = all
+			o[20] = anyZero
+			o[21] = ballot
+			o[22] = 0
+			if lane == 0 {
+				o[22] = 1
+			}
+			o[23] = 0xFFFFFFFF
+			q := lane &^ 3
+			o[24] = l[q] + l[q+1] + l[q+2] + l[q+3]
+			o[25] = l[q+(lane+1)%4]
+			o[26] = l[q+2]
+			o[27] = l[q+(lane%4)^3]
+			o[28] = l[lane]
+			if lane%4 < 3 {
+				o[28] = l[lane+1]
+			}
+			o[29] = max(l[q], l[q+1], l[q+2], l[q+3])
+		}
+	})
+	return tcase{name: "simd_uint", file: "simd.metal", entry: "simd_uint", tgs: dim(2), threads: dim(n / 2),
+		bufs: []backend.Buffer{in(0, u32bytes(v)), out(1, make([]byte, 4*n*nops))},
+		want: map[int][]byte{1: u32bytes(want)}, elem: 4}
+}
+
+func simdFloatCase() tcase {
+	const n = 64
+	r := rng(3)
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = r.float() * 100
+	}
+	want := make([]float32, 4*n)
+	simdGroups(v, func(base int, l []float32) {
+		var total float32
+		mx := float32(math.Inf(-1))
+		for _, x := range l {
+			total += x
+			mx = max(mx, x)
+		}
+		var acc float32
+		for lane, x := range l {
+			w := want[4*(base+lane):]
+			w[0] = total
+			w[2] = acc
+			acc += x
+			w[1] = acc
+			w[3] = mx
+		}
+	})
+	return tcase{name: "simd_float", file: "simd.metal", entry: "simd_float", tgs: dim(1), threads: dim(n),
+		bufs: []backend.Buffer{in(0, f32bytes(v)), out(1, make([]byte, 16*n))},
+		want: map[int][]byte{1: f32bytes(want)}, elem: 4}
+}
+
+func simdDivergentCase() tcase {
+	const n = 64
+	r := rng(4)
+	v := make([]uint32, n)
+	for i := range v {
+		v[i] = r.next() >> 8
+	}
+	want := make([]uint32, 4*n)
+	simdGroups(v, func(base int, l []uint32) {
+		var mask, sum uint32
+		first := -1
+		for lane := range l {
+			if lane >= 5 && lane%3 != 0 {
+				mask |= 1 << lane
+				sum += l[lane]
+				if first < 0 {
+					first = lane
+				}
+			}
+		}
+		for lane := range l {
+			w := want[4*(base+lane):]
+			if mask&(1<<lane) == 0 {
+				w[0], w[1], w[2], w[3] = math.MaxUint32, math.MaxUint32, math.MaxUint32, math.MaxUint32
+				continue
+			}
+			w[0], w[1], w[3] = mask, l[first], sum
+			if lane == first {
+				w[2] = 1
+			}
+		}
+	})
+	return tcase{name: "simd_divergent", file: "simd.metal", entry: "simd_divergent", tgs: dim(1), threads: dim(n),
+		bufs: []backend.Buffer{in(0, u32bytes(v)), out(1, make([]byte, 16*n))},
+		want: map[int][]byte{1: u32bytes(want)}, elem: 4}
+}
+
+func swizzleCase() tcase {
+	const n = 32
+	r := rng(5)
+	v := make([]float32, 4*n)
+	for i := range v {
+		v[i] = r.float() * 8
+	}
+	want := make([]float32, 16*n)
+	for i := 0; i < n; i++ {
+		x, y, z, w := v[4*i], v[4*i+1], v[4*i+2], v[4*i+3]
+		o := want[16*i:]
+		copy(o[0:4], []float32{w, z, y, x})
+		copy(o[4:8], []float32{x, y, z * 2, w * 2})
+		// c = (z, w, z+1, w+2); d = (z, y, x, x+y)
+		copy(o[8:12], []float32{z + z, w + y, (z + 1) + x, (w + 2) + (x + y)})
+		copy(o[12:16], []float32{x * z, y * y, z * x, (x + y) - (x + y)})
+	}
+	return tcase{name: "swizzle", file: "swizzle.metal", entry: "swizzle", tgs: dim(1), threads: dim(n),
+		bufs: []backend.Buffer{in(0, f32bytes(v)), out(1, make([]byte, 64*n))},
+		want: map[int][]byte{1: f32bytes(want)}, elem: 4}
+}
+
+func halfConvertCase() tcase {
+	special := []float32{
+		1, -1, 0, float32(math.Copysign(0, -1)),
+		1 + 1.0/2048, 1 + 3.0/2048, 1 + 1.0/1024 + 1.0/2048, // ties: to even down, to even up, up
+		65504, 65519.99, 65520, -65520, 1e6, float32(math.Inf(1)), float32(math.Inf(-1)),
+		1.0 / (1 << 24), 1.0 / (1 << 25), 3.0 / (1 << 26), 1.0 / (1 << 14), 1.0/(1<<14) - 1.0/(1<<24), -1.0 / (1 << 25),
+		1e-8, -1e-8, 0.1, 1.0 / 3, float32(math.NaN()),
+	}
+	r := rng(6)
+	x := append([]float32(nil), special...)
+	for len(x) < 64 {
+		x = append(x, r.float()*float32(int(r.next()%40000)))
+	}
+	bits := make([]uint16, len(x))
+	back := make([]float32, len(x))
+	for i, f := range x {
+		if math.IsNaN(float64(f)) {
+			x[i] = math.Float32frombits(0x7fc00000)
+		}
+		bits[i] = f64ToHalf(float64(x[i]))
+		back[i] = float32(halfToF64(bits[i]))
+		if bits[i]&0x7fff > 0x7c00 {
+			back[i] = math.Float32frombits(0x7fc00000 | uint32(bits[i]&0x8000)<<16)
+		}
+	}
+	return tcase{name: "half_convert", file: "half.metal", entry: "half_convert", tgs: dim(1), threads: dim(len(x)),
+		bufs: []backend.Buffer{in(0, f32bytes(x)), out(1, make([]byte, 2*len(x))), out(2, make([]byte, 4*len(x)))},
+		want: map[int][]byte{1: u16bytes(bits), 2: f32bytes(back)}, elem: 2}
+}
+
+func halfArithCase() tcase {
+	const n = 256
+	r := rng(7)
+	a := make([]uint16, n)
+	b := make([]uint16, n)
+	finite := func() uint16 {
+		for {
+			h := uint16(r.next())
+			if h&0x7c00 != 0x7c00 {
+				return h
+			}
+		}
+	}
+	for i := range a {
+		a[i], b[i] = finite(), finite()
+	}
+	// Sums that a float32 intermediate would round twice.
+	a[0], b[0] = 0x6800, 0x0001 // 2048 + 2^-24
+	a[1], b[1] = 0x7bff, 0x5000 // 65504 + 32: rounds to inf
+	a[2], b[2] = 0x3c00, 0x8400 // 1 - 2^-14
+	want := make([]uint16, 4*n)
+	round := func(x float64) float64 { return halfToF64(f64ToHalf(x)) }
+	lit := f64ToHalf(round(round(0.1)+1) + 3)
+	for i := range a {
+		x, y := halfToF64(a[i]), halfToF64(b[i])
+		want[4*i] = f64ToHalf(x + y)
+		want[4*i+1] = f64ToHalf(x * y)
+		want[4*i+2] = f64ToHalf(round(x*y) + x)
+		want[4*i+3] = lit
+	}
+	return tcase{name: "half_arith", file: "half.metal", entry: "half_arith", tgs: dim(2), threads: dim(n / 2),
+		bufs: []backend.Buffer{in(0, u16bytes(a)), in(1, u16bytes(b)), out(2, make([]byte, 8*n))},
+		want: map[int][]byte{2: u16bytes(want)}, elem: 2}
+}
+
+func uintWrapCase() tcase {
+	const n = 64
+	r := rng(8)
+	a := make([]uint32, n)
+	b := make([]uint32, n)
+	for i := range a {
+		a[i], b[i] = r.next(), r.next()
+	}
+	want := make([]uint32, 4*n)
+	for i := range a {
+		x, y := a[i], b[i]
+		want[4*i] = x*y + 0xFFFFFFF0
+		want[4*i+1] = x - y
+		want[4*i+2] = (x << (y & 31)) ^ (x >> 3)
+		want[4*i+3] = uint32(uint16(uint16(x)*uint16(y) + 65535))
+	}
+	return tcase{name: "uint_wrap_implicit_buffers", file: "uint_wrap.metal", entry: "uint_wrap", tgs: dim(2), threads: dim(n / 2),
+		bufs: []backend.Buffer{in(0, u32bytes(a)), in(1, u32bytes(b)), out(2, make([]byte, 16*n))},
+		want: map[int][]byte{2: u32bytes(want)}, elem: 4}
+}
+
+func atomicsCase() tcase {
+	const groups, n = 4, 64
+	r := rng(9)
+	v := make([]uint32, groups*n)
+	for i := range v {
+		v[i] = r.next()
+	}
+	counters := []uint32{0, 0, math.MaxUint32}
+	wantCounters := []uint32{groups * n, 0, math.MaxUint32}
+	outs := make([]uint32, 2*groups)
+	for g := 0; g < groups; g++ {
+		for _, x := range v[g*n : (g+1)*n] {
+			outs[2*g] += x
+			outs[2*g+1] = max(outs[2*g+1], x)
+			wantCounters[1] ^= x
+			wantCounters[2] = min(wantCounters[2], x)
+		}
+	}
+	return tcase{name: "atomics", file: "atomics.metal", entry: "atomics", tgs: dim(groups), threads: dim(n),
+		bufs: []backend.Buffer{out(0, u32bytes(counters)), out(1, make([]byte, 8*groups)), in(2, u32bytes(v))},
+		want: map[int][]byte{0: u32bytes(wantCounters), 1: u32bytes(outs)}, elem: 4}
+}
+
+func matrixCase() tcase {
+	r := rng(10)
+	mat := func() []float32 {
+		m := make([]float32, 64)
+		for i := range m {
+			m[i] = float32(int(r.next()%9) - 4)
+		}
+		return m
+	}
+	a, b, c := mat(), mat(), mat()
+	want := make([]float32, 64)
+	for i := 0; i < 8; i++ {
+		for j := 0; j < 8; j++ {
+			acc := c[8*i+j]
+			for k := 0; k < 8; k++ {
+				acc += a[8*i+k] * b[8*k+j]
+			}
+			want[8*i+j] = acc
+		}
+	}
+	return tcase{name: "simdgroup_matrix", file: "matrix.metal", entry: "matmul8", tgs: dim(1), threads: dim(32),
+		bufs: []backend.Buffer{in(0, f32bytes(a)), in(1, f32bytes(b)), out(2, f32bytes(c))},
+		want: map[int][]byte{2: f32bytes(want)}, elem: 4}
+}
+
+func templateCase(host string, n int, isInt bool) tcase {
+	const groups = 2
+	r := rng(11)
+	if isInt {
+		x := make([]uint32, groups*n)
+		for i := range x {
+			x[i] = r.next()
+		}
+		want := make([]uint32, len(x))
+		for i := range x {
+			g, tid := i/n, i%n
+			want[i] = uint32(int32(x[g*n+(tid+1)%n])*int32(n) + int32(x[i]))
+		}
+		return tcase{name: "template_" + host, file: "template.metal", entry: host, tgs: dim(groups), threads: dim(n),
+			bufs: []backend.Buffer{in(0, u32bytes(x)), out(1, make([]byte, 4*len(x)))},
+			want: map[int][]byte{1: u32bytes(want)}, elem: 4}
+	}
+	x := make([]float32, groups*n)
+	for i := range x {
+		x[i] = r.float()
+	}
+	want := make([]float32, len(x))
+	for i := range x {
+		g, tid := i/n, i%n
+		want[i] = x[g*n+(tid+1)%n]*float32(n) + x[i]
+	}
+	return tcase{name: "template_" + host, file: "template.metal", entry: host, tgs: dim(groups), threads: dim(n),
+		bufs: []backend.Buffer{in(0, f32bytes(x)), out(1, make([]byte, 4*len(x)))},
+		want: map[int][]byte{1: f32bytes(want)}, elem: 4}
+}
+
+func tgParamCase() tcase {
+	const groups, n = 2, 128
+	r := rng(12)
+	x := make([]float32, groups*n)
+	for i := range x {
+		x[i] = r.float()
+	}
+	want := make([]float32, len(x))
+	for i := range x {
+		g, tid := i/n, i%n
+		want[i] = x[g*n+n-1-tid]
+	}
+	return tcase{name: "threadgroup_param", file: "tgparam.metal", entry: "tg_param", tgs: dim(groups), threads: dim(n),
+		bufs: []backend.Buffer{in(0, f32bytes(x)), out(1, make([]byte, 4*len(x))), {Index: 0, Threadgroup: true, Size: 4 * n}},
+		want: map[int][]byte{1: f32bytes(want)}, elem: 4}
+}
+
+func raceInputs() ([]uint32, []uint32) {
+	const groups, n = 2, 128
+	r := rng(13)
+	x := make([]uint32, groups*n)
+	for i := range x {
+		x[i] = r.next() | 1
+	}
+	want := make([]uint32, len(x))
+	for i := range x {
+		g, tid := i/n, i%n
+		want[i] = x[g*n+(tid+1)%n]
+	}
+	return x, want
+}
+
+func raceFixedCase() tcase {
+	x, want := raceInputs()
+	return tcase{name: "race_fixed", file: "race.metal", entry: "race_fixed", tgs: dim(2), threads: dim(128),
+		bufs: []backend.Buffer{in(0, u32bytes(x)), out(1, make([]byte, 4*len(x)))},
+		want: map[int][]byte{1: u32bytes(want)}, elem: 4}
+}
+
+func fconstCases() []tcase {
+	const n = 64
+	r := rng(14)
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = r.float() + 2 // nonzero, so v + 0 keeps its bits
+	}
+	mk := func(name string, defines map[string]string, consts map[string]backend.Value, f func(v float32) float32) tcase {
+		want := make([]float32, n)
+		for i, v := range x {
+			want[i] = f(v)
+		}
+		return tcase{name: name, file: "fconst.metal", entry: "fconst", defines: defines, consts: consts, tgs: dim(1), threads: dim(n),
+			bufs: []backend.Buffer{in(0, f32bytes(x)), out(1, make([]byte, 4*n))},
+			want: map[int][]byte{1: f32bytes(want)}, elem: 4}
+	}
+	return []tcase{
+		mk("function_constants_and_defines",
+			map[string]string{"BIAS": "0.25f", "DOUBLE_IT": "1"},
+			map[string]backend.Value{"scale": {Type: "float", Bits: uint64(math.Float32bits(3))}, "has_bias": {Type: "bool", Bits: 1}},
+			func(v float32) float32 { return (v*3+0.25)*2 + 0 }),
+		mk("function_constants_unset", nil, nil, func(v float32) float32 { return v + 0 }),
+		mk("function_constant_defined_int", nil,
+			map[string]backend.Value{"reps": {Type: "int", Bits: 2}},
+			func(float32) float32 { return -1 + 2 }),
+	}
+}
+
+// TestRaceProbe checks that the racy kernel's output changes with the fiber
+// order while its fixed twin's does not.
+func TestRaceProbe(t *testing.T) {
+	b := newBackend(t)
+	x, want := raceInputs()
+	probe := []backend.Order{{Kind: "in-order"}, {Kind: "reversed"}, {Kind: "shuffle", Seed: 1}, {Kind: "shuffle", Seed: 7}}
+	for _, entry := range []string{"racy", "race_fixed"} {
+		p := compile(t, b, source(t, "race.metal", entry))
+		var outs [][]byte
+		for _, o := range probe {
+			got := run(t, p, backend.Dispatch{Threadgroups: dim(2), Threads: dim(128), Order: o,
+				Buffers: []backend.Buffer{in(0, u32bytes(x)), out(1, make([]byte, 4*len(x)))}})
+			outs = append(outs, got[1])
+		}
+		differ := false
+		for _, o := range outs[1:] {
+			if string(o) != string(outs[0]) {
+				differ = true
+			}
+		}
+		switch entry {
+		case "racy":
+			if !differ {
+				t.Errorf("racy: outputs identical under %v; the race probe would miss it", probe)
+			}
+		case "race_fixed":
+			if differ {
+				t.Errorf("race_fixed: outputs differ across fiber orders")
+			}
+			if d := diff(outs[0], u32bytes(want), 4); d != "" {
+				t.Errorf("race_fixed: %s", d)
+			}
+		}
+	}
+}
+
+// TestFailures checks that broken kernels come back as typed failures and
+// that the backend keeps working afterwards.
+func TestFailures(t *testing.T) {
+	b := newBackend(t)
+	tests := []struct {
+		entry   string
+		threads int
+		bufs    []backend.Buffer
+		timeout time.Duration
+		want    backend.FailureKind
+	}{
+		{"crash", 4, []backend.Buffer{out(0, make([]byte, 16))}, 0, backend.Crash},
+		{"hang", 4, []backend.Buffer{out(0, make([]byte, 4))}, 2 * time.Second, backend.Timeout},
+		{"deadlock", 32, []backend.Buffer{out(0, make([]byte, 128))}, 0, backend.Deadlock},
+		{"oob", 8, []backend.Buffer{out(0, make([]byte, 32))}, 0, backend.BadAccess},
+	}
+	for _, tt := range tests {
+		t.Run(tt.entry, func(t *testing.T) {
+			p := compile(t, b, source(t, "failures.metal", tt.entry))
+			_, err := p.Run(context.Background(), backend.Dispatch{Buffers: tt.bufs, Threadgroups: dim(1), Threads: dim(tt.threads), Timeout: tt.timeout})
+			var f *backend.Failure
+			if !errors.As(err, &f) {
+				t.Fatalf("Run error = %v, want a *backend.Failure of kind %s", err, tt.want)
+			}
+			if f.Kind != tt.want {
+				t.Errorf("failure kind = %s (%s), want %s\n%s", f.Kind, f.Msg, tt.want, f.Log)
+			}
+		})
+	}
+	// The backend still runs a good kernel after the failures.
+	c := reduceCase()
+	p := compile(t, b, source(t, c.file, c.entry))
+	got := run(t, p, backend.Dispatch{Buffers: c.bufs, Threadgroups: c.tgs, Threads: c.threads})
+	if d := diff(got[1], c.want[1], 4); d != "" {
+		t.Errorf("after failures: %s", d)
+	}
+}

@@ -1,0 +1,242 @@
+// Package cpu is the backend that runs Metal kernels on the host CPU.
+//
+// A kernel is translated to C++ (package translate) against the metal_stdlib
+// prelude (package prelude), compiled into a shared object with the system
+// C++ compiler and run by the runner: a child process, built once from the
+// sources in runtime/, that executes each threadgroup's threads as
+// cooperative fibers. Faults in a kernel kill only the runner; they come
+// back as *backend.Failure values and the runner is restarted.
+package cpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"metalab/backend"
+)
+
+// A TranslateFunc turns a Metal source into one C++ TU exporting
+// mtl_kernels, and the name of src.Entry's entry in that table.
+type TranslateFunc func(src backend.Source) (cpp []byte, kernel string, err error)
+
+// Options configure a Backend. Zero values select the defaults.
+type Options struct {
+	CacheDir string // runner, headers and compiled kernels; default $METALAB_CACHE or <user cache dir>/metalab
+	CXX      string // C++ compiler command; default $CXX or "g++"
+	Workers  int    // runner worker threads; default one per core
+
+	// Translate turns sources into C++; default DefaultTranslate.
+	Translate TranslateFunc
+	// Prelude holds the metal_stdlib headers and PreludeVersion names them
+	// (for the compile cache); default DefaultPrelude, DefaultPreludeVersion.
+	Prelude        fs.FS
+	PreludeVersion string
+}
+
+// DefaultTranslate, DefaultPrelude and DefaultPreludeVersion are the
+// translator and prelude Backends use when Options leave them unset.
+var (
+	DefaultTranslate      TranslateFunc
+	DefaultPrelude        fs.FS
+	DefaultPreludeVersion string
+)
+
+// A Backend compiles and runs kernels on the CPU. Programs of one Backend
+// share one runner process; requests to it are serialised.
+type Backend struct {
+	opts Options
+	cxx  []string
+	root string
+
+	setupOnce       sync.Once
+	setupErr        error
+	id              string // compiler identity
+	excessPrecision bool
+	incs            []string
+	runnerPath      string
+
+	compilerRuns atomic.Int64 // kernel compiler invocations, for tests
+
+	mu   sync.Mutex // guards proc and gen, and serialises runner requests
+	proc *proc
+	gen  int // incremented each time a runner is started
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New returns a cpu Backend. Nothing is built until first use.
+func New(opts Options) *Backend {
+	if opts.CXX == "" {
+		opts.CXX = os.Getenv("CXX")
+	}
+	if opts.CXX == "" {
+		opts.CXX = "g++"
+	}
+	if opts.Translate == nil {
+		opts.Translate = DefaultTranslate
+	}
+	if opts.Prelude == nil {
+		opts.Prelude = DefaultPrelude
+		if opts.PreludeVersion == "" {
+			opts.PreludeVersion = DefaultPreludeVersion
+		}
+	}
+	return &Backend{opts: opts, cxx: strings.Fields(opts.CXX)}
+}
+
+// Name returns "cpu".
+func (b *Backend) Name() string { return "cpu" }
+
+// noCompiler is the reason given when no C++ compiler is found.
+const noCompiler = "no C++ compiler: install g++ (Debian/Ubuntu: apt-get install -y g++) or set CXX"
+
+// setup finds the compiler, builds the runner and installs the headers,
+// once.
+func (b *Backend) setup(ctx context.Context) error {
+	b.setupOnce.Do(func() { b.setupErr = b.doSetup(ctx) })
+	return b.setupErr
+}
+
+func (b *Backend) doSetup(ctx context.Context) error {
+	if len(b.cxx) == 0 {
+		return errors.New(noCompiler)
+	}
+	if _, err := exec.LookPath(b.cxx[0]); err != nil {
+		return errors.New(noCompiler)
+	}
+	root, err := cacheRoot(b.opts.CacheDir)
+	if err != nil {
+		return err
+	}
+	b.root = root
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return fmt.Errorf("create cache dir: %w", err)
+	}
+	id, err := compilerID(ctx, b.cxx)
+	if err != nil {
+		return fmt.Errorf("%s: %w", noCompiler, err)
+	}
+	b.id = id
+	b.runnerPath, err = b.buildRunner(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot build the cpu runner with %s (needs C++17): %w", b.cxx[0], err)
+	}
+	b.incs, err = b.installHeaders()
+	if err != nil {
+		return err
+	}
+	probeDir, err := os.MkdirTemp(root, ".probe-")
+	if err == nil {
+		b.excessPrecision = probeFlag(ctx, b.cxx, probeDir, "-fexcess-precision=standard")
+		os.RemoveAll(probeDir)
+	}
+	return nil
+}
+
+func (b *Backend) compiler(ctx context.Context) (string, error) {
+	if err := b.setup(ctx); err != nil {
+		return "", err
+	}
+	return b.id, nil
+}
+
+func (b *Backend) headers() ([]string, error) { return b.incs, b.setupErr }
+
+// Available reports whether a C++17 compiler is present and the runner
+// builds with it.
+func (b *Backend) Available(ctx context.Context) (bool, string) {
+	if err := b.setup(ctx); err != nil {
+		return false, err.Error()
+	}
+	return true, ""
+}
+
+// Compile translates src, compiles it and loads it into the runner.
+func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Program, error) {
+	if err := b.setup(ctx); err != nil {
+		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
+	}
+	if b.opts.Translate == nil {
+		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: "cpu backend has no MSL translator"}
+	}
+	cpp, kernel, err := b.opts.Translate(src)
+	if err != nil {
+		var f *backend.Failure
+		if errors.As(err, &f) {
+			return nil, f
+		}
+		return nil, &backend.Failure{Kind: backend.CompileError, Msg: firstLine(err.Error()), Log: err.Error()}
+	}
+	return b.CompileCPP(ctx, CPPSource{Name: src.Name, CPP: cpp, Kernel: kernel, Dir: src.Dir, Defines: src.Defines})
+}
+
+// A CPPSource is a C++ TU implementing the mtl_rt ABI (runtime/mtl_rt.h).
+type CPPSource struct {
+	Name    string            // for diagnostics
+	CPP     []byte            // the TU
+	Kernel  string            // entry in its mtl_kernels table
+	Dir     string            // extra include directory, "" for none
+	Defines map[string]string // -D NAME=VALUE
+}
+
+// CompileCPP compiles an already-translated TU and loads its kernel. It is
+// Compile without the translation step.
+func (b *Backend) CompileCPP(ctx context.Context, src CPPSource) (backend.Program, error) {
+	if err := b.setup(ctx); err != nil {
+		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
+	}
+	so, err := b.compileSO(ctx, compileInput{cpp: src.CPP, name: src.Name, dir: src.Dir, defines: src.Defines})
+	if err != nil {
+		return nil, err
+	}
+	p := &program{b: b, so: so, kernel: src.Kernel}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := p.load(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Close stops the runner process. The Backend stays usable: the next
+// request starts a new one.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.proc != nil {
+		b.proc.close()
+		b.proc = nil
+	}
+	return nil
+}
+
+// runner returns the live runner process, starting one if needed. The
+// caller holds b.mu.
+func (b *Backend) runner() (*proc, error) {
+	if b.proc != nil && !b.proc.dead {
+		return b.proc, nil
+	}
+	if b.proc != nil {
+		b.proc.close()
+		b.proc = nil
+	}
+	p, err := startProc(b.runnerPath, b.opts.Workers)
+	if err != nil {
+		return nil, err
+	}
+	b.proc = p
+	b.gen++
+	return p, nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

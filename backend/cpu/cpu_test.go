@@ -1,0 +1,435 @@
+package cpu
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"metalab/backend"
+)
+
+// testCache is shared by all tests (and test runs): everything in it is
+// keyed by content hash, so the runner is built once.
+func testCache() string { return filepath.Join(os.TempDir(), "metalab-cpu-test-cache") }
+
+func newBackend(t testing.TB, opts Options) *Backend {
+	t.Helper()
+	if _, err := exec.LookPath("g++"); err != nil && os.Getenv("CXX") == "" {
+		t.Skip("no C++ compiler on this machine; the cpu backend needs one")
+	}
+	if opts.CacheDir == "" {
+		opts.CacheDir = testCache()
+	}
+	b := New(opts)
+	if ok, why := b.Available(context.Background()); !ok {
+		t.Fatalf("Available: %s", why)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func compileTU(t testing.TB, b *Backend, file, kernel string) backend.Program {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", "tu", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.CompileCPP(context.Background(), CPPSource{Name: file, CPP: src, Kernel: kernel})
+	if err != nil {
+		t.Fatalf("compile %s/%s: %v", file, kernel, err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func le32(v []uint32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], x)
+	}
+	return b
+}
+
+func u32s(b []byte) []uint32 {
+	v := make([]uint32, len(b)/4)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return v
+}
+
+func run(t testing.TB, p backend.Program, d backend.Dispatch) *backend.Result {
+	t.Helper()
+	res, err := p.Run(context.Background(), d)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return res
+}
+
+func wantFailure(t *testing.T, err error, kind backend.FailureKind, msgPart string) *backend.Failure {
+	t.Helper()
+	var f *backend.Failure
+	if !errors.As(err, &f) {
+		t.Fatalf("got error %v, want a %s failure", err, kind)
+	}
+	if f.Kind != kind {
+		t.Fatalf("got %s failure %q (log %q), want %s", f.Kind, f.Msg, f.Log, kind)
+	}
+	if !strings.Contains(f.Msg, msgPart) {
+		t.Fatalf("failure message %q does not contain %q", f.Msg, msgPart)
+	}
+	return f
+}
+
+func TestBarrierReduction(t *testing.T) {
+	b := newBackend(t, Options{})
+	p := compileTU(t, b, "groups.cpp", "reduce")
+	if got := p.ThreadgroupMemory(); got != 4096 {
+		t.Errorf("ThreadgroupMemory = %d, want 4096", got)
+	}
+	const groups, threads = 5, 256
+	in := make([]uint32, groups*threads)
+	want := make([]uint32, groups)
+	for i := range in {
+		in[i] = uint32(i*7919 + 13)
+		want[i/threads] += in[i]
+	}
+	for _, order := range []backend.Order{{Kind: "in-order"}, {Kind: "reversed"}, {Kind: "shuffle", Seed: 42}} {
+		res := run(t, p, backend.Dispatch{
+			Buffers:      []backend.Buffer{{Index: 0, Data: le32(in)}, {Index: 1, Data: make([]byte, 4*groups), Output: true}},
+			Threadgroups: backend.Dim3{X: groups, Y: 1, Z: 1},
+			Threads:      backend.Dim3{X: threads, Y: 1, Z: 1},
+			Repeat:       3,
+			Order:        order,
+		})
+		got := u32s(res.Outputs[1])
+		for g := range want {
+			if got[g] != want[g] {
+				t.Errorf("%v: group %d sum = %d, want %d", order, g, got[g], want[g])
+			}
+		}
+		if len(res.Times) != 3 {
+			t.Errorf("%v: %d times, want 3", order, len(res.Times))
+		}
+		if string(res.Outputs[0]) != string(le32(in)) {
+			t.Errorf("%v: input buffer changed", order)
+		}
+	}
+}
+
+func TestRaceDependsOnOrder(t *testing.T) {
+	b := newBackend(t, Options{})
+	const threads = 64
+	outputs := func(kernel string, order backend.Order) []uint32 {
+		p := compileTU(t, b, "groups.cpp", kernel)
+		res := run(t, p, backend.Dispatch{
+			Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 4*threads), Output: true}},
+			Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
+			Threads:      backend.Dim3{X: threads, Y: 1, Z: 1},
+			Order:        order,
+		})
+		return u32s(res.Outputs[0])
+	}
+	in, rev := outputs("racy", backend.Order{Kind: "in-order"}), outputs("racy", backend.Order{Kind: "reversed"})
+	if fmt.Sprint(in) == fmt.Sprint(rev) {
+		t.Errorf("racy kernel gave the same output in-order and reversed: %v", in)
+	}
+	s1, s1again := outputs("racy", backend.Order{Kind: "shuffle", Seed: 1}), outputs("racy", backend.Order{Kind: "shuffle", Seed: 1})
+	if fmt.Sprint(s1) != fmt.Sprint(s1again) {
+		t.Errorf("shuffle with one seed is not deterministic: %v vs %v", s1, s1again)
+	}
+	fin, frev := outputs("racy_fixed", backend.Order{Kind: "in-order"}), outputs("racy_fixed", backend.Order{Kind: "reversed"})
+	fsh := outputs("racy_fixed", backend.Order{Kind: "shuffle", Seed: 9})
+	for i := 0; i < threads; i++ {
+		want := uint32((i+1)%threads + 1)
+		if fin[i] != want || frev[i] != want || fsh[i] != want {
+			t.Fatalf("fixed kernel thread %d: in-order %d reversed %d shuffle %d, want %d", i, fin[i], frev[i], fsh[i], want)
+		}
+	}
+}
+
+func TestDeadlock(t *testing.T) {
+	b := newBackend(t, Options{})
+	p := compileTU(t, b, "groups.cpp", "early_return")
+	_, err := p.Run(context.Background(), backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: le32([]uint32{200})}, {Index: 1, Data: make([]byte, 4*256*4)}},
+		Threadgroups: backend.Dim3{X: 4, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: 256, Y: 1, Z: 1},
+	})
+	wantFailure(t, err, backend.Deadlock, "threadgroup_barrier reached by 200 of 256 threads of threadgroup (")
+	wantFailure(t, err, backend.Deadlock, "; 56 returned")
+	// All threads reach the barrier: no deadlock, and the runner survived.
+	res := run(t, p, backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: le32([]uint32{256})}, {Index: 1, Data: make([]byte, 4*256*4)}},
+		Threadgroups: backend.Dim3{X: 4, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: 256, Y: 1, Z: 1},
+	})
+	for i, v := range u32s(res.Outputs[1]) {
+		if v != 1 {
+			t.Fatalf("thread %d wrote %d, want 1", i, v)
+		}
+	}
+}
+
+// copyWorks checks that a healthy kernel runs after a failure.
+func copyWorks(t *testing.T, b *Backend) {
+	t.Helper()
+	p := compileTU(t, b, "faults.cpp", "copy")
+	in := []uint32{1, 2, 3, 4, 5, 6, 7, 8}
+	res := run(t, p, backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: le32(in)}, {Index: 1, Data: make([]byte, 32)}},
+		Threadgroups: backend.Dim3{X: 2, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: 4, Y: 1, Z: 1},
+	})
+	for i, v := range u32s(res.Outputs[1]) {
+		if v != in[i]*2 {
+			t.Fatalf("after failure: out[%d] = %d, want %d", i, v, in[i]*2)
+		}
+	}
+}
+
+func TestFailures(t *testing.T) {
+	b := newBackend(t, Options{})
+	copyWorks(t, b)
+	grid := backend.Dim3{X: 2, Y: 1, Z: 1}
+	threads := backend.Dim3{X: 32, Y: 1, Z: 1}
+	tests := []struct {
+		kernel  string
+		size    int
+		timeout time.Duration
+		kind    backend.FailureKind
+		msg     string
+	}{
+		{"null_write", 256, 0, backend.Crash, "SIGSEGV"},
+		{"abort", 256, 0, backend.Crash, "SIGABRT"},
+		{"spin", 256, 300 * time.Millisecond, backend.Timeout, "did not finish"},
+		{"past_end", 256, 0, backend.BadAccess, "buffer 0, byte offset +0 past the end"},
+		{"before_start", 256, 0, backend.BadAccess, "buffer 0, byte offset -4 before the start"},
+		{"guard_write", 256, 0, backend.BadAccess, "past the end"},
+		{"far_write", 256, 0, backend.Crash, "SIGSEGV"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kernel, func(t *testing.T) {
+			p := compileTU(t, b, "faults.cpp", tt.kernel)
+			_, err := p.Run(context.Background(), backend.Dispatch{
+				Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, tt.size)}},
+				Threadgroups: grid,
+				Threads:      threads,
+				Timeout:      tt.timeout,
+			})
+			f := wantFailure(t, err, tt.kind, tt.msg)
+			if tt.kind == backend.Crash && !strings.Contains(f.Log, f.Msg) {
+				t.Errorf("log %q lacks the message %q", f.Log, f.Msg)
+			}
+			copyWorks(t, b)
+			// The failed program reloads itself into the new runner.
+			if tt.kind != backend.Timeout {
+				_, err = p.Run(context.Background(), backend.Dispatch{
+					Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, tt.size)}},
+					Threadgroups: grid,
+					Threads:      threads,
+				})
+				wantFailure(t, err, tt.kind, tt.msg)
+			}
+		})
+	}
+}
+
+func TestSlotLayoutAndZeroFill(t *testing.T) {
+	b := newBackend(t, Options{})
+	p := compileTU(t, b, "groups.cpp", "layout")
+	// char[3] at 0, double[2] aligned to 8 at 8: 24 bytes, rounded to 32.
+	if got := p.ThreadgroupMemory(); got != 32 {
+		t.Errorf("ThreadgroupMemory = %d, want 32", got)
+	}
+	res := run(t, p, backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 8)}},
+		Threadgroups: backend.Dim3{X: 3, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: 1, Y: 1, Z: 1},
+		Repeat:       2,
+	})
+	got := u32s(res.Outputs[0])
+	if got[0] != 8 || got[1] != 1 {
+		t.Errorf("slot distance %d (want 8), zero-filled %d (want 1)", got[0], got[1])
+	}
+}
+
+func TestPositions2D(t *testing.T) {
+	b := newBackend(t, Options{})
+	p := compileTU(t, b, "groups.cpp", "positions")
+	grid, tg := backend.Dim3{X: 3, Y: 2, Z: 1}, backend.Dim3{X: 4, Y: 5, Z: 1}
+	w, h := grid.X*tg.X, grid.Y*tg.Y
+	res := run(t, p, backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 16*w*h)}},
+		Threadgroups: grid,
+		Threads:      tg,
+	})
+	got := u32s(res.Outputs[0])
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			i := 4 * (y*w + x)
+			want := []uint32{uint32(x), uint32(y), uint32(x / tg.X), uint32(y / tg.Y)}
+			if fmt.Sprint(got[i:i+4]) != fmt.Sprint(want) {
+				t.Fatalf("thread (%d,%d): got %v, want %v", x, y, got[i:i+4], want)
+			}
+		}
+	}
+}
+
+func TestSimdExchange(t *testing.T) {
+	b := newBackend(t, Options{})
+	p := compileTU(t, b, "groups.cpp", "simd")
+	const threads = 80 // two full simd groups and one of 16 lanes
+	for _, mode := range []uint32{0, 1} {
+		res := run(t, p, backend.Dispatch{
+			Buffers:      []backend.Buffer{{Index: 0, Data: le32([]uint32{mode})}, {Index: 1, Data: make([]byte, 8*threads)}},
+			Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
+			Threads:      backend.Dim3{X: threads, Y: 1, Z: 1},
+			Order:        backend.Order{Kind: "shuffle", Seed: 3},
+		})
+		got := u32s(res.Outputs[1])
+		for tid := 0; tid < threads; tid++ {
+			lanes := 32
+			if tid >= 64 {
+				lanes = threads - 64
+			}
+			var sum, mask uint32
+			for l := 0; l < lanes; l++ {
+				if mode == 1 && l%2 == 1 {
+					continue
+				}
+				sum += uint32(l*3 + 1)
+				mask |= 1 << l
+			}
+			if mode == 1 && tid%2 == 1 {
+				sum, mask = 0, 0
+			}
+			if got[2*tid] != sum || got[2*tid+1] != mask {
+				t.Fatalf("mode %d thread %d: sum %d mask %#x, want %d %#x", mode, tid, got[2*tid], got[2*tid+1], sum, mask)
+			}
+		}
+	}
+}
+
+func TestThreadgroupBuffer(t *testing.T) {
+	b := newBackend(t, Options{})
+	p := compileTU(t, b, "groups.cpp", "tgbuf")
+	if got := p.MaxThreadsPerThreadgroup(); got != 512 {
+		t.Errorf("MaxThreadsPerThreadgroup = %d, want 512", got)
+	}
+	const threads = 100
+	res := run(t, p, backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 4*3)}, {Index: 0, Threadgroup: true, Size: 4 * threads}},
+		Threadgroups: backend.Dim3{X: 3, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: threads, Y: 1, Z: 1},
+	})
+	var want uint32
+	for i := uint32(0); i < threads; i++ {
+		want += i * i
+	}
+	for g, v := range u32s(res.Outputs[0]) {
+		if v != want {
+			t.Errorf("group %d: %d, want %d", g, v, want)
+		}
+	}
+	if _, err := p.Run(context.Background(), backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 4)}},
+		Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: 513, Y: 1, Z: 1},
+	}); err == nil {
+		t.Error("513 threads per threadgroup accepted by a kernel limited to 512")
+	}
+}
+
+func TestCompileCache(t *testing.T) {
+	b := newBackend(t, Options{})
+	src, err := os.ReadFile(filepath.Join("testdata", "tu", "faults.cpp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A unique comment makes the first compile a cache miss.
+	src = append(src, fmt.Sprintf("// %d\n", time.Now().UnixNano())...)
+	ctx := context.Background()
+	before := b.compilerRuns.Load()
+	p1, err := b.CompileCPP(ctx, CPPSource{Name: "faults.cpp", CPP: src, Kernel: "copy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1.Close()
+	if n := b.compilerRuns.Load() - before; n != 1 {
+		t.Fatalf("first compile ran the compiler %d times, want 1", n)
+	}
+	start := time.Now()
+	p2, err := b.CompileCPP(ctx, CPPSource{Name: "faults.cpp", CPP: src, Kernel: "copy"})
+	elapsed := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2.Close()
+	if n := b.compilerRuns.Load() - before; n != 1 {
+		t.Errorf("second compile ran the compiler (%d runs in all)", n)
+	}
+	if elapsed > 50*time.Millisecond {
+		t.Errorf("second compile took %v, want < 50ms", elapsed)
+	}
+	// A different define is a different program.
+	p3, err := b.CompileCPP(ctx, CPPSource{Name: "faults.cpp", CPP: src, Kernel: "copy", Defines: map[string]string{"X": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p3.Close()
+	if n := b.compilerRuns.Load() - before; n != 2 {
+		t.Errorf("compile with a new define: %d compiler runs in all, want 2", n)
+	}
+}
+
+func TestCompileError(t *testing.T) {
+	b := newBackend(t, Options{})
+	src, err := os.ReadFile(filepath.Join("testdata", "tu", "broken.cpp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.CompileCPP(context.Background(), CPPSource{Name: "broken.cpp", CPP: src, Kernel: "f"})
+	f := wantFailure(t, err, backend.CompileError, "undeclared_name")
+	if !strings.Contains(f.Log, "kernels/broken.metal:7") {
+		t.Errorf("compiler log does not point at the .metal file: %s", f.Log)
+	}
+}
+
+func TestUnknownKernel(t *testing.T) {
+	b := newBackend(t, Options{})
+	src, err := os.ReadFile(filepath.Join("testdata", "tu", "faults.cpp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.CompileCPP(context.Background(), CPPSource{Name: "faults.cpp", CPP: src, Kernel: "nope"})
+	if err == nil || !strings.Contains(err.Error(), "kernel nope not found") || !strings.Contains(err.Error(), "copy") {
+		t.Errorf("got %v, want a not-found error listing the kernels", err)
+	}
+}
+
+func TestNoCompiler(t *testing.T) {
+	b := New(Options{CXX: "metalab-no-such-compiler", CacheDir: t.TempDir()})
+	ok, why := b.Available(context.Background())
+	if ok || !strings.Contains(why, "no C++ compiler") || !strings.Contains(why, "set CXX") {
+		t.Errorf("Available = %v, %q", ok, why)
+	}
+	_, err := b.Compile(context.Background(), backend.Source{Name: "k.metal"})
+	wantFailure(t, err, backend.Unavailable, "no C++ compiler")
+}
+
+func TestTranslateError(t *testing.T) {
+	b := newBackend(t, Options{Translate: func(src backend.Source) ([]byte, string, error) {
+		return nil, "", fmt.Errorf("%s:3:9: unsupported construct", src.Name)
+	}})
+	_, err := b.Compile(context.Background(), backend.Source{Name: "k.metal"})
+	wantFailure(t, err, backend.CompileError, "k.metal:3:9: unsupported construct")
+}

@@ -1,0 +1,132 @@
+package prelude
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// cxxFlags are the cpu backend's compile flags, so the prelude is tested as
+// kernels use it. (-fexcess-precision=standard is left out: g++ before 13
+// rejects it for C++, and on x86-64 and arm64 there is no excess precision.)
+var cxxFlags = []string{"-std=c++17", "-O2", "-ffp-contract=off", "-fno-fast-math"}
+
+var (
+	stubOnce sync.Once
+	stubObj  string
+	stubErr  error
+	stubDir  string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if stubDir != "" {
+		os.RemoveAll(stubDir)
+	}
+	os.Exit(code)
+}
+
+// needGXX skips t when there is no C++ compiler.
+func needGXX(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("g++ not found: the prelude tests compile C++ programs against the headers")
+	}
+	return p
+}
+
+// runtimeDir is where mtl_rt.h lives.
+func runtimeDir(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.Abs("../runtime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// stub compiles testdata/stub_rt.cpp once per test run.
+func stub(t *testing.T) string {
+	t.Helper()
+	gxx := needGXX(t)
+	stubOnce.Do(func() {
+		stubDir, stubErr = os.MkdirTemp("", "prelude-stub")
+		if stubErr != nil {
+			return
+		}
+		stubObj = filepath.Join(stubDir, "stub_rt.o")
+		args := append(append([]string{}, cxxFlags...), "-c", "-I", runtimeDir(t), "-o", stubObj, filepath.Join("testdata", "stub_rt.cpp"))
+		out, err := exec.Command(gxx, args...).CombinedOutput()
+		if err != nil {
+			stubErr = fmt.Errorf("compile stub_rt.cpp: %v\n%s", err, out)
+		}
+	})
+	if stubErr != nil {
+		t.Fatal(stubErr)
+	}
+	return stubObj
+}
+
+// buildRun compiles src (a C++ program including <metal_stdlib>) against
+// the prelude and the stub runtime, runs it with stdin and returns stdout.
+// Any compiler warning that points into the prelude fails the test.
+func buildRun(t *testing.T, src string, stdin string) string {
+	t.Helper()
+	gxx := needGXX(t)
+	obj := stub(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "main.cpp")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	here, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "main")
+	args := append(append([]string{}, cxxFlags...), "-Wall", "-Wextra", "-pthread",
+		"-I", here, "-I", runtimeDir(t), "-I", filepath.Join(here, "testdata"), "-o", exe, file, obj)
+	out, err := exec.Command(gxx, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("compile: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "warning") && strings.Contains(line, "/prelude/metal") {
+			t.Errorf("prelude warning: %s", line)
+		}
+	}
+	cmd := exec.Command(exe)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	return stdout.String()
+}
+
+// readTestdata returns the contents of testdata/name.
+func readTestdata(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// lines splits program output into lines, dropping the final empty one.
+func lines(s string) []string {
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}

@@ -1,0 +1,305 @@
+// metal_math.h — Metal's math, common, geometric and relational functions
+// for float, half and bfloat scalars and vectors, in metal:: and again in
+// metal::precise:: and metal::fast:: (the same functions: the cpu backend
+// never trades accuracy for speed).
+//
+// Results are the host libm's (through the compiler builtins, so no C math
+// header enters the global namespace); they may differ from Apple's GPU in
+// the last bits. Parity is always checked between a baseline and its
+// variants on the same backend, so that is fine. 16-bit arguments are
+// computed in float and rounded once.
+#pragma once
+#include "metal_scalar.h"
+#include "metal_vector.h"
+#include "metal_integer.h"
+
+namespace metal {
+
+namespace detail {
+inline float smoothstep_f(float e0, float e1, float x) {
+  float t = __builtin_fminf(__builtin_fmaxf((x - e0) / (e1 - e0), 0.0f), 1.0f);
+  return t * t * (3.0f - 2.0f * t);
+}
+}  // namespace detail
+
+#define MTL_IF_F16(H) typename std::enable_if<detail::is_f16<H>::value, int>::type = 0
+
+// MTL_MATH1 defines name for float, the 16-bit floats and vectors of them;
+// fexpr computes the float result from float x.
+#define MTL_MATH1(name, fexpr)                                    \
+  inline float name(float x) { return fexpr; }                    \
+  template <class H, MTL_IF_F16(H)>                               \
+  inline H name(H h) {                                            \
+    float x = float(h);                                           \
+    return H(fexpr);                                              \
+  }                                                               \
+  template <class T, int N, bool P>                               \
+  inline vec<T, N> name(const basic_vec<T, N, P>& v) {            \
+    vec<T, N> r{};                                                \
+    for (int i = 0; i < N; i++) r[i] = T(name(v[i]));             \
+    return r;                                                     \
+  }
+
+// MTL_MATH2 is MTL_MATH1 for two arguments x and y; vectors also combine
+// with a scalar.
+#define MTL_MATH2(name, fexpr)                                                        \
+  inline float name(float x, float y) { return fexpr; }                               \
+  template <class H, MTL_IF_F16(H)>                                                   \
+  inline H name(H hx, H hy) {                                                         \
+    float x = float(hx), y = float(hy);                                               \
+    return H(fexpr);                                                                  \
+  }                                                                                   \
+  template <class T, int N, bool P1, bool P2>                                         \
+  inline vec<T, N> name(const basic_vec<T, N, P1>& a, const basic_vec<T, N, P2>& b) { \
+    vec<T, N> r{};                                                                    \
+    for (int i = 0; i < N; i++) r[i] = T(name(a[i], b[i]));                           \
+    return r;                                                                         \
+  }                                                                                   \
+  template <class T, int N, bool P>                                                   \
+  inline vec<T, N> name(const basic_vec<T, N, P>& a, typename detail::id<T>::type s) { \
+    vec<T, N> r{};                                                                    \
+    for (int i = 0; i < N; i++) r[i] = T(name(a[i], s));                              \
+    return r;                                                                         \
+  }
+
+// MTL_MATH3 is MTL_MATH2 for three arguments x, y and z; vectors also take
+// the second and third arguments as scalars.
+#define MTL_MATH3(name, fexpr)                                                                                 \
+  inline float name(float x, float y, float z) { return fexpr; }                                               \
+  template <class H, MTL_IF_F16(H)>                                                                            \
+  inline H name(H hx, H hy, H hz) {                                                                            \
+    float x = float(hx), y = float(hy), z = float(hz);                                                         \
+    return H(fexpr);                                                                                           \
+  }                                                                                                            \
+  template <class T, int N, bool P1, bool P2, bool P3>                                                         \
+  inline vec<T, N> name(const basic_vec<T, N, P1>& a, const basic_vec<T, N, P2>& b, const basic_vec<T, N, P3>& c) { \
+    vec<T, N> r{};                                                                                             \
+    for (int i = 0; i < N; i++) r[i] = T(name(a[i], b[i], c[i]));                                              \
+    return r;                                                                                                  \
+  }                                                                                                            \
+  template <class T, int N, bool P1, bool P2>                                                                  \
+  inline vec<T, N> name(const basic_vec<T, N, P1>& a, const basic_vec<T, N, P2>& b, typename detail::id<T>::type c) { \
+    vec<T, N> r{};                                                                                             \
+    for (int i = 0; i < N; i++) r[i] = T(name(a[i], b[i], c));                                                 \
+    return r;                                                                                                  \
+  }                                                                                                            \
+  template <class T, int N, bool P>                                                                            \
+  inline vec<T, N> name(const basic_vec<T, N, P>& a, typename detail::id<T>::type b, typename detail::id<T>::type c) { \
+    vec<T, N> r{};                                                                                             \
+    for (int i = 0; i < N; i++) r[i] = T(name(a[i], b, c));                                                    \
+    return r;                                                                                                  \
+  }
+
+// MTL_PRED defines a classification function returning bool (bool vectors
+// for vectors).
+#define MTL_PRED(name, fexpr)                                    \
+  inline bool name(float x) { return fexpr; }                    \
+  template <class H, MTL_IF_F16(H)>                              \
+  inline bool name(H h) {                                        \
+    float x = float(h);                                          \
+    return fexpr;                                                \
+  }                                                              \
+  template <class T, int N, bool P>                              \
+  inline vec<bool, N> name(const basic_vec<T, N, P>& v) {        \
+    vec<bool, N> r{};                                            \
+    for (int i = 0; i < N; i++) r[i] = name(v[i]);               \
+    return r;                                                    \
+  }
+
+MTL_MATH1(exp, __builtin_expf(x))
+MTL_MATH1(exp2, __builtin_exp2f(x))
+MTL_MATH1(exp10, __builtin_exp10f(x))
+MTL_MATH1(log, __builtin_logf(x))
+MTL_MATH1(log2, __builtin_log2f(x))
+MTL_MATH1(log10, __builtin_log10f(x))
+MTL_MATH1(sqrt, __builtin_sqrtf(x))
+MTL_MATH1(rsqrt, 1.0f / __builtin_sqrtf(x))
+MTL_MATH1(fabs, __builtin_fabsf(x))
+MTL_MATH1(abs, __builtin_fabsf(x))
+MTL_MATH1(floor, __builtin_floorf(x))
+MTL_MATH1(ceil, __builtin_ceilf(x))
+MTL_MATH1(round, __builtin_roundf(x))
+MTL_MATH1(rint, __builtin_rintf(x))
+MTL_MATH1(trunc, __builtin_truncf(x))
+MTL_MATH1(fract, __builtin_fminf(x - __builtin_floorf(x), 0x1.fffffep-1f))
+MTL_MATH1(sin, __builtin_sinf(x))
+MTL_MATH1(cos, __builtin_cosf(x))
+MTL_MATH1(tan, __builtin_tanf(x))
+MTL_MATH1(asin, __builtin_asinf(x))
+MTL_MATH1(acos, __builtin_acosf(x))
+MTL_MATH1(atan, __builtin_atanf(x))
+MTL_MATH1(sinh, __builtin_sinhf(x))
+MTL_MATH1(cosh, __builtin_coshf(x))
+MTL_MATH1(tanh, __builtin_tanhf(x))
+MTL_MATH1(asinh, __builtin_asinhf(x))
+MTL_MATH1(acosh, __builtin_acoshf(x))
+MTL_MATH1(atanh, __builtin_atanhf(x))
+MTL_MATH1(sinpi, __builtin_sinf(x * 3.14159265358979323846f))
+MTL_MATH1(cospi, __builtin_cosf(x * 3.14159265358979323846f))
+MTL_MATH1(tanpi, __builtin_tanf(x * 3.14159265358979323846f))
+MTL_MATH1(erf, __builtin_erff(x))
+MTL_MATH1(sign, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x == 0.0f ? x : 0.0f)
+MTL_MATH1(saturate, __builtin_fminf(__builtin_fmaxf(x, 0.0f), 1.0f))
+
+MTL_MATH2(pow, __builtin_powf(x, y))
+MTL_MATH2(powr, __builtin_powf(x, y))
+MTL_MATH2(fmod, __builtin_fmodf(x, y))
+MTL_MATH2(atan2, __builtin_atan2f(x, y))
+MTL_MATH2(fmin, __builtin_fminf(x, y))
+MTL_MATH2(fmax, __builtin_fmaxf(x, y))
+MTL_MATH2(fdim, __builtin_fdimf(x, y))
+MTL_MATH2(copysign, __builtin_copysignf(x, y))
+MTL_MATH2(nextafter, __builtin_nextafterf(x, y))
+MTL_MATH2(divide, x / y)
+MTL_MATH2(step, y < x ? 0.0f : 1.0f)
+
+MTL_MATH3(fma, __builtin_fmaf(x, y, z))
+MTL_MATH3(mad, x * y + z)
+MTL_MATH3(mix, x + (y - x) * z)
+MTL_MATH3(smoothstep, detail::smoothstep_f(x, y, z))
+
+MTL_PRED(isnan, __builtin_isnan(x))
+MTL_PRED(isinf, __builtin_isinf(x))
+MTL_PRED(isfinite, __builtin_isfinite(x))
+MTL_PRED(isnormal, __builtin_isnormal(x))
+MTL_PRED(signbit, __builtin_signbit(x) != 0)
+
+// min and max for floats follow fmin and fmax (a NaN argument loses).
+inline float min(float x, float y) { return __builtin_fminf(x, y); }
+inline float max(float x, float y) { return __builtin_fmaxf(x, y); }
+template <class H, MTL_IF_F16(H)>
+inline H min(H x, H y) { return H(__builtin_fminf(float(x), float(y))); }
+template <class H, MTL_IF_F16(H)>
+inline H max(H x, H y) { return H(__builtin_fmaxf(float(x), float(y))); }
+
+// clamp for floats is fmin(fmax(x, lo), hi).
+inline float clamp(float x, float lo, float hi) { return __builtin_fminf(__builtin_fmaxf(x, lo), hi); }
+template <class H, MTL_IF_F16(H)>
+inline H clamp(H x, H lo, H hi) { return H(clamp(float(x), float(lo), float(hi))); }
+
+// Vector min, max and clamp for every element type, with scalar bounds
+// allowed.
+#define MTL_VEC_MINMAX(name)                                                            \
+  template <class T, int N, bool P1, bool P2>                                           \
+  inline vec<T, N> name(const basic_vec<T, N, P1>& a, const basic_vec<T, N, P2>& b) {   \
+    vec<T, N> r{};                                                                      \
+    for (int i = 0; i < N; i++) r[i] = name(T(a[i]), T(b[i]));                          \
+    return r;                                                                           \
+  }                                                                                     \
+  template <class T, int N, bool P>                                                     \
+  inline vec<T, N> name(const basic_vec<T, N, P>& a, typename detail::id<T>::type s) {  \
+    vec<T, N> r{};                                                                      \
+    for (int i = 0; i < N; i++) r[i] = name(T(a[i]), s);                                \
+    return r;                                                                           \
+  }
+MTL_VEC_MINMAX(min)
+MTL_VEC_MINMAX(max)
+#undef MTL_VEC_MINMAX
+template <class T, int N, bool P1, bool P2, bool P3>
+inline vec<T, N> clamp(const basic_vec<T, N, P1>& x, const basic_vec<T, N, P2>& lo, const basic_vec<T, N, P3>& hi) {
+  vec<T, N> r{};
+  for (int i = 0; i < N; i++) r[i] = clamp(T(x[i]), T(lo[i]), T(hi[i]));
+  return r;
+}
+template <class T, int N, bool P>
+inline vec<T, N> clamp(const basic_vec<T, N, P>& x, typename detail::id<T>::type lo, typename detail::id<T>::type hi) {
+  vec<T, N> r{};
+  for (int i = 0; i < N; i++) r[i] = clamp(T(x[i]), lo, hi);
+  return r;
+}
+
+// pown raises x to an integer power; ldexp scales by 2^e.
+inline float pown(float x, int n) { return __builtin_powf(x, float(n)); }
+template <class H, MTL_IF_F16(H)>
+inline H pown(H x, int n) { return H(__builtin_powf(float(x), float(n))); }
+inline float ldexp(float x, int e) { return __builtin_ldexpf(x, e); }
+template <class H, MTL_IF_F16(H)>
+inline H ldexp(H x, int e) { return H(__builtin_ldexpf(float(x), e)); }
+template <class T, int N, bool P1, bool P2>
+inline vec<T, N> pown(const basic_vec<T, N, P1>& x, const basic_vec<int, N, P2>& n) {
+  vec<T, N> r{};
+  for (int i = 0; i < N; i++) r[i] = pown(x[i], n[i]);
+  return r;
+}
+template <class T, int N, bool P1, bool P2>
+inline vec<T, N> ldexp(const basic_vec<T, N, P1>& x, const basic_vec<int, N, P2>& e) {
+  vec<T, N> r{};
+  for (int i = 0; i < N; i++) r[i] = ldexp(x[i], e[i]);
+  return r;
+}
+
+// frexp splits x into a mantissa in [0.5, 1) and a power of two.
+inline float frexp(float x, int& e) { return __builtin_frexpf(x, &e); }
+template <class H, MTL_IF_F16(H)>
+inline H frexp(H x, int& e) { return H(__builtin_frexpf(float(x), &e)); }
+template <class T, int N, bool P1, bool P2>
+inline vec<T, N> frexp(const basic_vec<T, N, P1>& x, basic_vec<int, N, P2>& e) {
+  vec<T, N> r{};
+  for (int i = 0; i < N; i++) r[i] = frexp(x[i], e[i]);
+  return r;
+}
+
+// modf splits x into fractional (returned) and integral parts.
+inline float modf(float x, float& ip) { return __builtin_modff(x, &ip); }
+template <class H, MTL_IF_F16(H)>
+inline H modf(H x, H& ip) {
+  float f;
+  H r = H(__builtin_modff(float(x), &f));
+  ip = H(f);
+  return r;
+}
+template <class T, int N, bool P1, bool P2>
+inline vec<T, N> modf(const basic_vec<T, N, P1>& x, basic_vec<T, N, P2>& ip) {
+  vec<T, N> r{};
+  for (int i = 0; i < N; i++) r[i] = modf(x[i], ip[i]);
+  return r;
+}
+
+// Geometric functions, accumulating in component order. For 16-bit vectors
+// each operation rounds, like any 16-bit arithmetic.
+template <class T, int N, bool P1, bool P2>
+inline T dot(const basic_vec<T, N, P1>& a, const basic_vec<T, N, P2>& b) {
+  T s = T(a[0] * b[0]);
+  for (int i = 1; i < N; i++) s = T(s + T(a[i] * b[i]));
+  return s;
+}
+template <class T, bool P1, bool P2>
+inline vec<T, 3> cross(const basic_vec<T, 3, P1>& a, const basic_vec<T, 3, P2>& b) {
+  return vec<T, 3>(T(T(a[1] * b[2]) - T(a[2] * b[1])), T(T(a[2] * b[0]) - T(a[0] * b[2])),
+                   T(T(a[0] * b[1]) - T(a[1] * b[0])));
+}
+template <class T, int N, bool P>
+inline T length_squared(const basic_vec<T, N, P>& a) {
+  return dot(a, a);
+}
+template <class T, int N, bool P>
+inline T length(const basic_vec<T, N, P>& a) {
+  return sqrt(dot(a, a));
+}
+template <class T, int N, bool P1, bool P2>
+inline T distance(const basic_vec<T, N, P1>& a, const basic_vec<T, N, P2>& b) {
+  return length(a - b);
+}
+template <class T, int N, bool P1, bool P2>
+inline T distance_squared(const basic_vec<T, N, P1>& a, const basic_vec<T, N, P2>& b) {
+  return length_squared(a - b);
+}
+template <class T, int N, bool P>
+inline vec<T, N> normalize(const basic_vec<T, N, P>& a) {
+  return a * rsqrt(dot(a, a));
+}
+template <class T, int N, bool P1, bool P2>
+inline vec<T, N> reflect(const basic_vec<T, N, P1>& i, const basic_vec<T, N, P2>& n) {
+  return i - T(2) * dot(n, i) * n;
+}
+template <class T, int N, bool P1, bool P2, bool P3>
+inline vec<T, N> faceforward(const basic_vec<T, N, P1>& n, const basic_vec<T, N, P2>& i, const basic_vec<T, N, P3>& nref) {
+  return dot(nref, i) < T(0) ? vec<T, N>(n) : vec<T, N>(-n);
+}
+
+#undef MTL_MATH1
+#undef MTL_MATH2
+#undef MTL_MATH3
+#undef MTL_PRED
+
+}  // namespace metal

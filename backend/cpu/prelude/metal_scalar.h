@@ -1,0 +1,342 @@
+// metal_scalar.h — Metal scalar types for the cpu backend: the integer
+// typedefs, IEEE binary16 `half` and `bfloat` with per-operation rounding,
+// type traits shared by the other pieces, numeric_limits, the float and half
+// constants, and as_type.
+//
+// half and bfloat hold their bit pattern. Every arithmetic operation on them
+// is computed in float and rounded back to the 16-bit format (round to
+// nearest, ties to even). float has more than twice the precision plus two
+// bits of either format, so that is the correctly rounded result for + - * /
+// and sqrt, the same as hardware binary16 arithmetic.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "mtl_rt.h"
+
+namespace metal {
+
+typedef unsigned char uchar;
+typedef unsigned short ushort;
+typedef unsigned int uint;
+typedef unsigned long ulong;
+using std::size_t;
+using std::ptrdiff_t;
+
+namespace detail {
+
+// bits_of returns the bit pattern of a float or double, usable in constexpr.
+constexpr uint32_t bits_of(float f) { return __builtin_bit_cast(uint32_t, f); }
+constexpr uint64_t bits_of(double d) { return __builtin_bit_cast(uint64_t, d); }
+constexpr float float_of(uint32_t b) { return __builtin_bit_cast(float, b); }
+
+// round_shift returns v >> s rounded to nearest, ties to even.
+constexpr uint64_t round_shift(uint64_t v, int s) {
+  uint64_t q = v >> s;
+  uint64_t rem = v & ((uint64_t(1) << s) - 1);
+  uint64_t halfway = uint64_t(1) << (s - 1);
+  if (rem > halfway || (rem == halfway && (q & 1))) q++;
+  return q;
+}
+
+// half_bits_from_double converts d to binary16 bits, rounding to nearest
+// even; overflow gives infinity, tiny values subnormals or signed zero, and
+// NaN stays NaN (quieted, keeping the top payload bits).
+constexpr uint16_t half_bits_from_double(double d) {
+  uint64_t x = bits_of(d);
+  uint16_t sign = uint16_t((x >> 48) & 0x8000);
+  uint64_t ax = x & 0x7fffffffffffffffull;
+  if (ax >= 0x7ff0000000000000ull) {
+    if (ax > 0x7ff0000000000000ull) return uint16_t(sign | 0x7e00 | ((ax >> 42) & 0x3ff));
+    return uint16_t(sign | 0x7c00);
+  }
+  if (ax >= 0x40effe0000000000ull) return uint16_t(sign | 0x7c00);  // >= 65520
+  if (ax >= 0x3f10000000000000ull) {                                // >= 2^-14: normal
+    uint64_t r = ax - (uint64_t(1023 - 15) << 52);
+    return uint16_t(sign | round_shift(r, 42));
+  }
+  if (ax < 0x3e60000000000000ull) return sign;  // < 2^-25 rounds to zero
+  int e = int(ax >> 52);
+  uint64_t m = (ax & 0xfffffffffffffull) | (uint64_t(1) << 52);
+  return uint16_t(sign | round_shift(m, 1051 - e));
+}
+
+// half_bits_from_float is half_bits_from_double for float input (exact
+// widening, so one rounding).
+constexpr uint16_t half_bits_from_float(float f) {
+  uint32_t x = bits_of(f);
+  uint16_t sign = uint16_t((x >> 16) & 0x8000);
+  uint32_t ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u) {
+    if (ax > 0x7f800000u) return uint16_t(sign | 0x7e00 | ((ax >> 13) & 0x3ff));
+    return uint16_t(sign | 0x7c00);
+  }
+  if (ax >= 0x477ff000u) return uint16_t(sign | 0x7c00);  // >= 65520
+  if (ax >= 0x38800000u) return uint16_t(sign | round_shift(ax - 0x38000000u, 13));
+  if (ax < 0x33000000u) return sign;
+  int e = int(ax >> 23);
+  uint32_t m = (ax & 0x7fffffu) | 0x800000u;
+  return uint16_t(sign | round_shift(m, 126 - e));
+}
+
+// float_from_half_bits widens binary16 bits to float exactly.
+constexpr float float_from_half_bits(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t e = (h >> 10) & 0x1f;
+  uint32_t m = h & 0x3ff;
+  if (e == 0x1f) return float_of(sign | 0x7f800000u | (m << 13));
+  if (e == 0) {
+    float v = float(m) * 0x1p-24f;
+    return sign ? -v : v;
+  }
+  return float_of(sign | ((e + 112) << 23) | (m << 13));
+}
+
+// bfloat_bits_from_float rounds f to bfloat16 bits, nearest even; NaN stays
+// NaN (quieted).
+constexpr uint16_t bfloat_bits_from_float(float f) {
+  uint32_t x = bits_of(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40);
+  return uint16_t((x + 0x7fffu + ((x >> 16) & 1)) >> 16);
+}
+
+// float_round_to_odd narrows d to float rounding to odd (truncate, then set
+// the last bit if inexact), so a second rounding to a narrower format is
+// correct.
+constexpr float float_round_to_odd(double d) {
+  float f = float(d);
+  if (d != d) return f;
+  double af = f < 0 ? -double(f) : double(f);
+  double ad = d < 0 ? -d : d;
+  if (af == ad) return f;
+  uint32_t b = bits_of(f);
+  if (af > ad) b -= 1;  // rounded away from zero: step back toward zero
+  return float_of(b | 1);
+}
+
+}  // namespace detail
+
+// half is IEEE binary16. Conversions from float and double round once to
+// nearest even; arithmetic between halves (or a half and an integer) is done
+// in float and rounded after each operation; mixing a half with a float
+// yields float, as in Metal.
+struct half {
+  uint16_t bits;
+
+  half() = default;
+  constexpr half(float f) : bits(detail::half_bits_from_float(f)) {}
+  constexpr half(double d) : bits(detail::half_bits_from_double(d)) {}
+  template <class T, typename std::enable_if<std::is_integral<T>::value, int>::type = 0>
+  constexpr half(T v) : bits(detail::half_bits_from_double(double(v))) {}
+
+  // from_bits makes a half from its bit pattern.
+  static constexpr half from_bits(uint16_t b) {
+    half h{};
+    h.bits = b;
+    return h;
+  }
+  constexpr operator float() const { return detail::float_from_half_bits(bits); }
+
+  template <class T>
+  half& operator+=(T v) { return *this = half(*this + v); }
+  template <class T>
+  half& operator-=(T v) { return *this = half(*this - v); }
+  template <class T>
+  half& operator*=(T v) { return *this = half(*this * v); }
+  template <class T>
+  half& operator/=(T v) { return *this = half(*this / v); }
+  half& operator++() { return *this = half(float(*this) + 1.0f); }
+  half& operator--() { return *this = half(float(*this) - 1.0f); }
+  half operator++(int) { half t = *this; ++*this; return t; }
+  half operator--(int) { half t = *this; --*this; return t; }
+};
+
+// bfloat is bfloat16 (8-bit significand), with the same rounding rules as
+// half.
+struct bfloat {
+  uint16_t bits;
+
+  bfloat() = default;
+  constexpr bfloat(float f) : bits(detail::bfloat_bits_from_float(f)) {}
+  constexpr bfloat(double d) : bits(detail::bfloat_bits_from_float(detail::float_round_to_odd(d))) {}
+  template <class T, typename std::enable_if<std::is_integral<T>::value, int>::type = 0>
+  constexpr bfloat(T v) : bfloat(double(v)) {}
+  constexpr explicit bfloat(half h) : bfloat(float(h)) {}
+
+  // from_bits makes a bfloat from its bit pattern.
+  static constexpr bfloat from_bits(uint16_t b) {
+    bfloat h{};
+    h.bits = b;
+    return h;
+  }
+  constexpr operator float() const { return detail::float_of(uint32_t(bits) << 16); }
+
+  template <class T>
+  bfloat& operator+=(T v) { return *this = bfloat(*this + v); }
+  template <class T>
+  bfloat& operator-=(T v) { return *this = bfloat(*this - v); }
+  template <class T>
+  bfloat& operator*=(T v) { return *this = bfloat(*this * v); }
+  template <class T>
+  bfloat& operator/=(T v) { return *this = bfloat(*this / v); }
+  bfloat& operator++() { return *this = bfloat(float(*this) + 1.0f); }
+  bfloat& operator--() { return *this = bfloat(float(*this) - 1.0f); }
+  bfloat operator++(int) { bfloat t = *this; ++*this; return t; }
+  bfloat operator--(int) { bfloat t = *this; --*this; return t; }
+};
+
+static_assert(sizeof(half) == 2 && alignof(half) == 2, "half layout");
+static_assert(sizeof(bfloat) == 2 && alignof(bfloat) == 2, "bfloat layout");
+static_assert(std::is_trivial<half>::value && std::is_trivial<bfloat>::value, "16-bit floats must be trivial");
+
+namespace detail {
+
+// is_f16 is true for the two 16-bit float types.
+template <class T>
+struct is_f16 : std::integral_constant<bool, std::is_same<T, half>::value || std::is_same<T, bfloat>::value> {};
+
+// f16_result picks the 16-bit type of an operation between A and B when it
+// stays 16-bit: both the same 16-bit type, or one 16-bit and one integer.
+template <class A, class B, class = void>
+struct f16_result {};
+template <class A>
+struct f16_result<A, A, typename std::enable_if<is_f16<A>::value>::type> { typedef A type; };
+template <class A, class B>
+struct f16_result<A, B, typename std::enable_if<is_f16<A>::value && std::is_integral<B>::value>::type> { typedef A type; };
+template <class A, class B>
+struct f16_result<B, A, typename std::enable_if<is_f16<A>::value && std::is_integral<B>::value>::type> { typedef A type; };
+
+// is_scalar is true for every Metal scalar type.
+template <class T>
+struct is_scalar : std::integral_constant<bool, std::is_arithmetic<T>::value || is_f16<T>::value> {};
+
+// is_floating is true for float, double and the 16-bit floats.
+template <class T>
+struct is_floating : std::integral_constant<bool, std::is_floating_point<T>::value || is_f16<T>::value> {};
+
+}  // namespace detail
+
+// 16-bit float arithmetic: an integer operand converts to the 16-bit type
+// first (as in C++'s usual arithmetic conversions), then the operation is
+// computed in float and rounded once.
+#define MTL_F16_BINOP(op)                                                        \
+  template <class A, class B, class R = typename detail::f16_result<A, B>::type> \
+  constexpr R operator op(A a, B b) {                                            \
+    return R(float(R(a)) op float(R(b)));                                        \
+  }
+MTL_F16_BINOP(+)
+MTL_F16_BINOP(-)
+MTL_F16_BINOP(*)
+MTL_F16_BINOP(/)
+#undef MTL_F16_BINOP
+
+#define MTL_F16_CMP(op)                                                          \
+  template <class A, class B, class R = typename detail::f16_result<A, B>::type> \
+  constexpr bool operator op(A a, B b) {                                         \
+    return float(R(a)) op float(R(b));                                           \
+  }
+MTL_F16_CMP(==)
+MTL_F16_CMP(!=)
+MTL_F16_CMP(<)
+MTL_F16_CMP(<=)
+MTL_F16_CMP(>)
+MTL_F16_CMP(>=)
+#undef MTL_F16_CMP
+
+constexpr half operator-(half h) { return half::from_bits(uint16_t(h.bits ^ 0x8000)); }
+constexpr half operator+(half h) { return h; }
+constexpr bfloat operator-(bfloat h) { return bfloat::from_bits(uint16_t(h.bits ^ 0x8000)); }
+constexpr bfloat operator+(bfloat h) { return h; }
+
+// as_type reinterprets the bits of x as T; the sizes must match.
+template <class T, class U>
+inline T as_type(const U& x) {
+  static_assert(sizeof(T) == sizeof(U), "as_type: source and destination sizes differ");
+  T r;
+  __builtin_memcpy(&r, &x, sizeof(T));
+  return r;
+}
+
+// numeric_limits is std::numeric_limits, specialised for half and bfloat
+// below.
+template <class T>
+using numeric_limits = std::numeric_limits<T>;
+
+}  // namespace metal
+
+namespace std {
+template <>
+struct numeric_limits<metal::half> {
+  typedef metal::half T;
+  static constexpr bool is_specialized = true;
+  static constexpr bool is_signed = true;
+  static constexpr bool is_integer = false;
+  static constexpr bool is_exact = false;
+  static constexpr bool has_infinity = true;
+  static constexpr bool has_quiet_NaN = true;
+  static constexpr bool has_signaling_NaN = true;
+  static constexpr float_denorm_style has_denorm = denorm_present;
+  static constexpr bool has_denorm_loss = false;
+  static constexpr float_round_style round_style = round_to_nearest;
+  static constexpr bool is_iec559 = true;
+  static constexpr bool is_bounded = true;
+  static constexpr bool is_modulo = false;
+  static constexpr int digits = 11;
+  static constexpr int digits10 = 3;
+  static constexpr int max_digits10 = 5;
+  static constexpr int radix = 2;
+  static constexpr int min_exponent = -13;
+  static constexpr int min_exponent10 = -4;
+  static constexpr int max_exponent = 16;
+  static constexpr int max_exponent10 = 4;
+  static constexpr bool traps = false;
+  static constexpr bool tinyness_before = false;
+  static constexpr T min() noexcept { return T::from_bits(0x0400); }
+  static constexpr T lowest() noexcept { return T::from_bits(0xfbff); }
+  static constexpr T max() noexcept { return T::from_bits(0x7bff); }
+  static constexpr T epsilon() noexcept { return T::from_bits(0x1400); }
+  static constexpr T round_error() noexcept { return T::from_bits(0x3800); }
+  static constexpr T infinity() noexcept { return T::from_bits(0x7c00); }
+  static constexpr T quiet_NaN() noexcept { return T::from_bits(0x7e00); }
+  static constexpr T signaling_NaN() noexcept { return T::from_bits(0x7d00); }
+  static constexpr T denorm_min() noexcept { return T::from_bits(0x0001); }
+};
+template <>
+struct numeric_limits<metal::bfloat> {
+  typedef metal::bfloat T;
+  static constexpr bool is_specialized = true;
+  static constexpr bool is_signed = true;
+  static constexpr bool is_integer = false;
+  static constexpr bool is_exact = false;
+  static constexpr bool has_infinity = true;
+  static constexpr bool has_quiet_NaN = true;
+  static constexpr bool has_signaling_NaN = true;
+  static constexpr float_denorm_style has_denorm = denorm_present;
+  static constexpr bool has_denorm_loss = false;
+  static constexpr float_round_style round_style = round_to_nearest;
+  static constexpr bool is_iec559 = false;
+  static constexpr bool is_bounded = true;
+  static constexpr bool is_modulo = false;
+  static constexpr int digits = 8;
+  static constexpr int digits10 = 2;
+  static constexpr int max_digits10 = 4;
+  static constexpr int radix = 2;
+  static constexpr int min_exponent = -125;
+  static constexpr int min_exponent10 = -37;
+  static constexpr int max_exponent = 128;
+  static constexpr int max_exponent10 = 38;
+  static constexpr bool traps = false;
+  static constexpr bool tinyness_before = false;
+  static constexpr T min() noexcept { return T::from_bits(0x0080); }
+  static constexpr T lowest() noexcept { return T::from_bits(0xff7f); }
+  static constexpr T max() noexcept { return T::from_bits(0x7f7f); }
+  static constexpr T epsilon() noexcept { return T::from_bits(0x3c00); }
+  static constexpr T round_error() noexcept { return T::from_bits(0x3f00); }
+  static constexpr T infinity() noexcept { return T::from_bits(0x7f80); }
+  static constexpr T quiet_NaN() noexcept { return T::from_bits(0x7fc0); }
+  static constexpr T signaling_NaN() noexcept { return T::from_bits(0x7fa0); }
+  static constexpr T denorm_min() noexcept { return T::from_bits(0x0001); }
+};
+}  // namespace std

@@ -1,0 +1,82 @@
+// math.cpp — reads "function x y z" lines (float bit patterns in hex, or
+// half bit patterns for the h_ functions) and prints the result bits. The
+// "vec" line checks that vector forms agree with scalar forms per lane.
+#include <cstdio>
+#include <cstring>
+#include <metal_stdlib>
+using namespace metal;
+
+struct Fn {
+  const char* name;
+  float (*f)(float, float, float);
+};
+
+#define F1(n) {#n, [](float x, float, float) { return float(n(x)); }}
+#define F2(n) {#n, [](float x, float y, float) { return float(n(x, y)); }}
+#define F3(n) {#n, [](float x, float y, float z) { return float(n(x, y, z)); }}
+#define H1(n) {"h_" #n, [](float x, float, float) { return float(n(half(x))); }}
+#define H2(n) {"h_" #n, [](float x, float y, float) { return float(n(half(x), half(y))); }}
+#define H3(n) {"h_" #n, [](float x, float y, float z) { return float(n(half(x), half(y), half(z))); }}
+
+static const Fn fns[] = {
+    F1(sqrt), F1(rsqrt), F1(floor), F1(ceil), F1(round), F1(rint), F1(trunc), F1(fract), F1(fabs), F1(abs), F1(sign),
+    F1(saturate), F1(exp), F1(exp2), F1(exp10), F1(log), F1(log2), F1(log10), F1(sin), F1(cos), F1(tan), F1(asin),
+    F1(acos), F1(atan), F1(sinh), F1(cosh), F1(tanh), F2(pow), F2(powr), F2(atan2), F2(fmod), F2(fmin), F2(fmax),
+    F2(min), F2(max), F2(copysign), F2(step), F2(divide), F3(fma), F3(mix), F3(clamp), F3(smoothstep),
+    {"ldexp", [](float x, float y, float) { return ldexp(x, int(y)); }},
+    {"frexp", [](float x, float, float) { int e; float m = frexp(x, e); return m + float(e) * 4.0f; }},
+    {"modf", [](float x, float, float) { float ip; float f = modf(x, ip); return f + ip * 0.0f + (ip == trunc(x) ? 0.0f : 1e30f); }},
+    {"isnan", [](float x, float, float) { return float(isnan(x)); }},
+    {"isinf", [](float x, float, float) { return float(isinf(x)); }},
+    {"isfinite", [](float x, float, float) { return float(isfinite(x)); }},
+    {"signbit", [](float x, float, float) { return float(signbit(x)); }},
+    {"dot3", [](float x, float y, float z) { return dot(float3(x, y, z), float3(z, x, y)); }},
+    {"length3", [](float x, float y, float z) { return length(float3(x, y, z)); }},
+    {"cross_y", [](float x, float y, float z) { return cross(float3(x, y, z), float3(z, x, y)).y; }},
+    {"normalize_x", [](float x, float y, float z) { return normalize(float3(x, y, z)).x; }},
+    {"fast_exp", [](float x, float, float) { return fast::exp(x); }},
+    {"precise_sqrt", [](float x, float, float) { return precise::sqrt(x); }},
+    H1(sqrt), H1(floor), H1(exp), H1(sin), H1(fract), H2(fmin), H2(max), H3(fma), H3(clamp), H3(mix),
+};
+
+template <class V, class F>
+bool same_per_lane(V v, V w, V u, F f) {
+  auto r = f(v, w, u);
+  for (int i = 0; i < V::mtl_vec_size; i++) {
+    if (as_type<uint>(float(r[i])) != as_type<uint>(float(f(v[i], w[i], u[i])))) return false;
+  }
+  return true;
+}
+
+int main() {
+  char name[32];
+  unsigned x, y, z;
+  while (std::scanf("%31s %x %x %x", name, &x, &y, &z) == 4) {
+    float fx = as_type<float>(x), fy = as_type<float>(y), fz = as_type<float>(z);
+    if (!std::strcmp(name, "vec")) {
+      float4 v(fx, fy, fz, fx + fy), w(fy, fz, fx, 0.5f), u(fz, fx, fy, 2.0f);
+      half4 hv(v), hw(w), hu(u);
+      bool ok = same_per_lane(v, w, u, [](auto a, auto, auto) { return sin(a); }) &&
+                same_per_lane(v, w, u, [](auto a, auto b, auto) { return pow(a, b); }) &&
+                same_per_lane(v, w, u, [](auto a, auto b, auto c) { return fma(a, b, c); }) &&
+                same_per_lane(v, w, u, [](auto a, auto b, auto c) { return mix(a, b, c); }) &&
+                same_per_lane(v, w, u, [](auto a, auto b, auto c) { return clamp(a, b, c); }) &&
+                same_per_lane(v, w, u, [](auto a, auto b, auto) { return fmin(a, b); }) &&
+                same_per_lane(hv, hw, hu, [](auto a, auto, auto) { return exp(a); }) &&
+                same_per_lane(hv, hw, hu, [](auto a, auto b, auto) { return max(a, b); }) &&
+                all(isnan(float4(fx, fy, fz, NAN)) == bool4(isnan(fx), isnan(fy), isnan(fz), true)) &&
+                all(clamp(v, 0.0f, 1.0f) == clamp(v, float4(0.0f), float4(1.0f))) &&
+                all(mix(v, w, 0.25f) == mix(v, w, float4(0.25f)));
+      std::printf("%d\n", ok);
+      continue;
+    }
+    bool found = false;
+    for (const Fn& f : fns) {
+      if (!std::strcmp(f.name, name)) {
+        std::printf("%08x\n", as_type<uint>(f.f(fx, fy, fz)));
+        found = true;
+      }
+    }
+    if (!found) std::printf("unknown\n");
+  }
+}

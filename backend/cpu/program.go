@@ -1,0 +1,193 @@
+package cpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"metalab/backend"
+)
+
+// DefaultTimeout bounds one Run's dispatches when Dispatch.Timeout is 0.
+const DefaultTimeout = 60 * time.Second
+
+// loadTimeout bounds the requests that run no kernel code.
+const loadTimeout = 30 * time.Second
+
+// maxBufferIndex is the runner's number of buffer slots.
+const maxBufferIndex = 127
+
+// A program is one kernel loaded into its Backend's runner. It reloads
+// itself when the runner was restarted since it last loaded.
+type program struct {
+	b          *Backend
+	so, kernel string
+
+	tgMem, maxThreads int
+	handle            uint32
+	gen               int // runner generation handle belongs to
+	closed            bool
+}
+
+var _ backend.Program = (*program)(nil)
+
+func (p *program) ThreadgroupMemory() int        { return p.tgMem }
+func (p *program) MaxThreadsPerThreadgroup() int { return p.maxThreads }
+
+// Close releases the program; the runner keeps the shared object mapped
+// until it restarts.
+func (p *program) Close() error {
+	p.b.mu.Lock()
+	p.closed = true
+	p.b.mu.Unlock()
+	return nil
+}
+
+// load loads the kernel into the current runner. The caller holds p.b.mu.
+func (p *program) load(ctx context.Context) error {
+	r, err := p.b.runner()
+	if err != nil {
+		return err
+	}
+	if p.gen == p.b.gen {
+		return nil
+	}
+	var e encoder
+	e.str(p.so)
+	e.str(p.kernel)
+	reply, err := r.call(ctx, msgLoad, e.b, loadTimeout)
+	if err != nil {
+		return fmt.Errorf("load kernel %s: %w", p.kernel, err)
+	}
+	d := decoder{b: reply}
+	p.handle = d.u32()
+	p.tgMem = int(d.u64())
+	p.maxThreads = int(d.u32())
+	if d.err != nil {
+		return fmt.Errorf("load kernel %s: %w", p.kernel, d.err)
+	}
+	p.gen = p.b.gen
+	return nil
+}
+
+// orderCode maps an Order to the protocol's order byte.
+func orderCode(o backend.Order) (uint8, error) {
+	switch o.Kind {
+	case "", "in-order":
+		return orderInOrder, nil
+	case "reversed":
+		return orderReversed, nil
+	case "shuffle":
+		return orderShuffle, nil
+	}
+	return 0, fmt.Errorf("unknown thread order %q (want in-order, reversed or shuffle)", o.Kind)
+}
+
+// Run binds d's buffers, dispatches d.Repeat times and reads back every
+// device buffer. A runner that dies during the run is restarted by the next
+// request.
+func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result, error) {
+	order, err := orderCode(d.Order)
+	if err != nil {
+		return nil, err
+	}
+	repeat := d.Repeat
+	if repeat <= 0 {
+		repeat = 1
+	}
+	timeout := d.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	if n := d.Threads.Count(); n <= 0 || n > p.maxThreads {
+		return nil, fmt.Errorf("run %s: %d threads per threadgroup, want 1..%d", p.kernel, n, p.maxThreads)
+	}
+	if d.Threadgroups.X < 0 || d.Threadgroups.Y < 0 || d.Threadgroups.Z < 0 {
+		return nil, fmt.Errorf("run %s: negative grid %v", p.kernel, d.Threadgroups)
+	}
+	seen := map[[2]int]bool{}
+	for _, buf := range d.Buffers {
+		if buf.Index < 0 || buf.Index > maxBufferIndex {
+			return nil, fmt.Errorf("run %s: buffer index %d outside 0..%d", p.kernel, buf.Index, maxBufferIndex)
+		}
+		k := [2]int{buf.Index, 0}
+		if buf.Threadgroup {
+			k[1] = 1
+		}
+		if seen[k] {
+			return nil, fmt.Errorf("run %s: buffer index %d bound twice", p.kernel, buf.Index)
+		}
+		seen[k] = true
+	}
+
+	p.b.mu.Lock()
+	defer p.b.mu.Unlock()
+	if p.closed {
+		return nil, errors.New("run: program is closed")
+	}
+	if err := p.load(ctx); err != nil {
+		return nil, err
+	}
+	r := p.b.proc
+	r.stderr.reset()
+	if _, err := r.call(ctx, msgReset, nil, loadTimeout); err != nil {
+		return nil, fmt.Errorf("run %s: %w", p.kernel, err)
+	}
+	var devices []int
+	for _, buf := range d.Buffers {
+		var e encoder
+		e.u32(uint32(buf.Index))
+		if buf.Threadgroup {
+			e.u8(bufThreadgroup)
+			e.u64(uint64(buf.Size))
+			e.u8(0)
+		} else {
+			e.u8(bufDevice)
+			e.u64(uint64(len(buf.Data)))
+			e.u8(1)
+			e.b = append(e.b, buf.Data...)
+			devices = append(devices, buf.Index)
+		}
+		if _, err := r.call(ctx, msgBuffer, e.b, loadTimeout); err != nil {
+			return nil, fmt.Errorf("run %s: bind buffer %d: %w", p.kernel, buf.Index, err)
+		}
+	}
+	var e encoder
+	e.u32(p.handle)
+	for _, v := range []int{d.Threadgroups.X, d.Threadgroups.Y, d.Threadgroups.Z, d.Threads.X, d.Threads.Y, d.Threads.Z} {
+		e.u32(uint32(v))
+	}
+	e.u32(uint32(repeat))
+	e.u8(order)
+	e.u64(d.Order.Seed)
+	reply, err := r.call(ctx, msgDispatch, e.b, timeout)
+	if err != nil {
+		var f *backend.Failure
+		if errors.As(err, &f) {
+			return nil, f
+		}
+		return nil, fmt.Errorf("run %s: %w", p.kernel, err)
+	}
+	dec := decoder{b: reply}
+	n := int(dec.u32())
+	res := &backend.Result{Outputs: map[int][]byte{}, Times: make([]time.Duration, 0, n)}
+	for i := 0; i < n; i++ {
+		res.Times = append(res.Times, time.Duration(dec.u64()))
+	}
+	if dec.err != nil {
+		return nil, fmt.Errorf("run %s: %w", p.kernel, dec.err)
+	}
+	sort.Ints(devices)
+	for _, idx := range devices {
+		var e encoder
+		e.u32(uint32(idx))
+		out, err := r.call(ctx, msgRead, e.b, loadTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: read buffer %d: %w", p.kernel, idx, err)
+		}
+		res.Outputs[idx] = out
+	}
+	return res, nil
+}

@@ -1,0 +1,327 @@
+package translate
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"metalab/backend"
+	"metalab/msl"
+)
+
+func TestLexRoundTrip(t *testing.T) {
+	srcs := []string{
+		"#include <metal_stdlib>\nusing namespace metal;\n",
+		"kernel void f(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = 1.0h + 2.f + 0x1Fu + 1e-3f; }\n",
+		"#define M(x) \\\n  ((x) + 1)\n/* c */ int a; // d\n",
+		"float4 v = float4(.5f); v.xy = v.zw; s >>= 2; p->x; a::b;",
+	}
+	for _, src := range srcs {
+		toks, err := lex("t.metal", []byte(src))
+		if err != nil {
+			t.Fatalf("lex(%q): %v", src, err)
+		}
+		var b strings.Builder
+		prev := 0
+		for _, tk := range toks {
+			b.WriteString(src[prev:tk.Pos])
+			if strings.TrimSpace(strings.ReplaceAll(src[prev:tk.Pos], "\\\n", "")) != "" {
+				t.Errorf("lex(%q): non-blank trivia %q before %q", src, src[prev:tk.Pos], tk.Text)
+			}
+			b.WriteString(tk.Text)
+			prev = tk.End
+		}
+		b.WriteString(src[prev:])
+		if b.String() != src {
+			t.Errorf("lex(%q) does not reproduce the source: %q", src, b.String())
+		}
+	}
+}
+
+func TestLexKinds(t *testing.T) {
+	src := "#define A 1 \\\n 2\n[[buffer(0)]] 1.0h 0x1Fu 2.f 7 x >>= \"s\" 'c' // end"
+	toks, err := lex("t.metal", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []msl.Kind{msl.Directive, msl.Attribute, msl.Float, msl.Int, msl.Float, msl.Int, msl.Ident, msl.Punct, msl.String, msl.Char, msl.Comment}
+	if len(toks) != len(want) {
+		t.Fatalf("got %d tokens %v, want %d", len(toks), toks, len(want))
+	}
+	for i, k := range want {
+		if toks[i].Kind != k {
+			t.Errorf("token %d %q: kind %d, want %d", i, toks[i].Text, toks[i].Kind, k)
+		}
+	}
+	if toks[0].Text != "#define A 1 \\\n 2" {
+		t.Errorf("directive = %q", toks[0].Text)
+	}
+}
+
+const header = "#include <metal_stdlib>\nusing namespace metal;\n"
+
+func TestTranslate(t *testing.T) {
+	tests := []struct {
+		name    string
+		src     string
+		entry   string
+		consts  map[string]backend.Value
+		want    []string
+		notWant []string
+	}{
+		{
+			name:  "address spaces and buffers",
+			src:   header + "struct P { uint n; };\nkernel void k(device const float* a [[buffer(0)]], device float* o [[buffer(1)]], constant P& p [[buffer(2)]], uint i [[thread_position_in_grid]]) { o[i] = a[i] * p.n; }\n",
+			entry: "k",
+			want: []string{"void k( const float* a ,  float* o , const P& p , uint i )",
+				"static_cast<const float *>(mtl_b[0])", "*static_cast<const P*>(mtl_b[2])",
+				"static_cast<uint>(mtl_c.thread_position_in_grid[0])", `{"k", &mtl_run_k, 0, nullptr, 1024}`},
+			notWant: []string{"device", "[[", "kernel void"},
+		},
+		{
+			name:  "implicit buffer order",
+			src:   header + "kernel void k(device float* o, constant float* a, uint2 g [[thread_position_in_grid]], ushort l [[thread_index_in_simdgroup]]) { o[g.x] = a[l]; }\n",
+			entry: "k",
+			want: []string{"static_cast<float *>(mtl_b[0])", "static_cast<const float *>(mtl_b[1])",
+				"uint2(static_cast<uint>(mtl_c.thread_position_in_grid[0]), static_cast<uint>(mtl_c.thread_position_in_grid[1]))",
+				"static_cast<ushort>(mtl_c.thread_index_in_simdgroup)"},
+		},
+		{
+			name:  "threadgroup param",
+			src:   header + "kernel void k(device float* o [[buffer(0)]], threadgroup float* s [[threadgroup(0)]], uint w [[thread_execution_width]]) { s[0] = w; o[0] = s[0]; }\n",
+			entry: "k",
+			want:  []string{"static_cast<float *>(mtl_tg[0])", "static_cast<uint>(mtl_c.threads_per_simdgroup)"},
+		},
+		{
+			name:  "threadgroup storage",
+			src:   header + "float h(float x) {\n  threadgroup float t[8];\n  t[0] = x; return t[0];\n}\nkernel void k(device float* o [[buffer(0)]]) {\n  threadgroup float s[4][64] = {0}, u[2];\n  threadgroup float* p = &s[0][0];\n  o[0] = h(p[0]) + u[1];\n}\n",
+			entry: "k",
+			want: []string{"typedef float mtl_tg0_t[8];", "typedef float mtl_tg1_t[4][64];", "typedef float mtl_tg2_t[2];",
+				"mtl_tg1_t& s = *static_cast<mtl_tg1_t*>(mtl_rt::tg_slot(1)); mtl_tg2_t& u = *static_cast<mtl_tg2_t*>(mtl_rt::tg_slot(2));",
+				" float* p = &s[0][0];", "{0, sizeof(::mtl_tg0_t), alignof(::mtl_tg0_t), \"t\"}"},
+		},
+		{
+			name:  "swizzles and literals",
+			src:   header + "struct S { float rg; };\nkernel void k(device float4* o [[buffer(0)]], constant S& s [[buffer(1)]]) { float4 v = o[0]; v.xy = v.zw; v.r = v.a; o[0].rgb = v.bgr; v.x = s.rg + 1.0h + 2h + 0.5H; }\n",
+			entry: "k",
+			want:  []string{"v.xy() = v.zw();", "v.x = v.w;", "o[0].xyz() = v.zyx();", "s.rg +", "metal::half(1.0)", "metal::half(2.0)", "metal::half(0.5)"},
+		},
+		{
+			name:   "function constants",
+			src:    header + "constant bool has_b [[function_constant(0)]];\nconstant float scale [[function_constant(1)]];\nconstant half hv [[function_constant(2)]];\nconstant int count [[function_constant(3)]];\nconstexpr constant int N = 4;\nkernel void k(device float* o [[buffer(0)]]) { if (is_function_constant_defined(scale)) o[0] = scale * N; if (is_function_constant_defined(has_b)) o[1] = count; o[2] = hv; }\n",
+			entry:  "k",
+			consts: map[string]backend.Value{"scale": {Type: "float", Bits: 0x40400000}, "hv": {Type: "half", Bits: 0x3c00}, "count": {Type: "int", Bits: 0xfffffffe}},
+			want: []string{"static const bool has_b = static_cast<bool>(bool());", "static const float scale = static_cast<float>(0x1.8p+01);",
+				"static const half hv = static_cast<half>(metal::half(0x1p+00));", "static const int count = static_cast<int>(-2LL);",
+				"constexpr  int N = 4;", "if (true) o[0]", "if (false) o[1]"},
+		},
+		{
+			name:  "template instantiations",
+			src:   header + "template <typename T, int N = 2>\nkernel void tk(device T* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  threadgroup T b[N];\n  b[i % N] = o[i]; o[i] = b[0];\n}\ntemplate [[host_name(\"tk_f\")]] [[kernel]] void tk<float, 4>(device float*, uint);\ntemplate [[host_name(\"tk_h\")]] kernel decltype(tk<half, 8>) tk<half, 8>;\n",
+			entry: "tk_h",
+			want: []string{"template<typename T, int N> using mtl_tg0_t = T[N];", "mtl_tg0_t<T, N>& b =",
+				"&mtl_run_tk<float, 4>", "&mtl_run_tk<half, 8>", "sizeof(::mtl_tg0_t<half, 8>)", `{"tk_h", &mtl_run_tk<half, 8>, 1, mtl_slots_1, 1024}`},
+			notWant: []string{"host_name"},
+		},
+		{
+			name:    "macros and stage functions",
+			src:     header + "#define LOAD(p, i) ((device float*)(p))[i]\n#define HALF_ONE 1.0h\nvertex float4 vs(uint v [[vertex_id]]) { return float4(0); }\nkernel void k(device float* o [[buffer(0)]]) { o[0] = LOAD(o, 1) + HALF_ONE; }\n",
+			entry:   "k",
+			want:    []string{"#define LOAD(p, i) (( float*)(p))[i]", "#define HALF_ONE metal::half(1.0)"},
+			notWant: []string{"vertex_id", "vs("},
+		},
+		{
+			name:  "max threads attribute",
+			src:   header + "[[max_total_threads_per_threadgroup(256)]] kernel void k(device float* o [[buffer(0)]]) { o[0] = 0; }\n",
+			entry: "k",
+			want:  []string{`{"k", &mtl_run_k, 0, nullptr, 256}`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := Translate(backend.Source{Name: "k.metal", Text: []byte(tt.src), Entry: tt.entry, Constants: tt.consts})
+			if err != nil {
+				t.Fatalf("Translate: %v", err)
+			}
+			out := string(u.CPP)
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(out[strings.Index(out, "\n"):], w) {
+					t.Errorf("output contains %q:\n%s", w, out)
+				}
+			}
+			if u.Kernel != tt.entry {
+				t.Errorf("Kernel = %q, want %q", u.Kernel, tt.entry)
+			}
+		})
+	}
+}
+
+func TestSlots(t *testing.T) {
+	src := header + `
+void h2(threadgroup float* p) { threadgroup uint c[3]; p[0] = c[0]; }
+void h1() { threadgroup float a[5]; h2(a); }
+void unused() { threadgroup float z[100]; }
+kernel void k(device float* o [[buffer(0)]]) { threadgroup half s[16]; h1(); o[0] = s[0]; }
+kernel void other(device float* o [[buffer(0)]]) { h2(nullptr); }
+`
+	u, err := Translate(backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Slot{{3, "k", "s", "half[16]"}, {1, "h1", "a", "float[5]"}, {0, "h2", "c", "uint[3]"}}
+	if len(u.Slots) != len(want) {
+		t.Fatalf("Slots = %v, want %v", u.Slots, want)
+	}
+	for i := range want {
+		if u.Slots[i] != want[i] {
+			t.Errorf("Slots[%d] = %v, want %v", i, u.Slots[i], want[i])
+		}
+	}
+	if got := strings.Join(u.Kernels, ","); got != "k,other" {
+		t.Errorf("Kernels = %s, want k,other", got)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name, src, entry, dir, want string
+	}{
+		{"unknown entry", header + "kernel void k(device float* o [[buffer(0)]]) {}\n", "nope", "", `^k\.metal:1:1: unknown entry "nope"`},
+		{"include without dir", "#include \"x.h\"\n", "k", "", `^k\.metal:1:1: include "x.h": no include directory`},
+		{"missing include", "\n  #include \"missing.h\"\n", "k", "DIR", `^k\.metal:2:3: include "missing.h": file not found`},
+		{"stage_in", header + "kernel void k(float4 v [[stage_in]]) {}\n", "k", "", `^k\.metal:3:15: kernel k parameter v: attribute \[\[stage_in\]\] is not supported`},
+		{"unbound param", header + "kernel void k(uint x) {}\n", "k", "", `^k\.metal:3:15: kernel k parameter x: no binding attribute`},
+		{"nonzero initialiser", header + "kernel void k() {\n  threadgroup float s[2] = {1, 0};\n}\n", "k", "", `^k\.metal:4:29: threadgroup variable s has a non-zero initialiser`},
+		{"macro storage", header + "#define TG threadgroup float s[4];\nkernel void k() {}\n", "k", "", `^k\.metal:3:1: threadgroup declaration inside macro`},
+		{"file scope", header + "threadgroup float g[4];\nkernel void k() {}\n", "k", "", `^k\.metal:3:1: threadgroup variable at file scope`},
+		{"bad instantiation", header + "template [[host_name(\"x\")]] kernel void nope<float>(device float*);\n", "x", "", `^k\.metal:3:1: host_name "x" instantiates nope`},
+		{"unterminated comment", "/* open", "k", "", `^k\.metal:1:1: unterminated comment`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := tt.dir
+			if dir == "DIR" {
+				dir = t.TempDir()
+			}
+			_, err := Translate(backend.Source{Name: "k.metal", Text: []byte(tt.src), Entry: tt.entry, Dir: dir})
+			if err == nil {
+				t.Fatalf("Translate succeeded, want error %s", tt.want)
+			}
+			if !regexp.MustCompile(tt.want).MatchString(err.Error()) {
+				t.Errorf("error = %q, want match for %s", err, tt.want)
+			}
+		})
+	}
+}
+
+// mapLines follows the #line directives of out and returns, for each marker
+// comment /*@N*/ in it, the file and line the compiler would report.
+func mapLines(out string) map[string]string {
+	got := map[string]string{}
+	file, line := "", 0
+	sc := bufio.NewScanner(strings.NewReader(out))
+	marker := regexp.MustCompile(`/\*@(\w+)\*/`)
+	lineDir := regexp.MustCompile(`^#line (\d+) "([^"]*)"`)
+	for sc.Scan() {
+		text := sc.Text()
+		if m := lineDir.FindStringSubmatch(text); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			file, line = m[2], n
+			continue
+		}
+		for _, m := range marker.FindAllStringSubmatch(text, -1) {
+			got[m[1]] = file + ":" + strconv.Itoa(line)
+		}
+		line++
+	}
+	return got
+}
+
+func TestLineDirectives(t *testing.T) {
+	dir := t.TempDir()
+	inc := "#pragma once\n/*@h1*/ inline float twice(float x) {\n  return 2 * x; /*@h3*/\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "util.h"), []byte(inc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := header + "#include \"util.h\"\n#include \"util.h\"\n/*@m5*/\n" +
+		"void helper() {\n  threadgroup float t[4]; /*@m7*/\n  t[0] = 1;\n}\n" +
+		"kernel void k(device float* o [[buffer(0)]],\n  uint i [[thread_position_in_grid]]) { /*@m11*/\n" +
+		"  threadgroup float s[\n  4]; /*@m13*/\n  s[0] = twice(o[i]); helper();\n  o[i] = s[0]; /*@m15*/\n}\n" +
+		"template <typename T>\nkernel void tk(device T* o [[buffer(0)]]) {\n  threadgroup T b[2]; /*@m19*/\n  o[0] = b[0];\n}\n" +
+		"template [[host_name(\"tk\")]]\n  kernel decltype(tk<float>) tk<float>;\n/*@m24*/\n"
+	u, err := Translate(backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := mapLines(string(u.CPP))
+	want := map[string]string{
+		"h1": "util.h:2", "h3": "util.h:3",
+		"m5": "k.metal:5", "m7": "k.metal:7", "m11": "k.metal:11", "m13": "k.metal:13",
+		"m15": "k.metal:15", "m19": "k.metal:19", "m24": "k.metal:24",
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("marker %s maps to %q, want %q", k, got[k], w)
+		}
+	}
+	if n := strings.Count(string(u.CPP), "twice(float x)"); n != 1 {
+		t.Errorf("#pragma once header inlined %d times, want 1", n)
+	}
+}
+
+// TestCompiles checks that translations compile against the prelude.
+func TestCompiles(t *testing.T) {
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("no g++ on PATH: cannot compile translations")
+	}
+	prelude, _ := filepath.Abs("../prelude")
+	runtime, _ := filepath.Abs("../runtime")
+	if _, err := os.Stat(filepath.Join(prelude, "metal_stdlib")); err != nil {
+		t.Skip("prelude not present: " + err.Error())
+	}
+	files, _ := filepath.Glob("../conformance/testdata/*.metal")
+	if len(files) == 0 {
+		t.Skip("no conformance kernels to compile")
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(name, func(t *testing.T) {
+			text, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entry := firstEntry(t, text)
+			u, err := Translate(backend.Source{Name: name, Text: text, Entry: entry, Dir: filepath.Dir(f)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(cxx, "-std=c++17", "-fsyntax-only", "-ffp-contract=off", "-I", prelude, "-I", runtime, "-x", "c++", "-")
+			cmd.Stdin = bytes.NewReader(u.CPP)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("g++: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// firstEntry is the first kernel the translation of text exports.
+func firstEntry(t *testing.T, text []byte) string {
+	t.Helper()
+	tr, err := run(backend.Source{Name: "x.metal", Text: text})
+	if err != nil || len(tr.entries) == 0 {
+		t.Fatalf("no kernels: %v", err)
+	}
+	return tr.entries[0].name
+}

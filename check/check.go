@@ -1,0 +1,506 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"metalab/backend"
+	"metalab/msl"
+	"metalab/spec"
+)
+
+// DefaultTGLimit is the static threadgroup memory limit in bytes.
+const DefaultTGLimit = 16384
+
+// DefaultOrders are the thread orders of the race probe.
+var DefaultOrders = []backend.Order{
+	{Kind: "in-order"}, {Kind: "reversed"},
+	{Kind: "shuffle", Seed: 1}, {Kind: "shuffle", Seed: 2}, {Kind: "shuffle", Seed: 3},
+}
+
+// Options configure Run.
+type Options struct {
+	Spec     *spec.Spec
+	Variants []Variant
+	Backend  backend.Backend
+	Sets     []string        // case sets; nil means all
+	TGLimit  int             // bytes; 0 means DefaultTGLimit
+	Race     bool            // also run under Orders and require equal outputs
+	Orders   []backend.Order // nil means DefaultOrders
+	Timeout  time.Duration   // per run; 0 means the backend default
+	// ReadFile reads the baseline sources; nil means os.ReadFile.
+	ReadFile func(string) ([]byte, error)
+}
+
+// A Variant is a modified copy of one of the spec's sources.
+type Variant struct {
+	Name string // or "" for the file name
+	Path string // where it came from, for the report
+	Text []byte
+	Base string // the source it replaces; "" means the spec's main source
+}
+
+// Status is the outcome of a variant or of the control.
+type Status string
+
+const (
+	Pass         Status = "pass"
+	FailParity   Status = "fail-parity"           // an output byte differs from the baseline
+	FailRace     Status = "fail-race"             // outputs differ between thread orders
+	FailTGMem    Status = "fail-tgmem"            // over the threadgroup memory limit; not run
+	FailNondet   Status = "fail-nondeterministic" // control only: two baseline runs differ
+	CompileError Status = "compile-error"
+	Crash        Status = "crash"
+	Timeout      Status = "timeout"
+	BadAccess    Status = "bad-access"
+	Deadlock     Status = "deadlock"
+	Unavailable  Status = "unavailable"
+	NotJudged    Status = "not-judged" // the control failed
+)
+
+// A Report is the outcome of Run.
+type Report struct {
+	Spec         string    `json:"spec"`
+	Source       string    `json:"source"`
+	SourceSHA256 string    `json:"source_sha256"`
+	Backend      string    `json:"backend"`
+	Sets         []string  `json:"sets"`
+	Cases        int       `json:"cases"`
+	TGLimit      int       `json:"tg_limit"`
+	Race         bool      `json:"race"`
+	Orders       []string  `json:"orders,omitempty"`
+	Control      *Result   `json:"control"`
+	Variants     []*Result `json:"variants"`
+	Seconds      float64   `json:"seconds"`
+}
+
+// OK reports whether the control and every variant passed.
+func (r *Report) OK() bool {
+	if r.Control == nil || r.Control.Status != Pass {
+		return false
+	}
+	for _, v := range r.Variants {
+		if v.Status != Pass {
+			return false
+		}
+	}
+	return true
+}
+
+// A Result is the outcome for one variant, or for the control.
+type Result struct {
+	Name     string       `json:"name"`
+	Path     string       `json:"path,omitempty"`
+	SHA256   string       `json:"sha256,omitempty"`
+	Status   Status       `json:"status"`
+	Msg      string       `json:"msg,omitempty"` // one line about a failure
+	Log      string       `json:"log,omitempty"` // compiler or runner output of a failure
+	TGMem    []TGMem      `json:"tg_mem,omitempty"`
+	Cases    []CaseResult `json:"cases,omitempty"`
+	Mismatch *Mismatch    `json:"mismatch,omitempty"` // the first difference, or nil
+	Seconds  float64      `json:"seconds"`
+}
+
+// A TGMem is the static threadgroup memory of one stage, baseline → variant.
+type TGMem struct {
+	Entry        string `json:"entry"`
+	Before       int    `json:"before"`        // compiled baseline, bytes
+	After        int    `json:"after"`         // compiled variant, bytes
+	SourceBefore int    `json:"source_before"` // estimate from the source; -1 unknown
+	SourceAfter  int    `json:"source_after"`  // estimate from the source; -1 unknown
+}
+
+// A CaseResult is the outcome of one case.
+type CaseResult struct {
+	Case     string    `json:"case"` // set/name
+	Status   Status    `json:"status"`
+	Mismatch *Mismatch `json:"mismatch,omitempty"`
+	Msg      string    `json:"msg,omitempty"`
+}
+
+// A Mismatch describes the first differing element of an output buffer.
+type Mismatch struct {
+	Case      string `json:"case"`
+	Order     string `json:"order,omitempty"` // for race differences: the order that differed from in-order
+	Buffer    string `json:"buffer"`
+	Type      string `json:"type"`
+	Element   int    `json:"element"` // -1 when only the lengths differ
+	Coords    []int  `json:"coords,omitempty"`
+	Want      string `json:"want,omitempty"` // value and bytes, formatted by type
+	Got       string `json:"got,omitempty"`
+	Differing int    `json:"differing"` // elements that differ
+	Elements  int    `json:"elements"`
+	Msg       string `json:"msg,omitempty"`
+}
+
+func (m *Mismatch) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "case %s", m.Case)
+	if m.Order != "" {
+		fmt.Fprintf(&b, " order %s", m.Order)
+	}
+	fmt.Fprintf(&b, ": buffer %s", m.Buffer)
+	if m.Element >= 0 {
+		fmt.Fprintf(&b, "%v (element %d, %s): want %s, got %s", m.Coords, m.Element, m.Type, m.Want, m.Got)
+	}
+	fmt.Fprintf(&b, "; %d of %d elements differ", m.Differing, m.Elements)
+	if m.Msg != "" {
+		b.WriteString("; " + m.Msg)
+	}
+	return b.String()
+}
+
+// sourceTGMem estimates the static threadgroup memory of entry from the
+// source text; ok is false when the estimate is unknown.
+func sourceTGMem(name string, text []byte, entry string, defines map[string]string) (n int, ok bool) {
+	f, err := msl.Parse(name, text)
+	if err != nil {
+		return 0, false
+	}
+	m, err := msl.ThreadgroupMemory(f, entry, msl.Env{File: f, Defines: defines})
+	if err != nil || !m.Known {
+		return 0, false
+	}
+	return int(m.Total), true
+}
+
+type checker struct {
+	opts    Options
+	insts   []*spec.Instance
+	sources map[string][]byte // baseline text by path
+	cache   map[string]backend.Program
+	compErr map[string]error
+	names   map[string]string // display name of the variant replacing a source, by source path
+}
+
+// Run checks the variants of opts against the baseline.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	start := time.Now()
+	if opts.Spec == nil || opts.Backend == nil {
+		return nil, errors.New("check: need a spec and a backend")
+	}
+	if opts.TGLimit == 0 {
+		opts.TGLimit = DefaultTGLimit
+	}
+	if opts.Orders == nil {
+		opts.Orders = DefaultOrders
+	}
+	if opts.ReadFile == nil {
+		opts.ReadFile = os.ReadFile
+	}
+	s := opts.Spec
+	c := &checker{opts: opts, sources: map[string][]byte{}, cache: map[string]backend.Program{}, compErr: map[string]error{}}
+	defer c.close()
+	for _, st := range s.Stages {
+		if _, ok := c.sources[st.Source]; ok {
+			continue
+		}
+		text, err := opts.ReadFile(st.Source)
+		if err != nil {
+			return nil, fmt.Errorf("read baseline: %w", err)
+		}
+		c.sources[st.Source] = text
+	}
+	cases, err := s.Cases(opts.Sets...)
+	if err != nil {
+		return nil, err
+	}
+	for _, cs := range cases {
+		in, err := s.Instantiate(cs)
+		if err != nil {
+			return nil, err
+		}
+		c.insts = append(c.insts, in)
+	}
+	rep := &Report{
+		Spec: s.Path, Source: s.Source, SourceSHA256: sha(c.sources[s.Source]), Backend: opts.Backend.Name(),
+		Sets: opts.Sets, Cases: len(cases), TGLimit: opts.TGLimit, Race: opts.Race,
+	}
+	if rep.Sets == nil {
+		for _, set := range s.Sets {
+			rep.Sets = append(rep.Sets, set.Name)
+		}
+	}
+	if opts.Race {
+		for _, o := range opts.Orders {
+			rep.Orders = append(rep.Orders, o.String())
+		}
+	}
+	ref, ctl, err := c.control(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep.Control = ctl
+	for _, v := range opts.Variants {
+		r, err := c.variant(ctx, v, ref, ctl.Status == Pass)
+		if err != nil {
+			return nil, err
+		}
+		rep.Variants = append(rep.Variants, r)
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+func (c *checker) close() {
+	for _, p := range c.cache {
+		p.Close()
+	}
+}
+
+func sha(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// compile compiles stage st of in with the given texts (by source path),
+// caching by text, entry, defines and constants.
+func (c *checker) compile(ctx context.Context, texts map[string][]byte, st *spec.Stage) (backend.Program, error) {
+	text := texts[st.Source]
+	key := sha(text) + "\x00" + st.Entry + "\x00" + configKey(st)
+	if p, ok := c.cache[key]; ok {
+		return p, nil
+	}
+	if err, ok := c.compErr[key]; ok {
+		return nil, err
+	}
+	name := st.Source
+	if n, ok := c.names[st.Source]; ok && !bytes.Equal(text, c.sources[st.Source]) {
+		name = n
+	}
+	p, err := c.opts.Backend.Compile(ctx, backend.Source{
+		Name: name, Text: text, Dir: filepath.Dir(st.Source), Entry: st.Entry,
+		Defines: st.Defines, Constants: st.Constants,
+	})
+	if err != nil {
+		c.compErr[key] = err
+		return nil, err
+	}
+	c.cache[key] = p
+	return p, nil
+}
+
+func configKey(st *spec.Stage) string {
+	var parts []string
+	for k, v := range st.Defines {
+		parts = append(parts, "D"+k+"="+v)
+	}
+	for k, v := range st.Constants {
+		parts = append(parts, fmt.Sprintf("C%s=%s:%x", k, v.Type, v.Bits))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "\x00")
+}
+
+// programs compiles every stage of in.
+func (c *checker) programs(ctx context.Context, texts map[string][]byte, in *spec.Instance) ([]backend.Program, error) {
+	var progs []backend.Program
+	for _, st := range in.Stages {
+		p, err := c.compile(ctx, texts, st)
+		if err != nil {
+			return nil, fmt.Errorf("compile %s: %w", st.Entry, err)
+		}
+		progs = append(progs, p)
+	}
+	return progs, nil
+}
+
+// failure turns a kernel failure into a status; other errors are returned.
+func failure(r *Result, err error) error {
+	var f *backend.Failure
+	if !errors.As(err, &f) {
+		return err
+	}
+	r.Status = Status(f.Kind)
+	r.Msg = err.Error()
+	r.Log = f.Log
+	return nil
+}
+
+// control runs the baseline twice per case (and under every order with
+// the race probe) and returns the reference outputs by case.
+func (c *checker) control(ctx context.Context) ([]map[string][]byte, *Result, error) {
+	start := time.Now()
+	r := &Result{Name: "control", Path: c.opts.Spec.Source, SHA256: sha(c.sources[c.opts.Spec.Source]), Status: Pass}
+	defer func() { r.Seconds = time.Since(start).Seconds() }()
+	var refs []map[string][]byte
+	for _, in := range c.insts {
+		name := in.Case.Set + "/" + in.Case.Name
+		progs, err := c.programs(ctx, c.sources, in)
+		if err != nil {
+			return nil, r, failure(r, err)
+		}
+		first, err := Execute(ctx, progs, in, backend.Order{Kind: "in-order"}, c.opts.Timeout)
+		if err != nil {
+			return nil, r, failure(r, err)
+		}
+		refs = append(refs, first)
+		cr := CaseResult{Case: name, Status: Pass}
+		second, err := Execute(ctx, progs, in, backend.Order{Kind: "in-order"}, c.opts.Timeout)
+		if err != nil {
+			return nil, r, failure(r, err)
+		}
+		if m := Compare(in, first, second); m != nil {
+			cr.Status, cr.Mismatch = FailNondet, m
+		} else if c.opts.Race {
+			m, err := c.orders(ctx, progs, in, first)
+			if err != nil {
+				return nil, r, failure(r, err)
+			}
+			if m != nil {
+				cr.Status, cr.Mismatch = FailRace, m
+			}
+		}
+		r.Cases = append(r.Cases, cr)
+		if cr.Status != Pass && r.Status == Pass {
+			r.Status, r.Mismatch = cr.Status, cr.Mismatch
+			r.Msg = "the baseline is not deterministic on this harness; variants are not judged"
+		}
+	}
+	return refs, r, nil
+}
+
+// orders runs in under every race-probe order other than in-order and
+// returns the first difference from want.
+func (c *checker) orders(ctx context.Context, progs []backend.Program, in *spec.Instance, want map[string][]byte) (*Mismatch, error) {
+	for _, o := range c.opts.Orders {
+		if o.Kind == "" || o.Kind == "in-order" {
+			continue
+		}
+		got, err := Execute(ctx, progs, in, o, c.opts.Timeout)
+		if err != nil {
+			return nil, err
+		}
+		if m := Compare(in, want, got); m != nil {
+			m.Order = o.String()
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
+func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]byte, judge bool) (*Result, error) {
+	start := time.Now()
+	s := c.opts.Spec
+	r := &Result{Name: v.Name, Path: v.Path, SHA256: sha(v.Text), Status: Pass}
+	if r.Name == "" {
+		r.Name = filepath.Base(v.Path)
+	}
+	defer func() { r.Seconds = time.Since(start).Seconds() }()
+	base := v.Base
+	if base == "" {
+		base = s.Source
+	}
+	if _, ok := c.sources[base]; !ok {
+		return nil, fmt.Errorf("variant %s: no stage uses source %s", r.Name, base)
+	}
+	texts := map[string][]byte{}
+	for k, t := range c.sources {
+		texts[k] = t
+	}
+	texts[base] = v.Text
+	c.names = map[string]string{base: v.Path}
+	if v.Path == "" {
+		c.names[base] = r.Name
+	}
+	if !judge {
+		r.Status = NotJudged
+		r.Msg = "the control failed"
+		return r, nil
+	}
+	// Compile every stage configuration the cases need, and measure
+	// threadgroup memory before running anything.
+	seen := map[string]bool{}
+	for _, in := range c.insts {
+		for _, st := range in.Stages {
+			key := st.Entry + "\x00" + configKey(st)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			after, err := c.compile(ctx, texts, st)
+			if err != nil {
+				return r, failure(r, fmt.Errorf("compile %s: %w", st.Entry, err))
+			}
+			before, err := c.compile(ctx, c.sources, st)
+			if err != nil {
+				return nil, fmt.Errorf("baseline compile %s: %w", st.Entry, err)
+			}
+			if st.Source != base {
+				continue
+			}
+			tg := TGMem{Entry: st.Entry, Before: before.ThreadgroupMemory(), After: after.ThreadgroupMemory(), SourceBefore: -1, SourceAfter: -1}
+			if n, ok := sourceTGMem(st.Source, c.sources[st.Source], st.Entry, st.Defines); ok {
+				tg.SourceBefore = n
+			}
+			if n, ok := sourceTGMem(st.Source, v.Text, st.Entry, st.Defines); ok {
+				tg.SourceAfter = n
+			}
+			if !hasTG(r.TGMem, tg) {
+				r.TGMem = append(r.TGMem, tg)
+			}
+			if tg.After > c.opts.TGLimit && r.Status == Pass {
+				r.Status = FailTGMem
+				r.Msg = fmt.Sprintf("%s: %d bytes of threadgroup memory, limit %d", st.Entry, tg.After, c.opts.TGLimit)
+			}
+		}
+	}
+	if r.Status != Pass {
+		return r, nil
+	}
+	for i, in := range c.insts {
+		cr := CaseResult{Case: in.Case.Set + "/" + in.Case.Name, Status: Pass}
+		progs, err := c.programs(ctx, texts, in)
+		if err != nil {
+			return r, failure(r, err)
+		}
+		got, err := Execute(ctx, progs, in, backend.Order{Kind: "in-order"}, c.opts.Timeout)
+		if err != nil {
+			if err := failure(r, err); err != nil {
+				return nil, err
+			}
+			cr.Status, cr.Msg = r.Status, r.Msg
+			r.Cases = append(r.Cases, cr)
+			return r, nil // a crashing variant is not run further
+		}
+		if m := Compare(in, refs[i], got); m != nil {
+			cr.Status, cr.Mismatch = FailParity, m
+		} else if c.opts.Race {
+			m, err := c.orders(ctx, progs, in, got)
+			if err != nil {
+				if err := failure(r, err); err != nil {
+					return nil, err
+				}
+				cr.Status, cr.Msg = r.Status, r.Msg
+				r.Cases = append(r.Cases, cr)
+				return r, nil
+			}
+			if m != nil {
+				cr.Status, cr.Mismatch = FailRace, m
+			}
+		}
+		r.Cases = append(r.Cases, cr)
+		if cr.Status != Pass && r.Status == Pass {
+			r.Status, r.Mismatch = cr.Status, cr.Mismatch
+		}
+	}
+	return r, nil
+}
+
+func hasTG(list []TGMem, t TGMem) bool {
+	for _, x := range list {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,256 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"metalab/backend/fake"
+	"metalab/spec"
+)
+
+const testSpec = `source: k.metal
+seed: 3
+buffers:
+  - {name: in, index: 0, type: float, count: N, role: input, gen: {kind: uniform, min: -1, max: 1}}
+  - {name: out, index: 1, type: float, count: N, shape: [2, N / 2], role: output}
+stages:
+  - {entry: k, threadgroups: [1], threads: [N]}
+sets:
+  quick:
+    cases: [{N: 16}, {N: 32}]
+`
+
+// setup writes a spec and its baseline and loads the spec.
+func setup(t *testing.T, specText, baseline string) *spec.Spec {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "k.metal"), []byte(baseline), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "k.yaml")
+	if err := os.WriteFile(path, []byte(specText), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	s, err := spec.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func variant(name, text string) Variant {
+	return Variant{Name: name, Path: name + ".metal", Text: []byte(text)}
+}
+
+func run(t *testing.T, opts Options) *Report {
+	t.Helper()
+	if opts.Backend == nil {
+		opts.Backend = fake.New()
+	}
+	rep, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestVariants(t *testing.T) {
+	s := setup(t, testSpec, "// fake: copy 0 1\n")
+	rep := run(t, Options{Spec: s, Variants: []Variant{
+		variant("same", "// a comment\n// fake: copy 0 1\n"),
+		variant("poke", "// fake: copy 0 1\n// fake: poke 1 12 0x7f\n"),
+		variant("big", "// fake: copy 0 1\n// fake: tgmem 20000\n"),
+		variant("broken", "// fake: compile-error expected ';'\n"),
+		variant("crash", "// fake: crash\n"),
+		variant("tail", "// fake: copy 0 1\n// fake: poke 1 60 0\n"),
+		variant("oob", "// fake: copy 0 1\n// fake: poke 1 127 0\n"),
+	}})
+	if rep.Control.Status != Pass {
+		t.Fatalf("control = %s %s", rep.Control.Status, rep.Control.Msg)
+	}
+	want := map[string]Status{"same": Pass, "poke": FailParity, "big": FailTGMem, "broken": CompileError, "crash": Crash, "tail": FailParity, "oob": BadAccess}
+	for _, v := range rep.Variants {
+		if v.Status != want[v.Name] {
+			t.Errorf("%s: status %s, want %s (%s)", v.Name, v.Status, want[v.Name], v.Msg)
+		}
+	}
+	if rep.OK() {
+		t.Error("report OK with failing variants")
+	}
+	byName := map[string]*Result{}
+	for _, v := range rep.Variants {
+		byName[v.Name] = v
+	}
+
+	// The parity report names the first differing element with its
+	// coordinates and both values decoded by type.
+	in, err := s.Instantiate(mustCases(t, s)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := in.Buffer("in").Type
+	m := byName["poke"].Mismatch
+	wantVal := spec.FormatElement(typ, in.Buffer("in").Data[12:16])
+	gotBytes := append([]byte{0x7f}, in.Buffer("in").Data[13:16]...)
+	if m == nil || m.Buffer != "out" || m.Element != 3 || len(m.Coords) != 2 || m.Coords[0] != 0 || m.Coords[1] != 3 ||
+		m.Want != wantVal || m.Got != spec.FormatElement(typ, gotBytes) || m.Differing != 1 || m.Case != "quick/N=16" {
+		t.Errorf("poke mismatch = %+v, want element 3 at [0 3], want %s", m, wantVal)
+	}
+	if n := len(byName["poke"].Cases); n != 2 {
+		t.Errorf("poke ran %d cases, want both", n)
+	}
+	// Byte 60 is element 15 of 16, at [1 7].
+	if m := byName["tail"].Mismatch; m == nil || m.Case != "quick/N=16" || m.Coords[0] != 1 || m.Coords[1] != 7 {
+		t.Errorf("tail mismatch = %+v", m)
+	}
+	// Byte 127 is out of bounds in the first case: the variant stops there.
+	if o := byName["oob"]; len(o.Cases) != 1 || o.Cases[0].Status != BadAccess || !strings.Contains(o.Msg, "offset 127") {
+		t.Errorf("oob = %+v", o)
+	}
+	if tg := byName["big"].TGMem; len(tg) != 1 || tg[0].Before != 0 || tg[0].After != 20000 || tg[0].SourceAfter != -1 {
+		t.Errorf("big tg memory = %+v", tg)
+	}
+	if len(byName["big"].Cases) != 0 {
+		t.Error("a variant over the threadgroup memory limit was run")
+	}
+	if b := byName["broken"]; !strings.Contains(b.Log, "expected ';'") {
+		t.Errorf("compile error log = %q", b.Log)
+	}
+
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"control", "fail-parity", "fail-tgmem", "0→20000", "buffer out[0 3] (element 3, float)", "1 of 16 elements differ", "expected ';'"} {
+		if !strings.Contains(text.String(), s) {
+			t.Errorf("text report lacks %q:\n%s", s, text.String())
+		}
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Variants) != 7 || back.Variants[1].Mismatch.Element != 3 || back.Control.Status != Pass {
+		t.Errorf("JSON round trip lost data: %s", js.String())
+	}
+}
+
+func mustCases(t *testing.T, s *spec.Spec) []spec.Case {
+	cs, err := s.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+func TestTGLimit(t *testing.T) {
+	s := setup(t, testSpec, "// fake: copy 0 1\n")
+	v := variant("mid", "// fake: copy 0 1\n// fake: tgmem 9000\n")
+	for _, tt := range []struct {
+		limit int
+		want  Status
+	}{{8192, FailTGMem}, {16384, Pass}, {9000, Pass}} {
+		rep := run(t, Options{Spec: s, TGLimit: tt.limit, Variants: []Variant{v}})
+		if got := rep.Variants[0].Status; got != tt.want {
+			t.Errorf("limit %d: %s, want %s", tt.limit, got, tt.want)
+		}
+	}
+}
+
+func TestControlFails(t *testing.T) {
+	s := setup(t, testSpec, "// fake: copy 0 1\n// fake: nondeterministic 1\n")
+	rep := run(t, Options{Spec: s, Variants: []Variant{variant("v", "// fake: copy 0 1\n")}})
+	if rep.Control.Status != FailNondet || rep.Control.Mismatch == nil || rep.Control.Mismatch.Buffer != "out" {
+		t.Errorf("control = %+v", rep.Control)
+	}
+	if rep.Variants[0].Status != NotJudged || rep.OK() {
+		t.Errorf("variant after failed control = %s, OK %v", rep.Variants[0].Status, rep.OK())
+	}
+	s = setup(t, testSpec, "// fake: crash\n")
+	rep = run(t, Options{Spec: s, Variants: []Variant{variant("v", "// fake: copy 0 1\n")}})
+	if rep.Control.Status != Crash || rep.Variants[0].Status != NotJudged {
+		t.Errorf("crashing baseline: control %s, variant %s", rep.Control.Status, rep.Variants[0].Status)
+	}
+}
+
+func TestRace(t *testing.T) {
+	base := "// fake: copy 0 1\n// fake: poke 1 0 0\n"
+	s := setup(t, testSpec, base)
+	racy := variant("racy", "// fake: copy 0 1\n// fake: order 1\n")
+	rep := run(t, Options{Spec: s, Variants: []Variant{racy}})
+	if rep.Variants[0].Status != Pass {
+		t.Errorf("without the race probe: %s, want pass", rep.Variants[0].Status)
+	}
+	rep = run(t, Options{Spec: s, Race: true, Variants: []Variant{racy, variant("calm", base)}})
+	if v := rep.Variants[0]; v.Status != FailRace || v.Mismatch == nil || v.Mismatch.Order != "reversed" {
+		t.Errorf("racy under the race probe: %+v", v)
+	}
+	if v := rep.Variants[1]; v.Status != Pass {
+		t.Errorf("calm under the race probe: %s", v.Status)
+	}
+	s = setup(t, testSpec, "// fake: copy 0 1\n// fake: order 1\n")
+	rep = run(t, Options{Spec: s, Race: true, Variants: []Variant{racy}})
+	if rep.Control.Status != FailRace || rep.Variants[0].Status != NotJudged {
+		t.Errorf("racy baseline: control %s, variant %s", rep.Control.Status, rep.Variants[0].Status)
+	}
+}
+
+func TestPipeline(t *testing.T) {
+	const pipe = `source: k.metal
+buffers:
+  - {name: in, index: 0, type: half, count: 8, role: input, gen: {kind: iota, start: 1}}
+  - {name: mid, type: half, count: 8, role: output}
+  - {name: out, index: 1, type: half, count: 8, role: output}
+stages:
+  - {entry: prep, threadgroups: [1], threads: [8], buffers: [in], bind: {mid: 2}}
+  - {entry: score, threadgroups: [1], threads: [8], buffers: [out], bind: {mid: 0}}
+sets:
+  s:
+    cases: [{}]
+`
+	base := "// fake[prep]: copy 0 2\n// fake[prep]: add 0 2\n// fake[score]: copy 0 1\n"
+	s := setup(t, pipe, base)
+	in, err := s.Instantiate(mustCases(t, s)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := fake.New()
+	var progs []backendProgram
+	for _, st := range in.Stages {
+		p, err := be.Compile(context.Background(), sourceOf(st, base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		progs = append(progs, p)
+	}
+	out, err := Execute(context.Background(), progs, in, DefaultOrders[0], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]byte, 16)
+	for i := range want {
+		want[i] = 2 * in.Buffer("in").Data[i]
+	}
+	if !bytes.Equal(out["mid"], want) || !bytes.Equal(out["out"], want) {
+		t.Errorf("pipeline: mid % x, out % x, want % x", out["mid"], out["out"], want)
+	}
+	rep := run(t, Options{Spec: s, Variants: []Variant{
+		variant("same", base),
+		variant("skip-add", "// fake[prep]: copy 0 2\n// fake[score]: copy 0 1\n"),
+	}})
+	if rep.Control.Status != Pass || rep.Variants[0].Status != Pass || rep.Variants[1].Status != FailParity {
+		t.Errorf("pipeline statuses: control %s, same %s, skip-add %s", rep.Control.Status, rep.Variants[0].Status, rep.Variants[1].Status)
+	}
+	if m := rep.Variants[1].Mismatch; m == nil || m.Buffer != "mid" || m.Element != 0 || m.Differing != 8 {
+		t.Errorf("skip-add mismatch = %+v", m)
+	}
+}

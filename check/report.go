@@ -1,0 +1,132 @@
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteJSON writes r as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes r as a table for people, followed by the details of
+// every failure.
+func (r *Report) WriteText(w io.Writer) error {
+	race := ""
+	if r.Race {
+		race = ", race probe: " + strings.Join(r.Orders, " ")
+	}
+	fmt.Fprintf(w, "spec %s: %d cases (%s) on %s, tg limit %d bytes%s\n", r.Spec, r.Cases, strings.Join(r.Sets, ", "), r.Backend, r.TGLimit, race)
+	fmt.Fprintf(w, "baseline %s sha256 %s\n\n", r.Source, short(r.SourceSHA256))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VARIANT\tSTATUS\tTGMEM\tTGMEM (SOURCE)\tCASES\tSHA256\tTIME")
+	all := append([]*Result{r.Control}, r.Variants...)
+	for _, v := range all {
+		if v == nil {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2fs\n", v.Name, v.Status, tgText(v.TGMem, false), tgText(v.TGMem, true), casesText(v), short(v.SHA256), v.Seconds)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, v := range all {
+		if v == nil || v.Status == Pass {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s: %s", v.Name, v.Status)
+		if v.Msg != "" {
+			fmt.Fprintf(w, ": %s", v.Msg)
+		}
+		fmt.Fprintln(w)
+		if v.Mismatch != nil {
+			fmt.Fprintf(w, "  %s\n", v.Mismatch)
+		}
+		for _, c := range v.Cases {
+			if c.Status != Pass && c.Mismatch != v.Mismatch {
+				if c.Mismatch != nil {
+					fmt.Fprintf(w, "  %s\n", c.Mismatch)
+				} else {
+					fmt.Fprintf(w, "  case %s: %s %s\n", c.Case, c.Status, c.Msg)
+				}
+			}
+		}
+		if v.Log != "" {
+			fmt.Fprintf(w, "  log:\n%s", indent(tail(v.Log, 20), "    "))
+		}
+	}
+	return nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	if h == "" {
+		return "-"
+	}
+	return h
+}
+
+func tgText(ts []TGMem, source bool) string {
+	if len(ts) == 0 {
+		return "-"
+	}
+	var parts []string
+	for _, t := range ts {
+		b, a := t.Before, t.After
+		if source {
+			b, a = t.SourceBefore, t.SourceAfter
+		}
+		s := bytesText(b) + "→" + bytesText(a)
+		if len(ts) > 1 {
+			s = t.Entry + " " + s
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func bytesText(n int) string {
+	if n < 0 {
+		return "?"
+	}
+	return fmt.Sprint(n)
+}
+
+func casesText(v *Result) string {
+	pass := 0
+	for _, c := range v.Cases {
+		if c.Status == Pass {
+			pass++
+		}
+	}
+	if len(v.Cases) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", pass, len(v.Cases))
+}
+
+func tail(s string, lines int) string {
+	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(ls) > lines {
+		ls = append([]string{fmt.Sprintf("... %d lines omitted", len(ls)-lines)}, ls[len(ls)-lines:]...)
+	}
+	return strings.Join(ls, "\n") + "\n"
+}
+
+func indent(s, pre string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if l != "" {
+			b.WriteString(pre + l)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,174 @@
+// Package check implements `metalab check`: compile a kernel and its
+// variants, hold them to the threadgroup memory limit, and require bitwise
+// output parity with the baseline on every case of a kernel spec.
+package check
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"metalab/backend"
+	"metalab/backend/cpu"
+	checkpkg "metalab/check"
+	"metalab/internal/cli/cmdutil"
+	"metalab/spec"
+)
+
+// CheckOptions are the inputs of `metalab check`.
+type CheckOptions struct {
+	IO       *cmdutil.IOStreams
+	ReadFile func(string) ([]byte, error)
+	// NewBackend returns the backend called name; nil means the built-in
+	// backends (cpu).
+	NewBackend func(name string) (backend.Backend, error)
+
+	Spec     string
+	Variants []string
+	Backend  string
+	Cases    []string
+	TGLimit  int // bytes
+	Race     bool
+	JSON     bool
+	Timeout  time.Duration // per run; 0 means the backend default
+}
+
+// NewCmdCheck returns the check command; runF, if non-nil, replaces the
+// run function (tests capture the parsed options with it).
+func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Command {
+	opts := &CheckOptions{IO: f.IOStreams, ReadFile: f.ReadFile}
+	var tgLimit string
+	cmd := &cobra.Command{
+		Use:   "check <spec.yaml> [flags]",
+		Short: "Check kernel variants for parity with their baseline",
+		Long: `Compile the baseline kernel of a spec and each --variant, refuse variants over
+the threadgroup memory limit, and run baseline and variants on identical
+inputs for every case of the chosen sets, comparing every byte of every
+output buffer. The baseline is first run against itself as a control; if
+it is not deterministic no variant is judged. With --race, every run is
+repeated under several thread orders and any difference fails.
+
+The exit status is 0 only when the control and every variant pass.`,
+		Example: "  metalab check kernels/qsa_prompt.yaml --variant /tmp/v1.metal --cases quick\n" +
+			"  metalab check kernels/qsa_prep.yaml --race --json",
+		Args: cmdutil.ExactArgs(1, "<spec.yaml>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Spec = args[0]
+			n, err := ParseSize(tgLimit)
+			if err != nil {
+				return cmdutil.FlagErrorf("--tg-limit: %v", err)
+			}
+			opts.TGLimit = n
+			if runF != nil {
+				return runF(opts)
+			}
+			return checkRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&opts.Variants, "variant", nil, "variant source `FILE` (repeatable)")
+	cmd.Flags().StringVar(&opts.Backend, "backend", "cpu", "backend `NAME` to compile and run on")
+	cmd.Flags().StringArrayVar(&opts.Cases, "cases", nil, "case set `NAME` (repeatable; default all)")
+	cmd.Flags().StringVar(&tgLimit, "tg-limit", "16KiB", "static threadgroup memory `LIMIT` (16384, 16KiB, 8K)")
+	cmd.Flags().BoolVar(&opts.Race, "race", false, "also run under several thread orders and fail on any difference")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "per-run `DURATION` limit (default: the backend's)")
+	return cmd
+}
+
+// ParseSize parses a byte count: 16384, 16K, 16KiB, 1M, 1MiB (K and M are
+// binary multiples).
+func ParseSize(s string) (int, error) {
+	t := strings.TrimSpace(s)
+	mult := 1
+	lower := strings.ToLower(t)
+	for _, u := range []struct {
+		suffix string
+		mult   int
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"k", 1 << 10}, {"m", 1 << 20}, {"b", 1}} {
+		if strings.HasSuffix(lower, u.suffix) {
+			t, mult = strings.TrimSpace(t[:len(t)-len(u.suffix)]), u.mult
+			break
+		}
+	}
+	n, err := strconv.Atoi(t)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad size %q (want bytes, e.g. 16384, 16KiB or 8K)", s)
+	}
+	return n * mult, nil
+}
+
+// newBackend returns a built-in backend.
+func newBackend(name string) (backend.Backend, error) {
+	switch name {
+	case "cpu":
+		return cpu.New(cpu.Options{}), nil
+	}
+	return nil, cmdutil.FlagErrorf("unknown --backend %q (backends: cpu)", name)
+}
+
+func checkRun(ctx context.Context, opts *CheckOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	data, err := opts.ReadFile(opts.Spec)
+	if err != nil {
+		return fmt.Errorf("read spec: %w", err)
+	}
+	s, err := spec.Parse(opts.Spec, data)
+	if err != nil {
+		return err
+	}
+	for _, name := range opts.Cases {
+		if s.Set(name) == nil {
+			var have []string
+			for _, set := range s.Sets {
+				have = append(have, set.Name)
+			}
+			return cmdutil.FlagErrorf("--cases %q: %s has no such case set (sets: %s)", name, opts.Spec, strings.Join(have, ", "))
+		}
+	}
+	var variants []checkpkg.Variant
+	for _, path := range opts.Variants {
+		text, err := opts.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("read variant: %w", err)
+		}
+		name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+		variants = append(variants, checkpkg.Variant{Name: name, Path: path, Text: text})
+	}
+	mk := opts.NewBackend
+	if mk == nil {
+		mk = newBackend
+	}
+	be, err := mk(opts.Backend)
+	if err != nil {
+		return err
+	}
+	if ok, why := be.Available(ctx); !ok {
+		return fmt.Errorf("backend %s is not available: %s", be.Name(), why)
+	}
+	rep, err := checkpkg.Run(ctx, checkpkg.Options{
+		Spec: s, Variants: variants, Backend: be, Sets: opts.Cases, TGLimit: opts.TGLimit,
+		Race: opts.Race, Timeout: opts.Timeout, ReadFile: opts.ReadFile,
+	})
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		err = cmdutil.WriteJSON(opts.IO.Out, rep)
+	} else {
+		err = rep.WriteText(opts.IO.Out)
+	}
+	if err != nil {
+		return err
+	}
+	if !rep.OK() {
+		return cmdutil.ErrSilent
+	}
+	return nil
+}

@@ -1,0 +1,165 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"metalab/backend"
+	"metalab/backend/fake"
+	"metalab/internal/cli/cmdutil"
+)
+
+func TestNewCmdCheck(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    string
+		want    CheckOptions
+		wantErr string
+	}{
+		{name: "defaults", args: "k.yaml", want: CheckOptions{Spec: "k.yaml", Backend: "cpu", TGLimit: 16384}},
+		{name: "everything", args: "k.yaml --variant a.metal --variant b.metal --backend fake --cases quick --cases edge --tg-limit 8K --race --json",
+			want: CheckOptions{Spec: "k.yaml", Variants: []string{"a.metal", "b.metal"}, Backend: "fake", Cases: []string{"quick", "edge"}, TGLimit: 8192, Race: true, JSON: true}},
+		{name: "kib", args: "k.yaml --tg-limit 16KiB", want: CheckOptions{Spec: "k.yaml", Backend: "cpu", TGLimit: 16384}},
+		{name: "bytes", args: "k.yaml --tg-limit 12000", want: CheckOptions{Spec: "k.yaml", Backend: "cpu", TGLimit: 12000}},
+		{name: "bad limit", args: "k.yaml --tg-limit lots", wantErr: `--tg-limit: bad size "lots"`},
+		{name: "zero limit", args: "k.yaml --tg-limit 0", wantErr: `bad size "0"`},
+		{name: "no spec", args: "", wantErr: "want 1 argument"},
+		{name: "two specs", args: "a.yaml b.yaml", wantErr: "want 1 argument"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, _, _ := cmdutil.Test()
+			var got *CheckOptions
+			cmd := NewCmdCheck(&cmdutil.Factory{IOStreams: ios, ReadFile: os.ReadFile}, func(o *CheckOptions) error {
+				got = o
+				return nil
+			})
+			cmd.SetArgs(strings.Fields(tt.args))
+			cmd.SetOut(&bytes.Buffer{})
+			cmd.SetErr(&bytes.Buffer{})
+			err := cmd.Execute()
+			if tt.wantErr != "" {
+				var fe *cmdutil.FlagError
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &fe) {
+					t.Fatalf("error = %v, want a usage error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Spec != tt.want.Spec || got.Backend != tt.want.Backend || got.TGLimit != tt.want.TGLimit ||
+				got.Race != tt.want.Race || got.JSON != tt.want.JSON ||
+				strings.Join(got.Variants, ",") != strings.Join(tt.want.Variants, ",") ||
+				strings.Join(got.Cases, ",") != strings.Join(tt.want.Cases, ",") {
+				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+const testSpec = `source: k.metal
+buffers:
+  - {name: in, index: 0, type: half, count: N, role: input, gen: {kind: uniform, min: -1, max: 1}}
+  - {name: out, index: 1, type: half, count: N, role: output}
+stages:
+  - {entry: k, threadgroups: [1], threads: [N]}
+sets:
+  quick:
+    cases: [{N: 8}]
+  full:
+    cases: [{N: 8}, {N: 64}]
+`
+
+func TestCheckRun(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	specPath := write("k.yaml", testSpec)
+	write("k.metal", "// fake: copy 0 1\n")
+	good := write("good.metal", "// fake: copy 0 1\n// unrolled\n")
+	bad := write("bad.metal", "// fake: copy 0 1\n// fake: poke 1 10 1\n")
+	oob := write("oob.metal", "// fake: copy 0 1\n// fake: poke 1 70 1\n")
+	fakeBackend := func(name string) (backend.Backend, error) {
+		if name != "fake" {
+			return nil, cmdutil.FlagErrorf("unknown --backend %q", name)
+		}
+		return fake.New(), nil
+	}
+	tests := []struct {
+		name     string
+		variants []string
+		cases    []string
+		json     bool
+		wantErr  error // nil, cmdutil.ErrSilent
+		flagErr  bool
+		wantOut  []string
+	}{
+		{name: "pass", variants: []string{good}, wantOut: []string{"good ", "pass", "3/3"}},
+		{name: "quick set", variants: []string{good}, cases: []string{"quick"}, wantOut: []string{"good ", "pass", "1/1"}},
+		{name: "parity", variants: []string{good, bad}, cases: []string{"full"}, wantErr: cmdutil.ErrSilent,
+			wantOut: []string{"fail-parity", "case full/N=8: buffer out[5] (element 5, half)", "case full/N=64: buffer out[5]", "1 of 64 elements differ"}},
+		{name: "bad access is a result", variants: []string{oob, good}, wantErr: cmdutil.ErrSilent,
+			wantOut: []string{"bad-access", "oob.metal:2", "good ", "pass"}},
+		{name: "json", variants: []string{bad}, json: true, wantErr: cmdutil.ErrSilent, wantOut: []string{`"status": "fail-parity"`}},
+		{name: "unknown set", cases: []string{"nope"}, flagErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, out, _ := cmdutil.Test()
+			err := checkRun(context.Background(), &CheckOptions{
+				IO: ios, ReadFile: os.ReadFile, NewBackend: fakeBackend,
+				Spec: specPath, Variants: tt.variants, Backend: "fake", Cases: tt.cases, TGLimit: 16384, JSON: tt.json,
+			})
+			var fe *cmdutil.FlagError
+			switch {
+			case tt.flagErr:
+				if !errors.As(err, &fe) {
+					t.Fatalf("error = %v, want a usage error", err)
+				}
+				return
+			case !errors.Is(err, tt.wantErr) || (tt.wantErr == nil && err != nil):
+				t.Fatalf("error = %v, want %v\n%s", err, tt.wantErr, out)
+			}
+			for _, s := range tt.wantOut {
+				if !strings.Contains(out.String(), s) {
+					t.Errorf("output lacks %q:\n%s", s, out)
+				}
+			}
+			if tt.json {
+				var v map[string]any
+				if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+					t.Errorf("--json output is not JSON: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		give string
+		want int
+	}{{"16384", 16384}, {"16KiB", 16384}, {"16kib", 16384}, {"8K", 8192}, {"8k", 8192}, {"1MiB", 1 << 20}, {"32 KiB", 32768}, {"100b", 100}}
+	for _, tt := range tests {
+		if got, err := ParseSize(tt.give); err != nil || got != tt.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", tt.give, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "K", "-1", "1.5K", "16 GiB"} {
+		if _, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) succeeded", bad)
+		}
+	}
+}

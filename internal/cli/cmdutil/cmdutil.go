@@ -1,0 +1,170 @@
+// Package cmdutil holds what metalab's commands share: injected IO
+// streams, the Factory of dependencies, the usage-error type and helpers to
+// load kernels and write outputs safely.
+package cmdutil
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"metalab/msl"
+)
+
+// IOStreams are the streams a command reads and writes, injected so that
+// commands run in-process in tests.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// System returns the process's standard streams.
+func System() *IOStreams {
+	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+}
+
+// Test returns streams backed by buffers: input, output, error output.
+func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
+	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
+	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut
+}
+
+// A Factory supplies the dependencies commands need.
+type Factory struct {
+	IOStreams *IOStreams
+	ReadFile  func(name string) ([]byte, error) // reads kernel sources and patches
+}
+
+// New returns a Factory for the real process.
+func New() *Factory {
+	return &Factory{IOStreams: System(), ReadFile: os.ReadFile}
+}
+
+// A FlagError is a usage error: bad flags or arguments, independent of the
+// kernel being worked on. It makes the program print a usage hint and exit
+// with status 2.
+type FlagError struct{ Err error }
+
+func (e *FlagError) Error() string { return e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// FlagErrorf returns a *FlagError with a formatted message.
+func FlagErrorf(format string, args ...any) error {
+	return &FlagError{Err: fmt.Errorf(format, args...)}
+}
+
+// ErrSilent is returned by a command that has already reported its failure;
+// the program exits with status 1 without printing anything more.
+var ErrSilent = errors.New("silent error")
+
+// ExactArgs is cobra.ExactArgs returning a *FlagError that names the
+// expected arguments.
+func ExactArgs(n int, names string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return FlagErrorf("%s: want %d argument(s) %s, got %d", cmd.Name(), n, names, len(args))
+		}
+		return nil
+	}
+}
+
+// LoadKernel reads and parses the kernel source at path. A source that
+// does not parse yields the parser's positioned errors (file:line:col: msg).
+func LoadKernel(f *Factory, path string) (*msl.File, error) {
+	src, err := f.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read kernel: %w", err)
+	}
+	file, err := msl.Parse(path, src)
+	if err != nil {
+		return nil, err
+	}
+	return file, nil
+}
+
+// WriteJSON writes v as indented JSON followed by a newline.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// SameFile reports whether paths a and b name the same existing file, or
+// the same path once cleaned and made absolute.
+func SameFile(a, b string) bool {
+	if sa, err := os.Stat(a); err == nil {
+		if sb, err := os.Stat(b); err == nil {
+			return os.SameFile(sa, sb)
+		}
+	}
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
+}
+
+// WriteFileAtomic writes data to path through a temporary file in the same
+// directory and a rename, so readers never see a partial file and a failed
+// write leaves any old file intact.
+func WriteFileAtomic(path string, data []byte) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	name := tmp.Name()
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(name, 0o644); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ParseDefines parses -D NAME=VALUE flags; a bare NAME means NAME=1.
+func ParseDefines(defs []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, d := range defs {
+		name, val, ok := strings.Cut(d, "=")
+		if !ok {
+			val = "1"
+		}
+		if !isIdent(name) {
+			return nil, FlagErrorf("bad -D %q: want NAME=VALUE", d)
+		}
+		m[name] = val
+	}
+	return m, nil
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,145 @@
+// Package mutate implements `metalab mutate`: build a named variant of a
+// kernel by applying chosen site choices to one owned function.
+package mutate
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"metalab/internal/cli/cmdutil"
+	"metalab/internal/edit"
+	"metalab/mutate"
+	"metalab/mutate/all"
+	"metalab/variants"
+)
+
+// MutateOptions are the inputs of `metalab mutate`.
+type MutateOptions struct {
+	IO        *cmdutil.IOStreams
+	ReadFile  func(string) ([]byte, error)
+	WriteFile func(path string, data []byte) error // atomic
+
+	File   string
+	Fns    []string
+	Apply  []string // SITE[=CHOICE]
+	Refs   []mutate.SiteRef
+	Output string
+	JSON   bool
+}
+
+// NewCmdMutate returns the mutate command; runF, if non-nil, replaces the
+// run function.
+func NewCmdMutate(f *cmdutil.Factory, runF func(*MutateOptions) error) *cobra.Command {
+	opts := &MutateOptions{IO: f.IOStreams, ReadFile: f.ReadFile, WriteFile: cmdutil.WriteFileAtomic}
+	cmd := &cobra.Command{
+		Use:   "mutate <kernel.metal> --fn NAME --apply SITE[=CHOICE]... [flags]",
+		Short: "Build a variant of a kernel from chosen sites",
+		Long: `Apply the chosen choices of the given sites (ids from 'metalab sites') to
+the kernel and write the variant's source, to -o or standard output. The
+variant's deterministic name and sha256 are printed (to standard error when
+the source goes to standard output). A site's choice defaults to its first.
+Several --apply compose; choices whose edits overlap are refused.`,
+		Example: "  metalab mutate kernels/example.metal --fn reduce --apply unroll-pragma/reduce/0-1a2b3c=count4 -o /tmp/v.metal",
+		Args:    cmdutil.ExactArgs(1, "<kernel.metal>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = args[0]
+			if len(opts.Fns) == 0 {
+				return cmdutil.FlagErrorf("--fn is required: name the function you own")
+			}
+			if len(opts.Apply) == 0 {
+				return cmdutil.FlagErrorf("--apply is required: give at least one SITE[=CHOICE] from 'metalab sites'")
+			}
+			opts.Refs = nil
+			for _, a := range opts.Apply {
+				r, err := mutate.ParseSiteRef(a)
+				if err != nil {
+					return &cmdutil.FlagError{Err: err}
+				}
+				if all.Lookup(r.Mutation) == nil {
+					return cmdutil.FlagErrorf("site %s: unknown mutation %q", a, r.Mutation)
+				}
+				if !slices.Contains(opts.Fns, r.Func) {
+					return cmdutil.FlagErrorf("site %s is in function %s, which is not an --fn", a, r.Func)
+				}
+				opts.Refs = append(opts.Refs, r)
+			}
+			if opts.Output != "" && cmdutil.SameFile(opts.Output, opts.File) {
+				return cmdutil.FlagErrorf("-o %s would overwrite the kernel source; write the variant elsewhere", opts.Output)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return mutateRun(opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&opts.Fns, "fn", nil, "owned function `NAME` (repeatable, required)")
+	cmd.Flags().StringArrayVar(&opts.Apply, "apply", nil, "apply `SITE[=CHOICE]` (repeatable, required)")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "write the variant to `FILE` instead of standard output")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
+	return cmd
+}
+
+// jsonOut is the --json output.
+type jsonOut struct {
+	Name       string      `json:"name"`
+	Sha256     string      `json:"sha256"`
+	Base       string      `json:"base"`
+	BaseSha256 string      `json:"base_sha256"`
+	Refs       []string    `json:"refs"`
+	Edits      []edit.Edit `json:"edits"`
+	Output     string      `json:"output,omitempty"`
+	Source     string      `json:"source,omitempty"` // only without -o
+}
+
+func mutateRun(opts *MutateOptions) error {
+	f, err := cmdutil.LoadKernel(&cmdutil.Factory{IOStreams: opts.IO, ReadFile: opts.ReadFile}, opts.File)
+	if err != nil {
+		return err
+	}
+	if _, err := mutate.Funcs(f, opts.Fns); err != nil {
+		return &cmdutil.FlagError{Err: err}
+	}
+	var muts []*mutate.Mutation
+	for _, r := range opts.Refs {
+		if m := all.Lookup(r.Mutation); m != nil && !slices.Contains(muts, m) {
+			muts = append(muts, m)
+		}
+	}
+	found, err := mutate.Find(f, muts, opts.Fns)
+	if err != nil {
+		return err
+	}
+	v, err := variants.Build(f, found, opts.Refs)
+	if err != nil {
+		return err
+	}
+	if opts.Output != "" {
+		if err := opts.WriteFile(opts.Output, v.Source); err != nil {
+			return err
+		}
+	}
+	if opts.JSON {
+		out := jsonOut{Name: v.Name, Sha256: v.Sha256, Base: v.BasePath, BaseSha256: v.BaseSha256, Edits: v.Edits, Output: opts.Output}
+		for _, r := range v.Refs {
+			out.Refs = append(out.Refs, r.String())
+		}
+		if opts.Output == "" {
+			out.Source = string(v.Source)
+		}
+		return cmdutil.WriteJSON(opts.IO.Out, out)
+	}
+	info := opts.IO.Out
+	if opts.Output == "" {
+		if _, err := opts.IO.Out.Write(v.Source); err != nil {
+			return fmt.Errorf("write variant: %w", err)
+		}
+		info = opts.IO.ErrOut
+	}
+	_, err = fmt.Fprintf(info, "variant %s\nsha256 %s\n", v.Name, v.Sha256)
+	if opts.Output != "" && err == nil {
+		_, err = fmt.Fprintf(info, "wrote %s\n", opts.Output)
+	}
+	return err
+}

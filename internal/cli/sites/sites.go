@@ -1,0 +1,164 @@
+// Package sites implements `metalab sites`: list the mutation sites of a
+// kernel's functions, with stable ids to pass to `metalab mutate`.
+package sites
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"metalab/internal/cli/cmdutil"
+	"metalab/mutate"
+	"metalab/mutate/all"
+)
+
+// SitesOptions are the inputs of `metalab sites`.
+type SitesOptions struct {
+	IO       *cmdutil.IOStreams
+	ReadFile func(string) ([]byte, error)
+
+	File string
+	Fns  []string
+	Ops  []string
+	Why  bool
+	JSON bool
+}
+
+// NewCmdSites returns the sites command; runF, if non-nil, replaces the
+// run function (tests capture the parsed options with it).
+func NewCmdSites(f *cmdutil.Factory, runF func(*SitesOptions) error) *cobra.Command {
+	opts := &SitesOptions{IO: f.IOStreams, ReadFile: f.ReadFile}
+	cmd := &cobra.Command{
+		Use:   "sites <kernel.metal> [flags]",
+		Short: "List the mutation sites of a kernel",
+		Long: `List every place a mutation applies in the kernel's functions, with a
+stable site id, its position and its choices. With --why, also list the
+places mutations looked at and skipped, with the reason.`,
+		Example: "  metalab sites kernels/example.metal --fn reduce\n  metalab sites kernels/example.metal --op unroll-pragma --why",
+		Args:    cmdutil.ExactArgs(1, "<kernel.metal>"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = args[0]
+			for _, op := range opts.Ops {
+				if all.Lookup(op) == nil {
+					return cmdutil.FlagErrorf("unknown --op %q (mutations: %s)", op, strings.Join(names(), ", "))
+				}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return sitesRun(opts)
+		},
+	}
+	cmd.Flags().StringArrayVar(&opts.Fns, "fn", nil, "only functions named `NAME` (repeatable; default all)")
+	cmd.Flags().StringArrayVar(&opts.Ops, "op", nil, "only mutation `OP` (repeatable; default all)")
+	cmd.Flags().BoolVar(&opts.Why, "why", false, "also list skipped places and why")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
+	return cmd
+}
+
+func names() []string {
+	var n []string
+	for _, m := range all.Mutations {
+		n = append(n, m.Name)
+	}
+	return n
+}
+
+// A jsonSite is one site in --json output.
+type jsonSite struct {
+	ID       string       `json:"id"`
+	Mutation string       `json:"mutation"`
+	Function string       `json:"function"`
+	Line     int          `json:"line"`
+	Col      int          `json:"col"`
+	Pos      int          `json:"pos"`
+	End      int          `json:"end"`
+	Message  string       `json:"message"`
+	Choices  []jsonChoice `json:"choices"`
+}
+
+type jsonChoice struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
+type jsonSkip struct {
+	Mutation string `json:"mutation"`
+	Function string `json:"function"`
+	Line     int    `json:"line"`
+	Col      int    `json:"col"`
+	Reason   string `json:"reason"`
+}
+
+type jsonOut struct {
+	File  string     `json:"file"`
+	Sites []jsonSite `json:"sites"`
+	Skips []jsonSkip `json:"skips,omitempty"`
+}
+
+func sitesRun(opts *SitesOptions) error {
+	f, err := cmdutil.LoadKernel(&cmdutil.Factory{IOStreams: opts.IO, ReadFile: opts.ReadFile}, opts.File)
+	if err != nil {
+		return err
+	}
+	if _, err := mutate.Funcs(f, opts.Fns); err != nil {
+		return &cmdutil.FlagError{Err: err}
+	}
+	muts := all.Mutations
+	if len(opts.Ops) > 0 {
+		muts = slices.DeleteFunc(slices.Clone(muts), func(m *mutate.Mutation) bool { return !slices.Contains(opts.Ops, m.Name) })
+	}
+	found, skips, err := mutate.FindAll(f, muts, opts.Fns)
+	if err != nil {
+		return err
+	}
+	out := jsonOut{File: opts.File, Sites: []jsonSite{}}
+	for _, s := range found {
+		p := f.Position(s.Pos)
+		js := jsonSite{ID: s.ID, Mutation: s.Mutation.Name, Function: s.Func.Name, Line: p.Line, Col: p.Column, Pos: s.Pos, End: s.End, Message: s.Message}
+		for _, c := range s.Choices {
+			js.Choices = append(js.Choices, jsonChoice{Name: c.Name, Message: c.Message})
+		}
+		out.Sites = append(out.Sites, js)
+	}
+	if opts.Why {
+		for _, s := range skips {
+			p := f.Position(s.Pos)
+			out.Skips = append(out.Skips, jsonSkip{Mutation: s.Mutation.Name, Function: s.Func.Name, Line: p.Line, Col: p.Column, Reason: s.Reason})
+		}
+	}
+	if opts.JSON {
+		return cmdutil.WriteJSON(opts.IO.Out, out)
+	}
+	return printTable(opts, out)
+}
+
+func printTable(opts *SitesOptions, out jsonOut) error {
+	w := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
+	if len(out.Sites) == 0 {
+		fmt.Fprintf(w, "no sites in %s\n", out.File)
+	} else {
+		fmt.Fprintln(w, "SITE\tFUNCTION\tPOS\tMESSAGE\tCHOICES")
+		for _, s := range out.Sites {
+			var cs []string
+			for _, c := range s.Choices {
+				cs = append(cs, c.Name)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d:%d\t%s\t%s\n", s.ID, s.Function, s.Line, s.Col, s.Message, strings.Join(cs, ","))
+		}
+	}
+	if opts.Why {
+		if len(out.Skips) == 0 {
+			fmt.Fprintln(w, "\nno skipped places")
+		} else {
+			fmt.Fprintln(w, "\nSKIPPED\tFUNCTION\tPOS\tREASON")
+			for _, s := range out.Skips {
+				fmt.Fprintf(w, "%s\t%s\t%d:%d\t%s\n", s.Mutation, s.Function, s.Line, s.Col, s.Reason)
+			}
+		}
+	}
+	return w.Flush()
+}

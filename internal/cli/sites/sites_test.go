@@ -1,0 +1,113 @@
+package sites
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"metalab/internal/cli/cmdutil"
+)
+
+func TestNewCmdSites(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    SitesOptions
+		wantErr string
+	}{
+		{name: "file", args: []string{"k.metal"}, want: SitesOptions{File: "k.metal"}},
+		{name: "all_flags", args: []string{"k.metal", "--fn", "a", "--fn=b", "--op", "drop-barrier", "--why", "--json"},
+			want: SitesOptions{File: "k.metal", Fns: []string{"a", "b"}, Ops: []string{"drop-barrier"}, Why: true, JSON: true}},
+		{name: "no_file", args: nil, wantErr: "want 1 argument"},
+		{name: "two_files", args: []string{"a", "b"}, wantErr: "want 1 argument"},
+		{name: "unknown_op", args: []string{"k.metal", "--op", "vectorize"}, wantErr: `unknown --op "vectorize" (mutations: unroll-pragma, drop-barrier)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, _, _ := cmdutil.Test()
+			var got *SitesOptions
+			cmd := NewCmdSites(&cmdutil.Factory{IOStreams: ios, ReadFile: os.ReadFile}, func(o *SitesOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(ios.Out)
+			cmd.SetErr(ios.ErrOut)
+			err := cmd.Execute()
+			if tt.wantErr != "" {
+				var fe *cmdutil.FlagError
+				if !errors.As(err, &fe) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want FlagError containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.File != tt.want.File || strings.Join(got.Fns, ",") != strings.Join(tt.want.Fns, ",") ||
+				strings.Join(got.Ops, ",") != strings.Join(tt.want.Ops, ",") || got.Why != tt.want.Why || got.JSON != tt.want.JSON {
+				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+const kernel = `#define HIDE_LOOP(n) for (int i = 0; i < n; ++i) {}
+kernel void k(device float *p [[buffer(0)]]) {
+    for (int i = 0; i < 4; ++i) { p[i] = 0; }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    HIDE_LOOP(3);
+}
+`
+
+func run(t *testing.T, opts *SitesOptions, src string) (string, string, error) {
+	t.Helper()
+	ios, _, out, errOut := cmdutil.Test()
+	opts.IO = ios
+	opts.ReadFile = func(name string) ([]byte, error) {
+		if name != "k.metal" {
+			return nil, os.ErrNotExist
+		}
+		return []byte(src), nil
+	}
+	err := sitesRun(opts)
+	return out.String(), errOut.String(), err
+}
+
+func TestSitesRun(t *testing.T) {
+	out, _, err := run(t, &SitesOptions{File: "k.metal", Why: true}, kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"unroll-pragma/k/0-", "3:5", "trip count 4", "full,count2,count4,disable", "drop-barrier/k/0-", "4:5", "SKIPPED", "loop hidden behind macro HIDE_LOOP"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, err = run(t, &SitesOptions{File: "k.metal", Ops: []string{"drop-barrier"}, JSON: true}, kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js jsonOut
+	if err := json.Unmarshal([]byte(out), &js); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	if len(js.Sites) != 1 || js.Sites[0].Mutation != "drop-barrier" || js.Sites[0].Line != 4 || js.Sites[0].Choices[0].Name != "drop" || js.Skips != nil {
+		t.Errorf("JSON = %+v", js)
+	}
+}
+
+func TestSitesRunErrors(t *testing.T) {
+	_, _, err := run(t, &SitesOptions{File: "k.metal", Fns: []string{"nope"}}, kernel)
+	var fe *cmdutil.FlagError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "functions: k") {
+		t.Errorf("unknown --fn error = %v", err)
+	}
+	_, _, err = run(t, &SitesOptions{File: "missing.metal"}, kernel)
+	if err == nil || !strings.Contains(err.Error(), "read kernel") {
+		t.Errorf("missing file error = %v", err)
+	}
+	_, _, err = run(t, &SitesOptions{File: "k.metal"}, "kernel void k( {\n")
+	if err == nil || !strings.Contains(err.Error(), "k.metal:1:") {
+		t.Errorf("malformed kernel error = %v, want positioned", err)
+	}
+}

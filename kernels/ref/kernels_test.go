@@ -1,0 +1,226 @@
+package ref_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"metalab/backend"
+	"metalab/backend/cpu"
+	"metalab/check"
+	"metalab/kernels/ref"
+	"metalab/spec"
+)
+
+// The tests in this file run the bundled kernels on the cpu backend, case
+// by case, and compare every output element with the references.
+
+var (
+	cpuOnce sync.Once
+	cpuBack *cpu.Backend
+	cpuWhy  string
+)
+
+// cpuBackend returns the shared cpu backend, or skips t when it cannot run
+// here.
+func cpuBackend(t *testing.T) *cpu.Backend {
+	t.Helper()
+	cpuOnce.Do(func() {
+		b := cpu.New(cpu.Options{})
+		if ok, why := b.Available(context.Background()); !ok {
+			cpuWhy = why
+			return
+		}
+		cpuBack = b
+	})
+	if cpuBack == nil {
+		t.Skipf("cpu backend unavailable, kernels not run: %s", cpuWhy)
+	}
+	return cpuBack
+}
+
+// programs compiles the stages of in, reusing programs across cases.
+type programs struct {
+	b     backend.Backend
+	texts map[string][]byte
+	progs map[string]backend.Program
+}
+
+func (ps *programs) get(t *testing.T, st *spec.Stage) backend.Program {
+	t.Helper()
+	var keys []string
+	for k, v := range st.Constants {
+		keys = append(keys, fmt.Sprintf("%s=%s:%d", k, v.Type, v.Bits))
+	}
+	for k, v := range st.Defines {
+		keys = append(keys, fmt.Sprintf("-D%s=%s", k, v))
+	}
+	sort.Strings(keys)
+	key := st.Source + "\x00" + st.Entry + "\x00" + strings.Join(keys, ",")
+	if p, ok := ps.progs[key]; ok {
+		return p
+	}
+	text, ok := ps.texts[st.Source]
+	if !ok {
+		var err error
+		if text, err = os.ReadFile(st.Source); err != nil {
+			t.Fatal(err)
+		}
+		ps.texts[st.Source] = text
+	}
+	p, err := ps.b.Compile(context.Background(), backend.Source{
+		Name: st.Source, Text: text, Dir: filepath.Dir(st.Source),
+		Entry: st.Entry, Defines: st.Defines, Constants: st.Constants,
+	})
+	var f *backend.Failure
+	if errors.As(err, &f) && f.Kind == backend.Unavailable {
+		t.Skipf("cpu backend cannot compile kernels: %v", err)
+	}
+	if err != nil {
+		if f != nil {
+			t.Fatalf("compile %s %s: %v\n%s", st.Source, st.Entry, err, f.Log)
+		}
+		t.Fatalf("compile %s %s: %v", st.Source, st.Entry, err)
+	}
+	ps.progs[key] = p
+	return p
+}
+
+func (ps *programs) close() {
+	for _, p := range ps.progs {
+		p.Close()
+	}
+}
+
+// runSets runs every case of the named sets of the spec at path and hands
+// the instance and its final buffers to verify.
+func runSets(t *testing.T, path string, sets []string, verify func(t *testing.T, in *spec.Instance, out map[string][]byte)) {
+	b := cpuBackend(t)
+	s, err := spec.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := s.Cases(sets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := &programs{b: b, texts: map[string][]byte{}, progs: map[string]backend.Program{}}
+	defer ps.close()
+	for _, c := range cases {
+		t.Run(c.Set+"/"+c.Name, func(t *testing.T) {
+			in, err := s.Instantiate(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var progs []backend.Program
+			for _, st := range in.Stages {
+				progs = append(progs, ps.get(t, st))
+			}
+			start := time.Now()
+			out, err := check.Execute(context.Background(), progs, in, backend.Order{}, 2*time.Minute)
+			if err != nil {
+				var f *backend.Failure
+				if errors.As(err, &f) {
+					t.Fatalf("%v\n%s", err, f.Log)
+				}
+				t.Fatal(err)
+			}
+			t.Logf("ran %d stages in %v", len(in.Stages), time.Since(start).Round(time.Millisecond))
+			for _, buf := range in.Buffers {
+				if buf.Role == spec.Input && !bytes.Equal(out[buf.Name], buf.Data) {
+					t.Errorf("input buffer %s was written", buf.Name)
+				}
+			}
+			verify(t, in, out)
+		})
+	}
+}
+
+func data(t *testing.T, in *spec.Instance, name string) []byte {
+	t.Helper()
+	b := in.Buffer(name)
+	if b == nil {
+		t.Fatalf("spec has no buffer %q", name)
+	}
+	return b.Data
+}
+
+func params(t *testing.T, in *spec.Instance) ref.Params {
+	t.Helper()
+	p, err := ref.DecodeParams(data(t, in, "params"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func expectOK(t *testing.T, e *ref.Expect, err error, name string, got []float64) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("reference %s: %v", name, err)
+	}
+	if err := e.Check(name, got); err != nil {
+		t.Error(err)
+	}
+}
+
+func verifyPrompt(t *testing.T, in *spec.Instance, out map[string][]byte) {
+	p := params(t, in)
+	q, kq, ksc := data(t, in, "q"), data(t, in, "kq"), data(t, in, "ksc")
+	vq, vsc, ids := data(t, in, "vq"), data(t, in, "vsc"), data(t, in, "ids")
+
+	flash, err := ref.Flash(p, q, kq, ksc, vq, vsc, ids)
+	expectOK(t, flash, err, "out (qsa_flash)", ref.Halves(out["out"]))
+	part, err := ref.AttnPart(p, q, kq, ksc, vq, vsc, ids)
+	expectOK(t, part, err, "part (qsa_attn_part)", ref.Floats(out["part"]))
+	expectOK(t, flash, nil, "out_merge (qsa_merge)", ref.Halves(out["out_merge"]))
+	score, err := ref.Score(p, q, data(t, in, "pooled"), data(t, in, "scores"))
+	expectOK(t, score, err, "scores (qsa_score)", ref.Floats(out["scores"]))
+}
+
+func verifyPrep(t *testing.T, in *spec.Instance, out map[string][]byte) {
+	p := params(t, in)
+	r, err := ref.Prep(p, data(t, in, "x"), data(t, in, "g"), data(t, in, "rope"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectOK(t, r.Q, nil, "qo (qsa_prep)", ref.Halves(out["qo"]))
+	if err := ref.CheckQuant("kq", p, r.K, data(t, in, "kq"), data(t, in, "ksc"), out["kq"], out["ksc"]); err != nil {
+		t.Error(err)
+	}
+	if err := ref.CheckQuant("vq", p, r.V, data(t, in, "vq"), data(t, in, "vsc"), out["vq"], out["vsc"]); err != nil {
+		t.Error(err)
+	}
+	// Later stages are checked against their own inputs, the bytes the
+	// earlier stages produced.
+	pool, err := ref.Pool(p, out["kq"], out["ksc"])
+	expectOK(t, pool, err, "pooled (qsa_pool)", ref.Floats(out["pooled"]))
+	score, err := ref.Score(p, out["qo"], out["pooled"], data(t, in, "scores"))
+	expectOK(t, score, err, "scores (qsa_score)", ref.Floats(out["scores"]))
+}
+
+func TestPromptKernels(t *testing.T) {
+	runSets(t, "../qsa_prompt.yaml", []string{"quick", "fallback", "edge", "cancel"}, verifyPrompt)
+}
+
+func TestPrepKernels(t *testing.T) {
+	runSets(t, "../qsa_prep.yaml", []string{"quick", "edge", "zeros", "cancel"}, verifyPrep)
+}
+
+// TestFull runs the full sets: the production shapes take minutes on the
+// cpu backend, so they run only when METALAB_FULL=1.
+func TestFull(t *testing.T) {
+	if os.Getenv("METALAB_FULL") != "1" {
+		t.Skip("full sets take minutes on the cpu backend; set METALAB_FULL=1")
+	}
+	t.Run("prompt", func(t *testing.T) { runSets(t, "../qsa_prompt.yaml", []string{"full"}, verifyPrompt) })
+	t.Run("prep", func(t *testing.T) { runSets(t, "../qsa_prep.yaml", []string{"full"}, verifyPrep) })
+}

@@ -1,0 +1,58 @@
+package msl
+
+import (
+	"go/token"
+	"sort"
+	"strings"
+)
+
+// An ErrorList is a list of positioned errors, printed one per line as
+// file:line:col: msg.
+type ErrorList []*Error
+
+// Add appends an error at pos.
+func (l *ErrorList) Add(pos token.Position, msg string) {
+	*l = append(*l, &Error{Pos: pos, Msg: msg})
+}
+
+// Sort sorts the list by file, line and column, keeping the order of errors
+// at the same position.
+func (l ErrorList) Sort() {
+	sort.SliceStable(l, func(i, j int) bool {
+		a, b := l[i].Pos, l[j].Pos
+		if a.Filename != b.Filename {
+			return a.Filename < b.Filename
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+}
+
+// Error joins the errors with newlines.
+func (l ErrorList) Error() string {
+	switch len(l) {
+	case 0:
+		return "no errors"
+	case 1:
+		return l[0].Error()
+	}
+	var b strings.Builder
+	for i, e := range l {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Err returns the list as an error, or nil when it is empty, so that a nil
+// *ErrorList never hides inside a non-nil error interface.
+func (l ErrorList) Err() error {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
+}

@@ -1,0 +1,653 @@
+package msl
+
+import (
+	"strconv"
+	"strings"
+)
+
+// An Env is the context in which Eval and Layout resolve names: the file's
+// macros, constants, enumerators and structs, the local constants of Func,
+// command-line defines and bound template parameters.
+type Env struct {
+	File         *File
+	Func         *Func             // optional; its const locals and parameters are in scope
+	Defines      map[string]string // -D NAME=VALUE; these win over the file's #defines
+	TemplateArgs map[string]string // template parameter name → argument text
+	At           int               // optional byte offset: locals declared after it are out of scope (0: whole function)
+}
+
+// Eval evaluates an integer constant expression. It reports false when any
+// part of the expression is not a known integer constant: it never guesses.
+// Arithmetic is done in int64; casts are treated as value-preserving.
+func (e *Env) Eval(expr string) (int64, bool) {
+	ev := &evaluator{
+		ident:  e.ident,
+		sizeof: func(typ string) (int64, bool) { s, _, ok := e.layout(typ, 0); return s, ok },
+		active: map[string]bool{},
+	}
+	return ev.evalText(expr, 0)
+}
+
+// maxDepth bounds macro and constant expansion, so that recursive macros
+// fail instead of looping.
+const maxDepth = 64
+
+// ident resolves one identifier (possibly qualified, a::b) to a value.
+func (e *Env) ident(name string, depth int, ev *evaluator) (int64, bool) {
+	if ev.active[name] || depth > maxDepth {
+		return 0, false
+	}
+	ev.active[name] = true
+	defer delete(ev.active, name)
+	switch name {
+	case "true":
+		return 1, true
+	case "false":
+		return 0, true
+	}
+	if v, ok := e.Defines[name]; ok {
+		if v == "" {
+			v = "1"
+		}
+		return ev.evalText(v, depth+1)
+	}
+	if e.File != nil {
+		if d := e.File.lookupDefine(name, e.At); d != nil {
+			if d.FuncLike {
+				return 0, false
+			}
+			return ev.evalText(d.Body, depth+1)
+		}
+	}
+	if v, ok := e.TemplateArgs[name]; ok {
+		return ev.evalText(v, depth+1)
+	}
+	if e.Func != nil {
+		for _, p := range e.Func.Params {
+			if p.Name == name {
+				return 0, false
+			}
+		}
+		if e.Func.Body != nil {
+			if init, found := e.local(name); found {
+				if init == "" {
+					return 0, false
+				}
+				return ev.evalText(init, depth+1)
+			}
+		}
+	}
+	if e.File == nil {
+		return 0, false
+	}
+	if init, found := e.global(name); found {
+		if init == "" {
+			return 0, false
+		}
+		return ev.evalText(init, depth+1)
+	}
+	if v, ok := e.File.Enums[name]; ok {
+		return v, true
+	}
+	if i := strings.LastIndex(name, "::"); i >= 0 {
+		short := name[i+2:]
+		if v, ok := e.File.Enums[short]; ok && !strings.HasPrefix(name, "metal::") {
+			return v, true
+		}
+		if strings.HasPrefix(name, "metal::") {
+			return e.ident(short, depth+1, ev)
+		}
+	}
+	return 0, false
+}
+
+// local finds the initialiser text of a local declaration of name in Func
+// before At. found is true when a local of that name exists; init is empty
+// when it is not a constant.
+func (e *Env) local(name string) (init string, found bool) {
+	var cands []string
+	Walk(e.Func.Body, func(s Stmt) bool {
+		d, ok := s.(*Decl)
+		if !ok || (e.At > 0 && d.Pos >= e.At) {
+			return true
+		}
+		for _, n := range d.Names {
+			if n.Name == name {
+				cands = append(cands, e.constInit(d, n))
+			}
+		}
+		return true
+	})
+	if len(cands) == 0 {
+		return "", false
+	}
+	if e.At > 0 {
+		return cands[len(cands)-1], true
+	}
+	for _, c := range cands[1:] {
+		if c != cands[0] {
+			return "", true
+		}
+	}
+	return cands[0], true
+}
+
+// global finds the initialiser of a file-scope constant.
+func (e *Env) global(name string) (init string, found bool) {
+	for _, d := range e.File.Globals {
+		for _, n := range d.Names {
+			if n.Name == name {
+				return e.constInit(d, n), true
+			}
+		}
+	}
+	return "", false
+}
+
+// constInit returns the initialiser text of declarator n when d declares a
+// constant scalar, else "".
+func (e *Env) constInit(d *Decl, n *Declarator) string {
+	if len(n.Dims) > 0 || n.Init.End <= n.Init.Pos {
+		return ""
+	}
+	isConst := d.AddrSpace == Constant
+	for _, q := range d.Qualifiers {
+		if q == "const" || q == "constexpr" {
+			isConst = true
+		}
+	}
+	if !isConst {
+		return ""
+	}
+	init := strings.TrimSpace(e.File.Text(n.Init.Pos, n.Init.End))
+	if strings.HasPrefix(init, "{") && strings.HasSuffix(init, "}") {
+		init = strings.TrimSpace(init[1 : len(init)-1])
+	}
+	if init == "" {
+		return ""
+	}
+	return init
+}
+
+// lookupDefine returns the #define of name in effect at offset at (the last
+// one before it; with at == 0, the last one in the file).
+func (f *File) lookupDefine(name string, at int) *Define {
+	var ds []*Define
+	if f.defs != nil {
+		ds = f.defs[name]
+	} else {
+		for _, d := range f.Defines {
+			if d.Name == name {
+				ds = append(ds, d)
+			}
+		}
+	}
+	for i := len(ds) - 1; i >= 0; i-- {
+		if at <= 0 || ds[i].Pos < at {
+			return ds[i]
+		}
+	}
+	return nil
+}
+
+// An evaluator evaluates integer constant expressions with pluggable name
+// resolution, shared by Env.Eval and #if conditions.
+type evaluator struct {
+	ident   func(name string, depth int, ev *evaluator) (int64, bool)
+	defined func(name string) (int64, bool) // nil outside #if
+	sizeof  func(typ string) (int64, bool)
+	active  map[string]bool
+}
+
+func evalString(s string, ev *evaluator) (int64, bool) {
+	if ev.active == nil {
+		ev.active = map[string]bool{}
+	}
+	return ev.evalText(s, 0)
+}
+
+// lexExpr lexes an expression string without reporting errors, dropping
+// comments.
+func lexExpr(s string) []Token {
+	l := &lexer{src: []byte(s), quiet: true, defines: map[string]*lexDefine{}}
+	l.run()
+	out := l.toks[:0]
+	for _, t := range l.toks {
+		if t.Kind != Comment {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (ev *evaluator) evalText(s string, depth int) (int64, bool) {
+	if depth > maxDepth {
+		return 0, false
+	}
+	p := &exprParser{ev: ev, toks: lexExpr(s), depth: depth}
+	if len(p.toks) == 0 {
+		return 0, false
+	}
+	v := p.cond()
+	if p.bad || p.i != len(p.toks) || !v.ok {
+		return 0, false
+	}
+	return v.v, true
+}
+
+// A val is a possibly unknown value; unknown values still parse, so that
+// `0 && X` is 0 even when X is unknown.
+type val struct {
+	v  int64
+	ok bool
+}
+
+type exprParser struct {
+	ev    *evaluator
+	toks  []Token
+	i     int
+	depth int
+	bad   bool // syntax error
+}
+
+func (p *exprParser) peek() string {
+	if p.i < len(p.toks) {
+		t := p.toks[p.i]
+		if t.Kind == Punct || t.Kind == Ident {
+			return t.Text
+		}
+		return "\x00"
+	}
+	return ""
+}
+
+func (p *exprParser) accept(s string) bool {
+	if p.peek() == s {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *exprParser) expect(s string) {
+	if !p.accept(s) {
+		p.bad = true
+	}
+}
+
+func (p *exprParser) cond() val {
+	c := p.binary(0)
+	if !p.accept("?") {
+		return c
+	}
+	a := p.cond()
+	p.expect(":")
+	b := p.cond()
+	if !c.ok {
+		if a.ok && b.ok && a.v == b.v {
+			return a
+		}
+		return val{}
+	}
+	if c.v != 0 {
+		return a
+	}
+	return b
+}
+
+// binary operator precedence levels, loosest first.
+var binLevels = [][]string{
+	{"||"}, {"&&"}, {"|"}, {"^"}, {"&"}, {"==", "!="}, {"<", ">", "<=", ">="},
+	{"<<", ">>"}, {"+", "-"}, {"*", "/", "%"},
+}
+
+func (p *exprParser) binary(level int) val {
+	if level == len(binLevels) {
+		return p.unary()
+	}
+	x := p.binary(level + 1)
+	for {
+		op := ""
+		for _, o := range binLevels[level] {
+			if p.peek() == o {
+				op = o
+			}
+		}
+		if op == "" || p.bad {
+			return x
+		}
+		p.i++
+		y := p.binary(level + 1)
+		x = apply(op, x, y)
+	}
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func apply(op string, x, y val) val {
+	switch op {
+	case "&&":
+		if x.ok && x.v == 0 || y.ok && y.v == 0 {
+			return val{0, true}
+		}
+	case "||":
+		if x.ok && x.v != 0 || y.ok && y.v != 0 {
+			return val{1, true}
+		}
+	}
+	if !x.ok || !y.ok {
+		return val{}
+	}
+	a, b := x.v, y.v
+	var r int64
+	switch op {
+	case "&&":
+		r = b2i(a != 0 && b != 0)
+	case "||":
+		r = b2i(a != 0 || b != 0)
+	case "|":
+		r = a | b
+	case "^":
+		r = a ^ b
+	case "&":
+		r = a & b
+	case "==":
+		r = b2i(a == b)
+	case "!=":
+		r = b2i(a != b)
+	case "<":
+		r = b2i(a < b)
+	case ">":
+		r = b2i(a > b)
+	case "<=":
+		r = b2i(a <= b)
+	case ">=":
+		r = b2i(a >= b)
+	case "<<":
+		if b < 0 || b > 63 {
+			return val{}
+		}
+		r = a << uint(b)
+	case ">>":
+		if b < 0 || b > 63 {
+			return val{}
+		}
+		r = a >> uint(b)
+	case "+":
+		r = a + b
+	case "-":
+		r = a - b
+	case "*":
+		r = a * b
+	case "/", "%":
+		if b == 0 || (a == -1<<63 && b == -1) {
+			return val{}
+		}
+		if op == "/" {
+			r = a / b
+		} else {
+			r = a % b
+		}
+	}
+	return val{r, true}
+}
+
+func (p *exprParser) unary() val {
+	switch p.peek() {
+	case "+", "-", "!", "~":
+		op := p.peek()
+		p.i++
+		x := p.unary()
+		if !x.ok {
+			return x
+		}
+		switch op {
+		case "-":
+			x.v = -x.v
+		case "!":
+			x.v = b2i(x.v == 0)
+		case "~":
+			x.v = ^x.v
+		}
+		return x
+	case "(":
+		if n := p.castLen(p.i + 1); n > 0 && p.i+1+n < len(p.toks) && p.toks[p.i+1+n].Text == ")" {
+			p.i += n + 2
+			return p.unary()
+		}
+	}
+	return p.primary()
+}
+
+// scalarTypeWords are the words a value-preserving cast may consist of.
+var scalarTypeWords = map[string]bool{
+	"int": true, "uint": true, "short": true, "ushort": true, "long": true, "ulong": true,
+	"char": true, "uchar": true, "unsigned": true, "signed": true, "const": true, "bool": true,
+	"size_t": true, "ptrdiff_t": true, "int8_t": true, "uint8_t": true, "int16_t": true,
+	"uint16_t": true, "int32_t": true, "uint32_t": true, "int64_t": true, "uint64_t": true,
+}
+
+// castLen returns how many tokens from i form a scalar type name, or 0.
+func (p *exprParser) castLen(i int) int {
+	n := 0
+	for i+n < len(p.toks) {
+		t := p.toks[i+n]
+		if t.Kind == Ident && scalarTypeWords[t.Text] {
+			n++
+			continue
+		}
+		if t.Kind == Ident && t.Text == "metal" && i+n+1 < len(p.toks) && p.toks[i+n+1].Text == "::" {
+			n += 2
+			continue
+		}
+		break
+	}
+	return n
+}
+
+func (p *exprParser) primary() val {
+	if p.i >= len(p.toks) {
+		p.bad = true
+		return val{}
+	}
+	t := p.toks[p.i]
+	switch t.Kind {
+	case Int:
+		p.i++
+		v, ok := parseIntLit(t.Text)
+		return val{v, ok}
+	case Char:
+		p.i++
+		v, ok := parseCharLit(t.Text)
+		return val{v, ok}
+	case Float, String:
+		p.i++
+		return val{}
+	case Punct:
+		if t.Text == "(" {
+			p.i++
+			v := p.cond()
+			p.expect(")")
+			return v
+		}
+		p.bad = true
+		return val{}
+	case Ident:
+	default:
+		p.bad = true
+		return val{}
+	}
+	// Functional casts: uint(x), metal::uint(x).
+	if n := p.castLen(p.i); n > 0 && p.i+n < len(p.toks) && p.toks[p.i+n].Text == "(" {
+		p.i += n + 1
+		v := p.cond()
+		p.expect(")")
+		return v
+	}
+	switch t.Text {
+	case "sizeof":
+		p.i++
+		typ, ok := p.group()
+		if !ok || p.ev.sizeof == nil {
+			return val{}
+		}
+		v, ok := p.ev.sizeof(typ)
+		return val{v, ok}
+	case "defined":
+		p.i++
+		name := ""
+		if p.accept("(") {
+			name = p.peek()
+			p.i++
+			p.expect(")")
+		} else {
+			name = p.peek()
+			p.i++
+		}
+		if p.ev.defined == nil {
+			return val{}
+		}
+		v, ok := p.ev.defined(name)
+		return val{v, ok}
+	case "static_cast", "reinterpret_cast", "const_cast":
+		p.i++
+		if !p.skipAngles() {
+			p.bad = true
+			return val{}
+		}
+		p.expect("(")
+		v := p.cond()
+		p.expect(")")
+		return v
+	}
+	// A possibly qualified name.
+	name := t.Text
+	p.i++
+	for p.peek() == "::" && p.i+1 < len(p.toks) && p.toks[p.i+1].Kind == Ident {
+		name += "::" + p.toks[p.i+1].Text
+		p.i += 2
+	}
+	if p.peek() == "(" {
+		// A call: never a constant we know.
+		p.group()
+		return val{}
+	}
+	if p.ev.ident == nil {
+		return val{}
+	}
+	v, ok := p.ev.ident(name, p.depth, p.ev)
+	return val{v, ok}
+}
+
+// group consumes a parenthesised group and returns its inner text.
+func (p *exprParser) group() (string, bool) {
+	if !p.accept("(") {
+		p.bad = true
+		return "", false
+	}
+	start := p.i
+	depth := 1
+	for p.i < len(p.toks) {
+		switch p.toks[p.i].Text {
+		case "(":
+			depth++
+		case ")":
+			depth--
+			if depth == 0 {
+				inner := joinTokens(p.toks[start:p.i])
+				p.i++
+				return inner, true
+			}
+		}
+		p.i++
+	}
+	p.bad = true
+	return "", false
+}
+
+func (p *exprParser) skipAngles() bool {
+	if !p.accept("<") {
+		return false
+	}
+	depth := 1
+	for p.i < len(p.toks) {
+		switch p.toks[p.i].Text {
+		case "<":
+			depth++
+		case ">":
+			depth--
+		case ">>":
+			depth -= 2
+		}
+		p.i++
+		if depth <= 0 {
+			return depth == 0
+		}
+	}
+	return false
+}
+
+// parseIntLit parses a C integer literal with optional u/U/l/L suffixes,
+// hex, octal or binary base and digit separators.
+func parseIntLit(s string) (int64, bool) {
+	s = strings.TrimRight(s, "uUlLzZ")
+	if strings.Contains(s, "'") {
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			if s[i] != '\'' {
+				b.WriteByte(s[i])
+			}
+		}
+		s = b.String()
+	}
+	base := 10
+	switch {
+	case len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X"):
+		base, s = 16, s[2:]
+	case len(s) > 2 && (s[:2] == "0b" || s[:2] == "0B"):
+		base, s = 2, s[2:]
+	case len(s) > 1 && s[0] == '0':
+		base, s = 8, s[1:]
+	}
+	u, err := strconv.ParseUint(s, base, 64)
+	if err != nil || u > 1<<63-1 {
+		return 0, false
+	}
+	return int64(u), true
+}
+
+// parseCharLit parses a plain one-character literal such as 'a' or '\n'.
+func parseCharLit(s string) (int64, bool) {
+	if len(s) < 3 || s[0] != '\'' || s[len(s)-1] != '\'' {
+		return 0, false
+	}
+	in := s[1 : len(s)-1]
+	if len(in) == 1 && in[0] != '\\' {
+		return int64(in[0]), true
+	}
+	esc := map[string]int64{`\n`: '\n', `\t`: '\t', `\r`: '\r', `\0`: 0, `\\`: '\\', `\'`: '\'', `\"`: '"'}
+	v, ok := esc[in]
+	return v, ok
+}
+
+// joinTokens joins token texts, separating two word-like tokens by a space,
+// so that equal token sequences give equal text regardless of spacing.
+func joinTokens(toks []Token) string {
+	var b strings.Builder
+	for i, t := range toks {
+		if i > 0 && wordLike(toks[i-1]) && wordLike(t) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t.Text)
+	}
+	return b.String()
+}
+
+func wordLike(t Token) bool {
+	return t.Kind == Ident || t.Kind == Int || t.Kind == Float || t.Kind == String || t.Kind == Char
+}

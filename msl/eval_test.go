@@ -1,0 +1,233 @@
+package msl
+
+import "testing"
+
+const evalSrc = `
+#define N 64
+#define M (N / 2)
+#define SELF SELF
+#define LOOP_A LOOP_B
+#define LOOP_B LOOP_A
+#define F(x) (x)
+#define FLAG
+constant int K = N * 2;
+constexpr constant int C2 = K + 1;
+static const int S3 = 3;
+constant float FF = 1.5f;
+constant bool FC [[function_constant(0)]];
+constant int V = 7;
+enum Color { Red, Green = 4, Blue };
+enum class Mode : int { A = 1 << 3, B };
+struct P { float3 a; half h; };
+kernel void k(uint n) {
+    const int L = 16;
+    int var = 3;
+    constexpr int W = L * 2;
+    const int V = 9;
+}
+`
+
+func TestEval(t *testing.T) {
+	f, err := Parse("e.metal", []byte(evalSrc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{File: f, Func: f.Func("k"), Defines: map[string]string{"D": "5", "N2": "N*2"}, TemplateArgs: map[string]string{"T": "float", "BS": "8"}}
+	tests := []struct {
+		expr string
+		want int64
+		ok   bool
+	}{
+		{"1 + 2 * 3", 7, true},
+		{"(1 + 2) * 3", 9, true},
+		{"10 / 3", 3, true},
+		{"10 % 3", 1, true},
+		{"-7 / 2", -3, true},
+		{"1 << 10", 1024, true},
+		{"-16 >> 2", -4, true},
+		{"0xF0 & 0x3C", 0x30, true},
+		{"0xF0 | 0x0F", 0xFF, true},
+		{"5 ^ 3", 6, true},
+		{"~0", -1, true},
+		{"!0 + !5", 1, true},
+		{"3 < 4 && 4 <= 4 && 5 > 4 && 5 >= 6", 0, true},
+		{"1 == 1 || x", 1, true},
+		{"0 && x", 0, true},
+		{"x && 0", 0, true},
+		{"1 ? 2 : 3", 2, true},
+		{"0 ? 2 : 1 ? 4 : 5", 4, true},
+		{"2 != 2", 0, true},
+		{"0x1Fu + 10UL + 0b101 + 017 + 1'000", 31 + 10 + 5 + 15 + 1000, true},
+		{"'a'", 97, true},
+		{"(int)3 + uint(4) + (unsigned int)(5) + static_cast<int>(6) + metal::uint(1)", 19, true},
+		{"N", 64, true},
+		{"M", 32, true},
+		{"K", 128, true},
+		{"C2", 129, true},
+		{"S3", 3, true},
+		{"D + N2", 5 + 128, true},
+		{"L", 16, true},
+		{"W", 32, true},
+		{"V", 9, true},
+		{"Green + Blue", 9, true},
+		{"Mode::B", 9, true},
+		{"Red", 0, true},
+		{"true + false", 1, true},
+		{"sizeof(float4)", 16, true},
+		{"sizeof(half3)", 8, true},
+		{"sizeof(packed_float3)", 12, true},
+		{"sizeof(P)", 32, true},
+		{"sizeof(T) * BS", 32, true},
+		{"BS", 8, true},
+		// Never guess.
+		{"var", 0, false},
+		{"n", 0, false},
+		{"FF", 0, false},
+		{"1.5", 0, false},
+		{"FC", 0, false},
+		{"F(3)", 0, false},
+		{"SELF", 0, false},
+		{"LOOP_A", 0, false},
+		{"unknown", 0, false},
+		{"1 / 0", 0, false},
+		{"1 % 0", 0, false},
+		{"1 << 64", 0, false},
+		{"1 +", 0, false},
+		{"(1", 0, false},
+		{"1 2", 0, false},
+		{"", 0, false},
+		{"0xFFFFFFFFFFFFFFFFF", 0, false},
+		{"sizeof(simdgroup_float8x8)", 0, false},
+		{"foo(1)", 0, false},
+		{"FLAG", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := env.Eval(tt.expr)
+		if ok != tt.ok || got != tt.want {
+			t.Errorf("Eval(%q) = %d, %v; want %d, %v", tt.expr, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestEvalScope checks that -D defines win over the file's, and that At
+// hides later locals.
+func TestEvalScope(t *testing.T) {
+	f, err := Parse("e.metal", []byte(evalSrc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{File: f, Defines: map[string]string{"N": "8"}}
+	if v, ok := env.Eval("M"); !ok || v != 4 {
+		t.Errorf("Eval(M) with -DN=8 = %d, %v; want 4, true", v, ok)
+	}
+	k := f.Func("k")
+	var wPos int
+	Walk(k.Body, func(s Stmt) bool {
+		if d, ok := s.(*Decl); ok && d.Names[0].Name == "W" {
+			wPos = d.Pos
+		}
+		return true
+	})
+	before := &Env{File: f, Func: k, At: wPos}
+	if _, ok := before.Eval("W"); ok {
+		t.Errorf("Eval(W) before its declaration succeeded")
+	}
+	if v, ok := before.Eval("L"); !ok || v != 16 {
+		t.Errorf("Eval(L) = %d, %v; want 16, true", v, ok)
+	}
+	global := &Env{File: f}
+	if v, ok := global.Eval("V"); !ok || v != 7 {
+		t.Errorf("Eval(V) at file scope = %d, %v; want 7, true", v, ok)
+	}
+}
+
+func TestLayout(t *testing.T) {
+	src := `
+struct A { char c; float f; };
+struct B { half2 h; float3 v; char tail; };
+struct C { packed_float3 p; float x[3]; A a[2]; };
+struct D { static constexpr int K = 4; int k; };
+union U { float4 v; char c[20]; };
+template <typename T> struct G { T x; };
+typedef float4 vec_t;
+using idx_t = ushort;
+`
+	f, err := Parse("l.metal", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{File: f, TemplateArgs: map[string]string{"T": "half4", "N": "3"}}
+	tests := []struct {
+		typ         string
+		size, align int64
+		ok          bool
+	}{
+		{"bool", 1, 1, true},
+		{"char", 1, 1, true},
+		{"uchar", 1, 1, true},
+		{"short", 2, 2, true},
+		{"ushort", 2, 2, true},
+		{"half", 2, 2, true},
+		{"bfloat", 2, 2, true},
+		{"int", 4, 4, true},
+		{"uint", 4, 4, true},
+		{"float", 4, 4, true},
+		{"long", 8, 8, true},
+		{"ulong", 8, 8, true},
+		{"float2", 8, 8, true},
+		{"float3", 16, 16, true},
+		{"float4", 16, 16, true},
+		{"half2", 4, 4, true},
+		{"half3", 8, 8, true},
+		{"half4", 8, 8, true},
+		{"char3", 4, 4, true},
+		{"bool2", 2, 2, true},
+		{"bfloat4", 8, 8, true},
+		{"packed_float3", 12, 4, true},
+		{"packed_half3", 6, 2, true},
+		{"packed_float4", 16, 4, true},
+		{"float4x4", 64, 16, true},
+		{"half2x3", 16, 8, true},
+		{"float3x2", 24, 8, true},
+		{"atomic_int", 4, 4, true},
+		{"atomic_uint", 4, 4, true},
+		{"atomic_float", 4, 4, true},
+		{"metal::atomic<uint>", 4, 4, true},
+		{"const float", 4, 4, true},
+		{"metal::float4", 16, 16, true},
+		{"vec<float, 3>", 16, 16, true},
+		{"metal::vec<half,2>", 4, 4, true},
+		{"float[4]", 16, 4, true},
+		{"float2[N]", 24, 8, true},
+		{"array<float, 5>", 20, 4, true},
+		{"T", 8, 8, true},
+		{"A", 8, 4, true},
+		{"B", 48, 16, true},
+		{"C", 40, 4, true},
+		{"D", 4, 4, true},
+		{"vec_t", 16, 16, true},
+		{"idx_t", 2, 2, true},
+		{"float*", 8, 8, true},
+		{"G", 0, 0, false},
+		{"simdgroup_float8x8", 0, 0, false},
+		{"Unknown", 0, 0, false},
+		{"float5", 0, 0, false},
+		{"float[M]", 0, 0, false},
+	}
+	for _, tt := range tests {
+		size, align, ok := env.Layout(tt.typ)
+		if !tt.ok {
+			if ok {
+				t.Errorf("Layout(%q) = %d, %d, true; want unknown", tt.typ, size, align)
+			}
+			continue
+		}
+		if !ok || size != tt.size || align != tt.align {
+			t.Errorf("Layout(%q) = %d, %d, %v; want %d, %d, true", tt.typ, size, align, ok, tt.size, tt.align)
+		}
+	}
+	// A union is as large as its largest member, rounded to its alignment.
+	if size, align, ok := env.Layout("U"); !ok || size != 32 || align != 16 {
+		t.Errorf("Layout(U) = %d, %d, %v; want 32, 16, true", size, align, ok)
+	}
+}

@@ -1,0 +1,182 @@
+package msl
+
+// Func returns the first definition (with a body) of the function named
+// name, else its first declaration, else nil.
+func (f *File) Func(name string) *Func {
+	var decl *Func
+	for _, fn := range f.Funcs {
+		if fn.Name != name {
+			continue
+		}
+		if fn.Body != nil {
+			return fn
+		}
+		if decl == nil {
+			decl = fn
+		}
+	}
+	return decl
+}
+
+// Kernels returns the kernel functions that have a body, in source order.
+func (f *File) Kernels() []*Func {
+	var out []*Func
+	for _, fn := range f.Funcs {
+		if fn.Kind == Kernel && fn.Body != nil {
+			out = append(out, fn)
+		}
+	}
+	return out
+}
+
+// Text returns the source text in [pos, end), clamped to the file.
+func (f *File) Text(pos, end int) string {
+	pos = max(0, min(pos, len(f.Src)))
+	end = max(pos, min(end, len(f.Src)))
+	return string(f.Src[pos:end])
+}
+
+// Walk calls fn for s and every statement nested in it, in preorder: block
+// statements, loop bodies, if branches and switch bodies. When fn returns
+// false the children of that statement are skipped. A nil s is ignored.
+func Walk(s Stmt, fn func(Stmt) bool) {
+	if s == nil || isNilStmt(s) || !fn(s) {
+		return
+	}
+	switch s := s.(type) {
+	case *Block:
+		for _, c := range s.Stmts {
+			Walk(c, fn)
+		}
+	case *For:
+		Walk(s.Body, fn)
+	case *While:
+		Walk(s.Body, fn)
+	case *Do:
+		Walk(s.Body, fn)
+	case *If:
+		Walk(s.Then, fn)
+		Walk(s.Else, fn)
+	case *Switch:
+		Walk(s.Body, fn)
+	case *MacroUse:
+		Walk(s.Body, fn)
+	}
+}
+
+// isNilStmt reports whether s is a typed nil pointer, such as a nil *Block
+// passed for a function without a body.
+func isNilStmt(s Stmt) bool {
+	switch s := s.(type) {
+	case *Block:
+		return s == nil
+	case *For:
+		return s == nil
+	case *While:
+		return s == nil
+	case *Do:
+		return s == nil
+	case *If:
+		return s == nil
+	case *Switch:
+		return s == nil
+	case *MacroUse:
+		return s == nil
+	}
+	return false
+}
+
+// Callees returns the functions defined in the file that fn calls, directly
+// or transitively, in the order they are first reached; fn itself is not
+// included. Calls are found by scanning the body's tokens for a file
+// function's name followed by '(' or by template arguments and '('.
+func (f *File) Callees(fn *Func) []*Func {
+	if fn == nil || fn.Body == nil {
+		return nil
+	}
+	byName := map[string]bool{}
+	for _, g := range f.Funcs {
+		if g.Body != nil {
+			byName[g.Name] = true
+		}
+	}
+	seen := map[*Func]bool{fn: true}
+	var out []*Func
+	queue := []*Func{fn}
+	for len(queue) > 0 {
+		g := queue[0]
+		queue = queue[1:]
+		for _, name := range f.calledNames(g, byName) {
+			h := f.Func(name)
+			if h == nil || h.Body == nil || seen[h] {
+				continue
+			}
+			seen[h] = true
+			out = append(out, h)
+			queue = append(queue, h)
+		}
+	}
+	return out
+}
+
+// calledNames lists the names in byName that g's body calls.
+func (f *File) calledNames(g *Func, byName map[string]bool) []string {
+	toks := f.bodyTokens(g)
+	var out []string
+	for j, t := range toks {
+		if t.Kind != Ident || !byName[t.Text] {
+			continue
+		}
+		if j > 0 && (toks[j-1].Text == "." || toks[j-1].Text == "->") {
+			continue // a member call of another type
+		}
+		k := j + 1
+		if k < len(toks) && toks[k].Text == "<" {
+			depth := 0
+			for ; k < len(toks) && k < j+24; k++ {
+				if toks[k].Text == "<" {
+					depth++
+				} else if toks[k].Text == ">" {
+					depth--
+				} else if toks[k].Text == ">>" {
+					depth -= 2
+				}
+				if depth <= 0 {
+					k++
+					break
+				}
+			}
+		}
+		if k < len(toks) && toks[k].Text == "(" {
+			out = append(out, t.Text)
+		}
+	}
+	return out
+}
+
+// bodyTokens returns the significant tokens of g's body.
+func (f *File) bodyTokens(g *Func) []Token {
+	lo, hi := g.Body.Lbrace, g.Body.Rbrace+1
+	i := searchTokens(f.Tokens, lo)
+	var out []Token
+	for ; i < len(f.Tokens) && f.Tokens[i].Pos < hi; i++ {
+		if k := f.Tokens[i].Kind; k != Comment && k != Directive && k != Skipped {
+			out = append(out, f.Tokens[i])
+		}
+	}
+	return out
+}
+
+// searchTokens returns the index of the first token at or after offset off.
+func searchTokens(toks []Token, off int) int {
+	lo, hi := 0, len(toks)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if toks[m].Pos < off {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}

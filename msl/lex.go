@@ -1,0 +1,742 @@
+package msl
+
+import (
+	"fmt"
+	"go/token"
+	"strings"
+	"unicode/utf8"
+)
+
+// Lex splits src into tokens. Whitespace (and backslash-newline pairs outside
+// directives) is trivia between tokens; everything else, including comments,
+// directives and inactive #if branches, is a token, so the tokens and the
+// gaps between them reproduce src byte for byte. Lex never fails outright:
+// malformed input yields tokens plus a non-nil ErrorList.
+func Lex(filename string, src []byte) ([]Token, error) {
+	l := newLexer(filename, src, nil)
+	l.run()
+	return l.toks, l.errs.Err()
+}
+
+// A lexer holds the state of one Lex call.
+type lexer struct {
+	src  []byte
+	file *token.File
+	toks []Token
+	errs ErrorList
+
+	// Conditional compilation: a stack of open #if groups and the object-like
+	// macros seen so far, to decide which branches are certainly inactive.
+	conds   []*condFrame
+	defines map[string]*lexDefine
+	quiet   bool // no errors; used to lex expression strings
+}
+
+// A condFrame is one open #if group.
+type condFrame struct {
+	pos     int  // offset of the #if directive
+	taken   bool // some branch is known to be active
+	unknown bool // some branch's condition could not be decided
+	lenient bool // the current branch's condition is unknown
+}
+
+// A lexDefine is an object-like macro as far as #if evaluation trusts it.
+type lexDefine struct {
+	body    string
+	certain bool // defined once, outside undecided branches, never #undef'd
+}
+
+func newLexer(filename string, src []byte, tf *token.File) *lexer {
+	if tf == nil {
+		tf = newTokenFile(filename, src)
+	}
+	return &lexer{src: src, file: tf, defines: map[string]*lexDefine{}}
+}
+
+func newTokenFile(filename string, src []byte) *token.File {
+	tf := token.NewFileSet().AddFile(filename, -1, len(src))
+	tf.SetLinesForContent(src)
+	return tf
+}
+
+func (l *lexer) errorf(off int, format string, args ...any) {
+	if l.quiet {
+		return
+	}
+	l.errs.Add(l.file.Position(l.file.Pos(off)), fmt.Sprintf(format, args...))
+}
+
+// lenient reports whether the lexer is inside a branch whose condition is
+// unknown; such branches may hold text that is not Metal, so stray bytes are
+// tolerated there.
+func (l *lexer) lenient() bool {
+	if l.quiet {
+		return true
+	}
+	for _, c := range l.conds {
+		if c.lenient {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *lexer) emit(k Kind, pos, end int) {
+	l.toks = append(l.toks, Token{Kind: k, Pos: pos, End: end, Text: string(l.src[pos:end])})
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+func isIdentChar(c byte) bool { return isIdentStart(c) || isDigit(c) }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// newlineAt returns the length of a line break at i (1 or 2), or 0.
+func (l *lexer) newlineAt(i int) int {
+	if i < len(l.src) && l.src[i] == '\n' {
+		return 1
+	}
+	if i+1 < len(l.src) && l.src[i] == '\r' && l.src[i+1] == '\n' {
+		return 2
+	}
+	return 0
+}
+
+func (l *lexer) run() {
+	src := l.src
+	n := len(src)
+	lineStart := true
+	for i := 0; i < n; {
+		c := src[i]
+		if isSpace(c) {
+			if c == '\n' {
+				lineStart = true
+			}
+			i++
+			continue
+		}
+		if c == '\\' {
+			if k := l.newlineAt(i + 1); k > 0 {
+				i += 1 + k
+				continue
+			}
+		}
+		if c == '#' && lineStart {
+			i = l.directive(i)
+			lineStart = true // a directive runs to the end of its line
+			continue
+		}
+		if c == '/' && i+1 < n && src[i+1] == '*' {
+			i = l.blockComment(i)
+			continue // a block comment keeps lineStart
+		}
+		lineStart = false
+		switch {
+		case c == '/' && i+1 < n && src[i+1] == '/':
+			j := i
+			for j < n && src[j] != '\n' {
+				j++
+			}
+			end := j
+			if end > i && src[end-1] == '\r' {
+				end--
+			}
+			l.emit(Comment, i, end)
+			i = j
+		case isIdentStart(c):
+			j := i + 1
+			for j < n && isIdentChar(src[j]) {
+				j++
+			}
+			if j < n && (src[j] == '"' || src[j] == '\'') {
+				if k, ok := l.prefixedLiteral(i, j); ok {
+					i = k
+					continue
+				}
+			}
+			l.emit(Ident, i, j)
+			i = j
+		case isDigit(c) || c == '.' && i+1 < n && isDigit(src[i+1]):
+			i = l.number(i)
+		case c == '"':
+			i = l.quoted(i, i, '"', String)
+		case c == '\'':
+			i = l.quoted(i, i, '\'', Char)
+		case c == '[' && i+1 < n && src[i+1] == '[':
+			if j, ok := l.attribute(i); ok {
+				l.emit(Attribute, i, j)
+				i = j
+			} else {
+				l.emit(Punct, i, i+1)
+				i++
+			}
+		default:
+			if k := punctLen(src[i:]); k > 0 {
+				l.emit(Punct, i, i+k)
+				i += k
+				continue
+			}
+			// A stray byte or non-ASCII character: keep it as a token so the
+			// round trip holds, and report it.
+			r, size := utf8.DecodeRune(src[i:])
+			if !l.lenient() {
+				if r < utf8.RuneSelf && c >= ' ' && c < 0x7f {
+					l.errorf(i, "invalid character %q", string(rune(c)))
+				} else if r == utf8.RuneError && size <= 1 {
+					l.errorf(i, "invalid byte 0x%02x", c)
+				} else {
+					l.errorf(i, "invalid character %U", r)
+				}
+			}
+			l.emit(Punct, i, i+size)
+			i += size
+		}
+	}
+	for _, c := range l.conds {
+		l.errorf(c.pos, "unterminated #if")
+	}
+}
+
+func (l *lexer) blockComment(i int) int {
+	j := strings.Index(string(l.src[i+2:]), "*/")
+	if j < 0 {
+		l.errorf(i, "unterminated comment")
+		l.emit(Comment, i, len(l.src))
+		return len(l.src)
+	}
+	end := i + 2 + j + 2
+	l.emit(Comment, i, end)
+	return end
+}
+
+// prefixedLiteral lexes a string or character literal with an encoding
+// prefix (L, u, U, u8) or a raw string (R"delim(...)delim") starting at i,
+// whose prefix ends at j.
+func (l *lexer) prefixedLiteral(i, j int) (int, bool) {
+	prefix := string(l.src[i:j])
+	q := l.src[j]
+	switch prefix {
+	case "L", "u", "U", "u8":
+		if q == '"' {
+			return l.quoted(i, j, '"', String), true
+		}
+		return l.quoted(i, j, '\'', Char), true
+	case "R", "LR", "uR", "UR", "u8R":
+		if q != '"' {
+			return 0, false
+		}
+		k := j + 1
+		for k < len(l.src) && k-j <= 17 && l.src[k] != '(' && !isSpace(l.src[k]) && l.src[k] != ')' && l.src[k] != '\\' {
+			k++
+		}
+		if k >= len(l.src) || l.src[k] != '(' {
+			return 0, false
+		}
+		closing := ")" + string(l.src[j+1:k]) + "\""
+		e := strings.Index(string(l.src[k+1:]), closing)
+		if e < 0 {
+			l.errorf(i, "unterminated raw string literal")
+			l.emit(String, i, len(l.src))
+			return len(l.src), true
+		}
+		end := k + 1 + e + len(closing)
+		l.emit(String, i, end)
+		return end, true
+	}
+	return 0, false
+}
+
+// quoted lexes a string or character literal starting at pos whose opening
+// quote is at q.
+func (l *lexer) quoted(pos, q int, quote byte, k Kind) int {
+	src := l.src
+	for j := q + 1; j < len(src); j++ {
+		switch src[j] {
+		case '\\':
+			if j+1 < len(src) && src[j+1] != '\n' {
+				j++
+			}
+		case quote:
+			l.emit(k, pos, j+1)
+			return j + 1
+		case '\n':
+			return l.unterminated(pos, q, j, k)
+		}
+	}
+	return l.unterminated(pos, q, len(src), k)
+}
+
+func (l *lexer) unterminated(pos, q, end int, k Kind) int {
+	if l.lenient() {
+		// Prose in an undecided branch ("don't"): keep the quote alone.
+		l.emit(Punct, pos, q+1)
+		return q + 1
+	}
+	if k == String {
+		l.errorf(pos, "unterminated string literal")
+	} else {
+		l.errorf(pos, "unterminated character literal")
+	}
+	if end > pos && l.src[end-1] == '\r' {
+		end--
+	}
+	l.emit(k, pos, end)
+	return end
+}
+
+// number lexes a numeric literal as a preprocessing number: digits, letters,
+// dots, digit separators and exponent signs.
+func (l *lexer) number(i int) int {
+	src := l.src
+	n := len(src)
+	j := i
+	hex := i+1 < n && src[i] == '0' && (src[i+1] == 'x' || src[i+1] == 'X')
+	isFloat := false
+	for j < n {
+		c := src[j]
+		switch {
+		case isIdentChar(c):
+			if (!hex && (c == 'e' || c == 'E')) || (hex && (c == 'p' || c == 'P')) {
+				isFloat = true
+				if j+1 < n && (src[j+1] == '+' || src[j+1] == '-') {
+					j++
+				}
+			}
+			j++
+		case c == '.':
+			isFloat = true
+			j++
+		case c == '\'' && j+1 < n && isIdentChar(src[j+1]) && j > i:
+			j++
+		default:
+			goto done
+		}
+	}
+done:
+	if !hex && !isFloat {
+		last := src[j-1]
+		if last == 'f' || last == 'F' || last == 'h' || last == 'H' {
+			isFloat = true
+		}
+	}
+	if isFloat {
+		l.emit(Float, i, j)
+	} else {
+		l.emit(Int, i, j)
+	}
+	return j
+}
+
+// attribute finds the end of a [[...]] attribute list starting at i. It
+// reports false when the brackets are not an attribute (a lambda capture
+// inside a subscript, say), so the caller lexes a plain '['.
+func (l *lexer) attribute(i int) (int, bool) {
+	src := l.src
+	depth := 0
+	for j := i + 2; j < len(src); j++ {
+		switch src[j] {
+		case '[', '(':
+			depth++
+		case ')':
+			depth--
+		case ']':
+			if depth > 0 {
+				depth--
+				continue
+			}
+			if j+1 < len(src) && src[j+1] == ']' {
+				return j + 2, true
+			}
+			return 0, false
+		case '"', '\'':
+			q := src[j]
+			for j++; j < len(src) && src[j] != q && src[j] != '\n'; j++ {
+				if src[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(src) || src[j] != q {
+				return 0, false
+			}
+		case ';', '{', '}':
+			return 0, false
+		}
+		if depth < 0 {
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+var puncts3 = []string{"<<=", ">>=", "->*", "...", "<=>"}
+var puncts2 = []string{"::", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||",
+	"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", ".*", "##"}
+
+const puncts1 = "{}[]();:,.?~!+-*/%^&|=<>#"
+
+// punctLen returns the length of the longest operator or punctuator at the
+// start of b, or 0.
+func punctLen(b []byte) int {
+	if len(b) >= 3 {
+		for _, p := range puncts3 {
+			if string(b[:3]) == p {
+				return 3
+			}
+		}
+	}
+	if len(b) >= 2 {
+		for _, p := range puncts2 {
+			if string(b[:2]) == p {
+				return 2
+			}
+		}
+	}
+	if strings.IndexByte(puncts1, b[0]) >= 0 {
+		return 1
+	}
+	return 0
+}
+
+// directive lexes a preprocessor line starting at the '#' at i, handles
+// conditional compilation, and returns the offset after it.
+func (l *lexer) directive(i int) int {
+	end, next := l.lineEnd(i)
+	l.emit(Directive, i, end)
+	name, rest := directiveName(l.src[i:end])
+	switch name {
+	case "define":
+		l.noteDefine(rest)
+	case "undef":
+		n := strings.TrimSpace(rest)
+		if d := l.defines[n]; d != nil {
+			d.certain = false
+		} else {
+			l.defines[n] = &lexDefine{}
+		}
+	case "if", "ifdef", "ifndef":
+		f := &condFrame{pos: i}
+		l.conds = append(l.conds, f)
+		v := l.condValue(name, rest, next)
+		return l.enterBranch(f, v, next)
+	case "elif", "elifdef", "elifndef":
+		if len(l.conds) == 0 {
+			l.errorf(i, "#%s without #if", name)
+			return next
+		}
+		f := l.conds[len(l.conds)-1]
+		if f.taken {
+			return l.enterBranch(f, condFalse, next)
+		}
+		v := condUnknown
+		if !f.unknown {
+			v = l.condValue(name, rest, next)
+		}
+		return l.enterBranch(f, v, next)
+	case "else":
+		if len(l.conds) == 0 {
+			l.errorf(i, "#else without #if")
+			return next
+		}
+		f := l.conds[len(l.conds)-1]
+		switch {
+		case f.taken:
+			return l.enterBranch(f, condFalse, next)
+		case f.unknown:
+			return l.enterBranch(f, condUnknown, next)
+		}
+		return l.enterBranch(f, condTrue, next)
+	case "endif":
+		if len(l.conds) == 0 {
+			l.errorf(i, "#endif without #if")
+			return next
+		}
+		l.conds = l.conds[:len(l.conds)-1]
+	}
+	return next
+}
+
+// lineEnd returns the end of the directive starting at i (trailing blanks
+// excluded) and the offset of the line break after it.
+func (l *lexer) lineEnd(i int) (end, next int) {
+	src := l.src
+	n := len(src)
+	j := i
+loop:
+	for j < n {
+		c := src[j]
+		switch {
+		case c == '\\' && l.newlineAt(j+1) > 0:
+			j += 1 + l.newlineAt(j+1)
+		case c == '\n':
+			break loop
+		case c == '/' && j+1 < n && src[j+1] == '*':
+			k := strings.Index(string(src[j+2:]), "*/")
+			if k < 0 {
+				l.errorf(j, "unterminated comment")
+				j = n
+				break loop
+			}
+			j += 2 + k + 2
+		case c == '/' && j+1 < n && src[j+1] == '/':
+			for j < n && src[j] != '\n' {
+				j++
+			}
+		case c == '"' || c == '\'':
+			j++
+			for j < n && src[j] != c && src[j] != '\n' {
+				if src[j] == '\\' && j+1 < n && src[j+1] != '\n' {
+					j++
+				}
+				j++
+			}
+			if j < n && src[j] == c {
+				j++
+			}
+		default:
+			j++
+		}
+	}
+	end = j
+	for end > i && isSpace(src[end-1]) {
+		end--
+	}
+	return end, j
+}
+
+// directiveName splits a directive into its name and the rest of its text.
+func directiveName(d []byte) (name, rest string) {
+	j := 1
+	for j < len(d) && (d[j] == ' ' || d[j] == '\t') {
+		j++
+	}
+	k := j
+	for k < len(d) && isIdentChar(d[k]) {
+		k++
+	}
+	return string(d[j:k]), string(d[k:])
+}
+
+// joinLines removes backslash-newline pairs from a directive's text.
+func joinLines(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			if i+1 < len(s) && s[i+1] == '\n' {
+				i++
+				continue
+			}
+			if i+2 < len(s) && s[i+1] == '\r' && s[i+2] == '\n' {
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func (l *lexer) noteDefine(rest string) {
+	rest = joinLines(rest)
+	r := strings.TrimLeft(rest, " \t")
+	k := 0
+	for k < len(r) && isIdentChar(r[k]) {
+		k++
+	}
+	name := r[:k]
+	if name == "" {
+		return
+	}
+	body := ""
+	if k < len(r) && r[k] == '(' {
+		body = "\x00" // function-like: never used by #if evaluation
+	} else {
+		body = strings.TrimSpace(stripComments(r[k:]))
+	}
+	certain := !l.lenient()
+	if old := l.defines[name]; old != nil {
+		certain = false
+	}
+	l.defines[name] = &lexDefine{body: body, certain: certain}
+}
+
+// stripComments drops comments from a directive's text for evaluation.
+func stripComments(s string) string {
+	if !strings.Contains(s, "/") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' && i+1 < len(s) && s[i+1] == '/' {
+			break
+		}
+		if s[i] == '/' && i+1 < len(s) && s[i+1] == '*' {
+			j := strings.Index(s[i+2:], "*/")
+			if j < 0 {
+				break
+			}
+			b.WriteByte(' ')
+			i += 2 + j + 1
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+type condVal int
+
+const (
+	condUnknown condVal = iota
+	condTrue
+	condFalse
+)
+
+// condValue decides an #if/#ifdef/#ifndef/#elif condition as far as the
+// object-like macros seen so far allow.
+func (l *lexer) condValue(name, rest string, next int) condVal {
+	expr := strings.TrimSpace(stripComments(joinLines(rest)))
+	switch name {
+	case "ifdef", "ifndef", "elifdef", "elifndef":
+		d := l.defines[expr]
+		neg := name == "ifndef" || name == "elifndef"
+		switch {
+		case d != nil && d.certain:
+			if neg {
+				return condFalse
+			}
+			return condTrue
+		case d == nil && neg && name == "ifndef" && l.guardFollows(expr, next):
+			return condTrue // include guard
+		}
+		return condUnknown
+	}
+	v, ok := evalString(expr, &evaluator{
+		ident: func(id string, depth int, ev *evaluator) (int64, bool) {
+			if id == "true" {
+				return 1, true
+			}
+			if id == "false" {
+				return 0, true
+			}
+			d := l.defines[id]
+			if d == nil || !d.certain || d.body == "\x00" {
+				return 0, false
+			}
+			return ev.evalText(d.body, depth+1)
+		},
+		defined: func(id string) (int64, bool) {
+			if d := l.defines[id]; d != nil && d.certain {
+				return 1, true
+			}
+			return 0, false
+		},
+	})
+	if !ok {
+		return condUnknown
+	}
+	if v != 0 {
+		return condTrue
+	}
+	return condFalse
+}
+
+// guardFollows reports whether the directive after offset next is
+// "#define name", the shape of an include guard.
+func (l *lexer) guardFollows(name string, next int) bool {
+	j := next
+	for j < len(l.src) && isSpace(l.src[j]) {
+		j++
+	}
+	if j >= len(l.src) || l.src[j] != '#' {
+		return false
+	}
+	end, _ := l.lineEnd(j)
+	dn, rest := directiveName(l.src[j:end])
+	if dn != "define" {
+		return false
+	}
+	r := strings.TrimLeft(rest, " \t")
+	k := 0
+	for k < len(r) && isIdentChar(r[k]) {
+		k++
+	}
+	return r[:k] == name
+}
+
+// enterBranch starts a branch of frame f whose condition is v; an inactive
+// branch is consumed as one Skipped token.
+func (l *lexer) enterBranch(f *condFrame, v condVal, next int) int {
+	switch v {
+	case condTrue:
+		f.taken, f.lenient = true, false
+		return next
+	case condUnknown:
+		f.unknown, f.lenient = true, true
+		return next
+	}
+	f.lenient = false
+	return l.skipBranch(next)
+}
+
+// skipBranch consumes lines from next up to the #elif/#else/#endif that ends
+// the current branch, emitting them as one Skipped token.
+func (l *lexer) skipBranch(next int) int {
+	src := l.src
+	depth := 0
+	for line := next; line < len(src); {
+		j := line
+		for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\n' || src[j] == '\r' || src[j] == '\f' || src[j] == '\v') {
+			if src[j] == '\n' {
+				line = j + 1
+			}
+			j++
+		}
+		if j >= len(src) {
+			break
+		}
+		if src[j] == '#' {
+			end, _ := l.lineEnd(j)
+			name, _ := directiveName(src[j:end])
+			switch name {
+			case "if", "ifdef", "ifndef":
+				depth++
+			case "elif", "elifdef", "elifndef", "else", "endif":
+				if depth == 0 {
+					l.emitSkipped(next, line)
+					return line
+				}
+				if name == "endif" {
+					depth--
+				}
+			}
+		}
+		k := strings.IndexByte(string(src[j:]), '\n')
+		if k < 0 {
+			break
+		}
+		line = j + k + 1
+	}
+	l.emitSkipped(next, len(src))
+	return len(src)
+}
+
+func (l *lexer) emitSkipped(pos, end int) {
+	for pos < end && isSpace(l.src[pos]) {
+		pos++
+	}
+	for end > pos && isSpace(l.src[end-1]) {
+		end--
+	}
+	if end > pos {
+		l.emit(Skipped, pos, end)
+	}
+}

@@ -1,0 +1,1813 @@
+package msl
+
+import (
+	"go/token"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Parse lexes and parses a Metal source file. It always returns a File, as
+// complete as the input allows; err is an ErrorList of positioned errors
+// when the input is malformed (an empty file, unbalanced brackets,
+// unterminated comments or literals, stray bytes, ...). Only the structure
+// that mutation and translation need is modelled; every other construct is
+// kept as an opaque byte range.
+func Parse(filename string, src []byte) (*File, error) {
+	tf := newTokenFile(filename, src)
+	l := newLexer(filename, src, tf)
+	l.run()
+	f := &File{
+		Name:    filename,
+		Src:     src,
+		Tokens:  l.toks,
+		Enums:   map[string]int64{},
+		Types:   map[string]string{},
+		TokFile: tf,
+		defs:    map[string][]*Define{},
+	}
+	p := &parser{f: f, errs: l.errs, enumSeen: map[string]bool{}, hides: map[string]string{}, pragmas: map[string]*string{}}
+	for _, t := range l.toks {
+		switch t.Kind {
+		case Comment, Skipped:
+		case Directive:
+			p.dirs = append(p.dirs, t)
+		default:
+			p.t = append(p.t, t)
+		}
+	}
+	if len(p.t) == 0 && len(p.dirs) == 0 {
+		p.errs.Add(token.Position{Filename: filename, Line: 1, Column: 1}, "empty file")
+		return f, p.errs.Err()
+	}
+	for _, d := range p.dirs {
+		p.directive(d)
+	}
+	p.matchBrackets()
+	p.scope(0, len(p.t), nil)
+	p.errs.Sort()
+	return f, p.errs.Err()
+}
+
+// A parser holds the state of one Parse call. It works on the significant
+// tokens (no comments, directives or skipped text) and the precomputed
+// matching bracket of each bracket token.
+type parser struct {
+	f     *File
+	errs  ErrorList
+	t     []Token // significant tokens
+	dirs  []Token // directives, in order
+	match []int   // index of the matching bracket, or -1
+
+	enumSeen map[string]bool    // enumerators defined more than once are ambiguous
+	hides    map[string]string  // memoised macroHides
+	pragmas  map[string]*string // memoised macroPragma; nil: not a pragma macro
+}
+
+func (p *parser) errorf(off int, msg string) {
+	p.errs.Add(p.f.Position(off), msg)
+}
+
+func (p *parser) text(a, b int) string { return string(p.f.Src[a:b]) }
+
+// is reports whether token i exists (below end) and has text s.
+func (p *parser) is(i, end int, s string) bool {
+	return i < end && i < len(p.t) && p.t[i].Text == s && (p.t[i].Kind == Punct || p.t[i].Kind == Ident)
+}
+
+func (p *parser) isIdent(i, end int) bool {
+	return i < end && i < len(p.t) && p.t[i].Kind == Ident
+}
+
+// after returns the index after the bracket group opening at i, or i+1.
+func (p *parser) after(i int) int {
+	if m := p.match[i]; m > i {
+		return m + 1
+	}
+	return i + 1
+}
+
+// directive records #define directives.
+func (p *parser) directive(d Token) {
+	name, rest := directiveName([]byte(d.Text))
+	if name != "define" {
+		return
+	}
+	rest = joinLines(rest)
+	r := strings.TrimLeft(rest, " \t")
+	k := 0
+	for k < len(r) && isIdentChar(r[k]) {
+		k++
+	}
+	if k == 0 {
+		p.errorf(d.Pos, "#define without a macro name")
+		return
+	}
+	def := &Define{Pos: d.Pos, End: d.End, Name: r[:k]}
+	body := r[k:]
+	if strings.HasPrefix(body, "(") {
+		c := strings.IndexByte(body, ')')
+		if c < 0 {
+			p.errorf(d.Pos, "unterminated macro parameter list")
+			return
+		}
+		def.FuncLike = true
+		def.Params = []string{}
+		if ps := strings.TrimSpace(body[1:c]); ps != "" {
+			for _, x := range strings.Split(ps, ",") {
+				def.Params = append(def.Params, strings.TrimSpace(x))
+			}
+		}
+		body = body[c+1:]
+	}
+	def.Body = strings.TrimSpace(body)
+	p.f.Defines = append(p.f.Defines, def)
+	p.f.defs[def.Name] = append(p.f.defs[def.Name], def)
+}
+
+// matchBrackets pairs (), [] and {} and reports unbalanced ones.
+func (p *parser) matchBrackets() {
+	p.match = make([]int, len(p.t))
+	var stack []int
+	for i, t := range p.t {
+		p.match[i] = -1
+		if t.Kind != Punct {
+			continue
+		}
+		switch t.Text {
+		case "(", "[", "{":
+			stack = append(stack, i)
+		case ")", "]", "}":
+			open := map[string]string{")": "(", "]": "[", "}": "{"}[t.Text]
+			k := len(stack) - 1
+			for k >= 0 && p.t[stack[k]].Text != open {
+				k--
+			}
+			if k < 0 {
+				p.errorf(t.Pos, "unmatched '"+t.Text+"'")
+				continue
+			}
+			for _, o := range stack[k+1:] {
+				p.errorf(p.t[o].Pos, "unclosed '"+p.t[o].Text+"'")
+			}
+			p.match[stack[k]] = i
+			p.match[i] = stack[k]
+			stack = stack[:k]
+		}
+	}
+	for _, o := range stack {
+		p.errorf(p.t[o].Pos, "unclosed '"+p.t[o].Text+"'")
+	}
+}
+
+// scope parses file-scope (or struct-member) entities in tokens [i, end).
+func (p *parser) scope(i, end int, st *Struct) {
+	for i < end {
+		next := p.top(i, end, st)
+		if next <= i {
+			next = i + 1
+		}
+		i = next
+	}
+}
+
+// top parses one entity at file or struct scope and returns the index after it.
+func (p *parser) top(i, end int, st *Struct) int {
+	t := p.t[i]
+	if t.Kind == Punct {
+		switch t.Text {
+		case ";":
+			return i + 1
+		case "{", "(", "[":
+			return p.after(i)
+		}
+	}
+	if t.Kind == Ident {
+		switch t.Text {
+		case "namespace":
+			j := i + 1
+			for j < end && (p.t[j].Kind == Ident || p.t[j].Text == "::" || p.t[j].Kind == Attribute) {
+				j++
+			}
+			if p.is(j, end, "{") {
+				m := p.match[j]
+				if m < 0 {
+					m = end
+				}
+				p.scope(j+1, m, st)
+				return m + 1
+			}
+			return p.semi(j, end) + 1
+		case "extern":
+			if i+1 < end && p.t[i+1].Kind == String {
+				if p.is(i+2, end, "{") {
+					m := p.match[i+2]
+					if m < 0 {
+						m = end
+					}
+					p.scope(i+3, m, st)
+					return m + 1
+				}
+				return i + 2
+			}
+		case "using", "typedef":
+			return p.alias(i, end, st)
+		case "static_assert", "friend":
+			return p.semi(i, end) + 1
+		case "template":
+			if p.is(i+1, end, "<") {
+				return p.templated(i, end, st)
+			}
+			return p.instantiation(i, end)
+		case "public", "private", "protected":
+			if p.is(i+1, end, ":") {
+				return i + 2
+			}
+		case "enum":
+			return p.enum(i, end)
+		case "struct", "class", "union":
+			if lb := p.structBrace(i, end); lb > 0 {
+				return p.structDef(i, lb, end, st, nil, i)
+			}
+		}
+	}
+	return p.entity(i, end, st, nil, i)
+}
+
+// semi returns the index of the next ';' at bracket depth 0 from i, or end.
+func (p *parser) semi(i, end int) int {
+	for i < end {
+		if p.t[i].Kind == Punct {
+			switch p.t[i].Text {
+			case ";":
+				return i
+			case "(", "[", "{":
+				i = p.after(i)
+				continue
+			}
+		}
+		i++
+	}
+	return end
+}
+
+// templateHeader parses `template <...>` at i and returns the parameter
+// names and the index after '>'.
+func (p *parser) templateHeader(i, end int) ([]string, int) {
+	j := i + 2
+	depth := 1
+	start := j
+	var params []string
+	for j < end {
+		t := p.t[j]
+		if t.Kind == Punct {
+			switch t.Text {
+			case "(", "[", "{":
+				j = p.after(j)
+				continue
+			case "<":
+				depth++
+			case ">", ">>":
+				depth--
+				if t.Text == ">>" {
+					depth--
+				}
+				if depth <= 0 {
+					params = append(params, p.tparamName(start, j))
+					return params, j + 1
+				}
+			case ",":
+				if depth == 1 {
+					params = append(params, p.tparamName(start, j))
+					start = j + 1
+				}
+			case ";":
+				p.errorf(p.t[i].Pos, "unterminated template parameter list")
+				return params, j
+			}
+		}
+		j++
+	}
+	p.errorf(p.t[i].Pos, "unterminated template parameter list")
+	return params, end
+}
+
+// tparamName returns the name of the template parameter in tokens [a, b):
+// the last identifier before any default, or the name in a function-pointer
+// declarator `T (*op)(T, T)`.
+func (p *parser) tparamName(a, b int) string {
+	for k := a; k+3 < b; k++ {
+		if p.t[k].Text == "(" && p.t[k+1].Text == "*" && p.t[k+2].Kind == Ident && p.t[k+3].Text == ")" {
+			return p.t[k+2].Text
+		}
+	}
+	for k := a; k < b; k++ {
+		if p.t[k].Text == "=" {
+			b = k
+			break
+		}
+	}
+	if b-a >= 2 && p.t[b-1].Kind == Ident {
+		return p.t[b-1].Text
+	}
+	return ""
+}
+
+// templated parses a template declaration starting at i.
+func (p *parser) templated(i, end int, st *Struct) int {
+	params, j := p.templateHeader(i, end)
+	if params == nil {
+		params = []string{}
+	}
+	for p.is(j, end, "template") && p.is(j+1, end, "<") {
+		more, k := p.templateHeader(j, end)
+		params = append(params, more...)
+		j = k
+	}
+	if j >= end {
+		return end
+	}
+	if p.isIdent(j, end) {
+		switch p.t[j].Text {
+		case "struct", "class", "union":
+			if lb := p.structBrace(j, end); lb > 0 {
+				return p.structDef(j, lb, end, st, params, i)
+			}
+		case "using", "typedef":
+			return p.alias(j, end, st)
+		}
+	}
+	return p.entity(j, end, st, params, i)
+}
+
+// instantiation parses an explicit instantiation such as
+// `template [[host_name("x")]] [[kernel]] void f<float, 4>(...);` or
+// `template [[host_name("x")]] kernel decltype(f<float>) f<float>;`.
+func (p *parser) instantiation(i, end int) int {
+	k := p.semi(i, end)
+	in := &Instantiation{Pos: p.t[i].Pos, End: p.t[min(k, end-1)].End}
+	nameAt := -1
+	for j := i + 1; j < k; j++ {
+		t := p.t[j]
+		switch {
+		case t.Kind == Attribute:
+			for _, a := range p.attrs(t) {
+				if a.Name == "host_name" && len(a.Args) == 1 {
+					in.HostName = unquote(a.Args[0])
+				}
+			}
+		case t.Kind == Punct && (t.Text == "(" || t.Text == "[" || t.Text == "{"):
+			if nameAt < 0 && t.Text == "(" && j > i+1 && p.t[j-1].Kind == Ident && p.t[j-1].Text != "decltype" {
+				nameAt = j - 1
+			}
+			j = p.after(j) - 1
+		case t.Kind == Ident && p.is(j+1, k, "<"):
+			nameAt = j
+			in.Args = nil
+			depth := 0
+			start := j + 2
+			for m := j + 1; m < k; m++ {
+				switch p.t[m].Text {
+				case "(", "[", "{":
+					m = p.after(m) - 1
+				case "<":
+					depth++
+				case ">", ">>":
+					depth--
+					if p.t[m].Text == ">>" {
+						depth--
+					}
+					if depth <= 0 {
+						in.Args = append(in.Args, p.text(p.t[start].Pos, p.t[m-1].End))
+						j = m
+						m = k
+					}
+				case ",":
+					if depth == 1 {
+						in.Args = append(in.Args, p.text(p.t[start].Pos, p.t[m-1].End))
+						start = m + 1
+					}
+				}
+			}
+		}
+	}
+	if nameAt < 0 {
+		p.errorf(p.t[i].Pos, "cannot find the instantiated function")
+		return k + 1
+	}
+	in.Func = p.t[nameAt].Text
+	p.f.Instantiations = append(p.f.Instantiations, in)
+	return k + 1
+}
+
+// alias parses `typedef T name;` and `using name = T;`.
+func (p *parser) alias(i, end int, st *Struct) int {
+	if p.t[i].Text == "typedef" && p.isIdent(i+1, end) {
+		switch p.t[i+1].Text {
+		case "struct", "class", "union":
+			if lb := p.structBrace(i+1, end); lb > 0 {
+				return p.structDef(i+1, lb, end, st, nil, i)
+			}
+		}
+	}
+	k := p.semi(i, end)
+	if p.t[i].Text == "using" {
+		if p.isIdent(i+1, k) && p.is(i+2, k, "=") && i+3 < k {
+			p.f.Types[p.t[i+1].Text] = joinTokens(p.t[i+3 : k])
+		}
+		return k + 1
+	}
+	if k-1 > i+1 && p.t[k-1].Kind == Ident {
+		for j := i + 1; j < k; j++ {
+			if p.t[j].Text == "(" || p.t[j].Text == "[" {
+				return k + 1
+			}
+		}
+		p.f.Types[p.t[k-1].Text] = joinTokens(p.t[i+1 : k-1])
+	}
+	return k + 1
+}
+
+// structBrace returns the index of the '{' opening the body of the struct
+// whose keyword is at i, or 0 when it is a declaration without a body.
+func (p *parser) structBrace(i, end int) int {
+	for j := i + 1; j < end; j++ {
+		t := p.t[j]
+		if t.Kind == Punct {
+			switch t.Text {
+			case "{":
+				return j
+			case ";", "=", "}", ")":
+				return 0
+			case "(":
+				if j > 0 && p.t[j-1].Text != "alignas" {
+					return 0
+				}
+				j = p.after(j) - 1
+			}
+		}
+	}
+	return 0
+}
+
+// structDef parses a struct, class or union whose keyword is at i and whose
+// body opens at lb.
+func (p *parser) structDef(i, lb, end int, outer *Struct, tmpl []string, start int) int {
+	st := &Struct{Pos: p.t[start].Pos, Template: tmpl, Union: p.t[i].Text == "union"}
+	for j := i + 1; j < lb; j++ {
+		t := p.t[j]
+		if t.Text == ":" {
+			break
+		}
+		if t.Kind == Ident && t.Text != "final" && t.Text != "alignas" {
+			st.Name = t.Text
+		}
+		if t.Text == "(" || t.Text == "<" {
+			break
+		}
+	}
+	rb := p.match[lb]
+	if rb < 0 {
+		rb = end
+	}
+	p.scope(lb+1, rb, st)
+	k := p.semi(min(rb+1, end), end)
+	if st.Name == "" && k-1 > rb && p.t[k-1].Kind == Ident && p.t[start].Text == "typedef" {
+		st.Name = p.t[k-1].Text
+	}
+	st.End = p.t[min(k, end-1)].End
+	if rb >= end {
+		st.End = p.t[end-1].End
+	}
+	p.f.Structs = append(p.f.Structs, st)
+	return k + 1
+}
+
+// enum parses an enum definition and records its enumerators.
+func (p *parser) enum(i, end int) int {
+	lb := -1
+	name := ""
+	for j := i + 1; j < end; j++ {
+		t := p.t[j]
+		if t.Text == "{" {
+			lb = j
+			break
+		}
+		if t.Text == ";" {
+			return j + 1
+		}
+		if t.Text == ":" {
+			for j+1 < end && p.t[j+1].Text != "{" && p.t[j+1].Text != ";" {
+				j++
+			}
+			continue
+		}
+		if t.Kind == Ident && t.Text != "class" && t.Text != "struct" {
+			name = t.Text
+		}
+	}
+	if lb < 0 {
+		return end
+	}
+	rb := p.match[lb]
+	if rb < 0 {
+		rb = end
+	}
+	env := &Env{File: p.f}
+	var next int64
+	known := true
+	start := lb + 1
+	for j := lb + 1; j <= rb && j < len(p.t); j++ {
+		if j < rb && p.t[j].Text != "," {
+			if t := p.t[j].Text; t == "(" || t == "[" || t == "{" {
+				j = p.after(j) - 1
+			}
+			continue
+		}
+		if start < j && p.t[start].Kind == Ident {
+			en := p.t[start].Text
+			eq := -1
+			for m := start + 1; m < j; m++ {
+				if p.t[m].Text == "=" {
+					eq = m
+					break
+				}
+			}
+			if eq >= 0 && eq+1 < j {
+				env.At = p.t[start].Pos
+				next, known = env.Eval(p.text(p.t[eq+1].Pos, p.t[j-1].End))
+			}
+			if known {
+				p.setEnum(en, next)
+				if name != "" {
+					p.setEnum(name+"::"+en, next)
+				}
+			} else {
+				p.setEnum(en, 0)
+				delete(p.f.Enums, en)
+			}
+			next++
+		}
+		start = j + 1
+	}
+	return p.semi(min(rb+1, end), end) + 1
+}
+
+// setEnum records an enumerator; a name defined twice with different values
+// is dropped so that it never evaluates.
+func (p *parser) setEnum(name string, v int64) {
+	if p.enumSeen[name] {
+		if old, ok := p.f.Enums[name]; !ok || old != v {
+			delete(p.f.Enums, name)
+		}
+		return
+	}
+	p.enumSeen[name] = true
+	p.f.Enums[name] = v
+}
+
+// notNames are identifiers that never name a function before '('.
+var notNames = map[string]bool{
+	"decltype": true, "sizeof": true, "alignas": true, "alignof": true, "__attribute__": true,
+	"noexcept": true, "static_assert": true, "__declspec": true, "if": true, "for": true,
+	"while": true, "switch": true, "return": true,
+}
+
+// entity parses a function or a declaration starting at i; tmpl holds the
+// template parameters and start the index of the first token (template
+// header included).
+func (p *parser) entity(i, end int, st *Struct, tmpl []string, start int) int {
+	if t := p.t[i]; t.Kind == Ident && p.is(i+1, end, "(") {
+		if d := p.f.lookupDefine(t.Text, 0); d != nil && d.FuncLike {
+			// A macro invocation at file scope.
+			j := p.after(i + 1)
+			if p.is(j, end, ";") {
+				j++
+			}
+			return j
+		}
+	}
+	angle := 0
+	for j := i; j < end; j++ {
+		t := p.t[j]
+		if t.Kind == Ident && t.Text == "operator" && angle == 0 {
+			k := j + 1
+			if p.is(k, end, "(") && p.is(k+1, end, ")") {
+				k += 2
+			}
+			for k < end && p.t[k].Text != "(" && p.t[k].Text != ";" && p.t[k].Text != "{" {
+				k++
+			}
+			if !p.is(k, end, "(") {
+				return p.semi(j, end) + 1
+			}
+			name := "operator" + joinTokens(p.t[j+1:k])
+			if k > j+1 && wordLike(p.t[j+1]) {
+				name = "operator " + joinTokens(p.t[j+1:k])
+			}
+			return p.function(i, j, j, k, end, st, tmpl, start, name)
+		}
+		if t.Kind != Punct {
+			continue
+		}
+		switch t.Text {
+		case "<":
+			if j > i && p.t[j-1].Kind == Ident {
+				angle++
+			}
+		case ">":
+			if angle > 0 {
+				angle--
+			}
+		case ">>":
+			angle = max(angle-2, 0)
+		case ";":
+			p.declaration(i, j, st, start)
+			return j + 1
+		case "=":
+			if angle == 0 {
+				k := p.semi(j, end)
+				p.declaration(i, k, st, start)
+				return k + 1
+			}
+		case "{":
+			if angle == 0 {
+				// A brace initialiser: `constant float4 x{1, 2, 3, 4};`.
+				k := p.semi(j, end)
+				p.declaration(i, k, st, start)
+				return k + 1
+			}
+			j = p.after(j) - 1
+		case "[":
+			j = p.after(j) - 1
+		case "(":
+			if angle == 0 && j > i && p.t[j-1].Kind == Ident && !notNames[p.t[j-1].Text] {
+				nameStart := j - 1
+				if j-2 >= i && p.t[j-2].Text == "~" {
+					nameStart = j - 2
+				}
+				name := joinTokens(p.t[nameStart:j])
+				return p.function(i, nameStart, j-1, j, end, st, tmpl, start, name)
+			}
+			j = p.after(j) - 1
+		}
+	}
+	return end
+}
+
+// specifiers are words before a function's return type that are not part of it.
+var specifiers = map[string]bool{
+	"kernel": true, "vertex": true, "fragment": true, "inline": true, "static": true,
+	"constexpr": true, "extern": true, "virtual": true, "explicit": true, "friend": true,
+	"__inline__": true, "__attribute__": true, "always_inline": true, "noinline": true,
+	"__always_inline__": true, "consteval": true,
+}
+
+// isSpecifierMacro reports whether name is an object-like macro whose body
+// consists only of specifiers and attributes, like METAL_FUNC.
+func (p *parser) isSpecifierMacro(name string) bool {
+	d := p.f.lookupDefine(name, 0)
+	if d == nil || d.FuncLike {
+		return false
+	}
+	if d.Body == "" {
+		return true
+	}
+	depth := 0
+	for _, t := range lexExpr(d.Body) {
+		switch {
+		case t.Text == "(":
+			depth++
+		case t.Text == ")":
+			depth--
+		case depth > 0 || t.Kind == Attribute:
+		case t.Kind == Ident && specifiers[t.Text]:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// function parses a function whose name tokens start at nameStart, whose
+// name ends at nameAt (for NamePos) and whose parameter list opens at lp.
+func (p *parser) function(i, nameStart, nameAt, lp, end int, st *Struct, tmpl []string, start int, name string) int {
+	rp := p.match[lp]
+	if rp < 0 {
+		return end
+	}
+	k := rp + 1
+trailers:
+	for k < end {
+		t := p.t[k]
+		switch {
+		case t.Kind == Attribute, t.Text == "&", t.Text == "&&":
+			k++
+		case t.Kind == Ident && (t.Text == "const" || t.Text == "thread" || t.Text == "device" ||
+			t.Text == "constant" || t.Text == "threadgroup" || t.Text == "override" ||
+			t.Text == "final" || t.Text == "volatile" || t.Text == "mutable"):
+			k++
+		case t.Kind == Ident && (t.Text == "noexcept" || t.Text == "__attribute__"):
+			k++
+			if p.is(k, end, "(") {
+				k = p.after(k)
+			}
+		case t.Text == "->":
+			k++
+			for k < end && p.t[k].Text != "{" && p.t[k].Text != ";" {
+				if p.t[k].Text == "(" || p.t[k].Text == "[" {
+					k = p.after(k)
+					continue
+				}
+				k++
+			}
+		default:
+			break trailers
+		}
+	}
+	body := -1
+	declEnd := -1
+	switch {
+	case p.is(k, end, "{"):
+		body = k
+	case p.is(k, end, ";"):
+		declEnd = k
+	case p.is(k, end, "="):
+		declEnd = p.semi(k, end)
+	case p.is(k, end, ":") && st != nil || p.is(k, end, ":") && nameStart >= 2 && p.t[nameStart-1].Text == "::":
+		// A constructor's member initialiser list.
+		for m := k + 1; m < end; m++ {
+			if p.t[m].Text == "(" || p.t[m].Text == "[" {
+				m = p.after(m) - 1
+				continue
+			}
+			if p.t[m].Text == "{" {
+				if m > 0 && p.t[m-1].Kind == Ident {
+					m = p.after(m) - 1
+					continue
+				}
+				body = m
+				break
+			}
+			if p.t[m].Text == ";" {
+				declEnd = m
+				break
+			}
+		}
+	}
+	if body < 0 && declEnd < 0 {
+		if nameStart == i {
+			// An unknown macro invocation at file scope.
+			return rp + 1
+		}
+		// An unknown macro between the parameters and the body.
+		for m := k; m < end && m < k+8; m++ {
+			if p.t[m].Text == "{" {
+				body = m
+				break
+			}
+			if p.t[m].Text == ";" {
+				declEnd = m
+				break
+			}
+			if p.t[m].Text == "(" {
+				m = p.after(m) - 1
+			}
+		}
+		if body < 0 && declEnd < 0 {
+			return rp + 1
+		}
+	}
+	fn := &Func{
+		Name:     name,
+		NamePos:  p.t[nameAt].Pos,
+		Pos:      p.t[start].Pos,
+		Template: tmpl,
+		Lparen:   p.t[lp].Pos,
+		Rparen:   p.t[rp].Pos,
+	}
+	if st != nil {
+		fn.Owner = st.Name
+	}
+	// Qualified out-of-class definitions: X::f.
+	typeEnd := nameStart
+	if nameStart-2 >= i && p.t[nameStart-1].Text == "::" && p.t[nameStart-2].Kind == Ident {
+		fn.Owner = p.t[nameStart-2].Text
+		typeEnd = nameStart - 2
+		if typeEnd-1 >= i && p.t[typeEnd-1].Text == "::" {
+			typeEnd = nameStart // a namespace-qualified free function
+			fn.Owner = ""
+			if st != nil {
+				fn.Owner = st.Name
+			}
+		}
+	}
+	var rt []Token
+	for j := i; j < typeEnd; j++ {
+		t := p.t[j]
+		switch {
+		case t.Kind == Attribute:
+			as := p.attrs(t)
+			fn.Attrs = append(fn.Attrs, as...)
+			for _, a := range as {
+				if a.Name == "kernel" {
+					fn.Kind = Kernel
+				}
+			}
+		case t.Kind == Ident && (t.Text == "__attribute__" || t.Text == "alignas"):
+			if p.is(j+1, typeEnd, "(") {
+				j = p.after(j+1) - 1
+			}
+		case t.Kind == Ident && specifiers[t.Text]:
+			if t.Text == "kernel" {
+				fn.Kind = Kernel
+			}
+		case t.Kind == Ident && len(rt) == 0 && p.isSpecifierMacro(t.Text):
+		default:
+			rt = append(rt, t)
+		}
+	}
+	fn.ReturnType = joinTokens(rt)
+	fn.Params = p.params(lp, rp)
+	if body >= 0 {
+		fn.Body = p.block(body, end)
+		fn.End = fn.Body.Rbrace + 1
+		k = p.after(body)
+	} else {
+		fn.End = p.t[min(declEnd, end-1)].End
+		k = declEnd + 1
+	}
+	p.f.Funcs = append(p.f.Funcs, fn)
+	if st != nil {
+		st.Methods = append(st.Methods, fn)
+	}
+	return k
+}
+
+// attrs splits an Attribute token into its attributes.
+func (p *parser) attrs(t Token) []*Attr {
+	inner := t.Text[2 : len(t.Text)-2]
+	var out []*Attr
+	off := t.Pos + 2
+	depth := 0
+	start := 0
+	flush := func(e int) {
+		raw := inner[start:e]
+		s := strings.TrimSpace(raw)
+		if s == "" {
+			return
+		}
+		lead := len(raw) - len(strings.TrimLeft(raw, " \t\r\n"))
+		a := &Attr{Pos: off + start + lead, End: off + start + lead + len(s)}
+		if lp := strings.IndexByte(s, '('); lp >= 0 && strings.HasSuffix(s, ")") {
+			a.Name = strings.TrimSpace(s[:lp])
+			a.Args = []string{}
+			if args := strings.TrimSpace(s[lp+1 : len(s)-1]); args != "" {
+				a.Args = splitTop(args, ',')
+			}
+		} else {
+			a.Name = s
+		}
+		out = append(out, a)
+	}
+	for k := 0; k < len(inner); k++ {
+		switch inner[k] {
+		case '(', '[':
+			depth++
+		case ')', ']':
+			depth--
+		case '"':
+			for k++; k < len(inner) && inner[k] != '"'; k++ {
+				if inner[k] == '\\' {
+					k++
+				}
+			}
+		case ',':
+			if depth == 0 {
+				flush(k)
+				start = k + 1
+			}
+		}
+	}
+	flush(len(inner))
+	return out
+}
+
+// unquote removes the quotes of a string literal, or returns s trimmed.
+func unquote(s string) string {
+	s = strings.TrimSpace(s)
+	if u, err := strconv.Unquote(s); err == nil {
+		return u
+	}
+	return strings.Trim(s, `"`)
+}
+
+// addrSpaces maps address-space keywords to their AddrSpace.
+var addrSpaces = map[string]AddrSpace{
+	"device": Device, "constant": Constant, "threadgroup": Threadgroup, "thread": ThreadSpace,
+}
+
+// params parses the parameter list between lp and rp.
+func (p *parser) params(lp, rp int) []*Param {
+	var out []*Param
+	start := lp + 1
+	angle := 0
+	for j := lp + 1; j <= rp; j++ {
+		t := p.t[j]
+		if j < rp {
+			switch t.Text {
+			case "(", "[", "{":
+				j = p.after(j) - 1
+			case "<":
+				if p.t[j-1].Kind == Ident {
+					angle++
+				}
+			case ">":
+				angle = max(angle-1, 0)
+			case ">>":
+				angle = max(angle-2, 0)
+			}
+			if t.Text != "," || angle > 0 {
+				continue
+			}
+		}
+		if start < j {
+			if !(j == rp && start == lp+1 && j-start == 1 && p.t[start].Text == "void") {
+				out = append(out, p.param(start, j))
+			}
+		}
+		start = j + 1
+	}
+	return out
+}
+
+// param parses one parameter in tokens [a, b).
+func (p *parser) param(a, b int) *Param {
+	pm := &Param{Pos: p.t[a].Pos, End: p.t[b-1].End}
+	for k := a; k < b; k++ {
+		if p.t[k].Text == "=" {
+			b = k
+			break
+		}
+		if t := p.t[k].Text; t == "(" || t == "[" || t == "{" {
+			k = p.after(k) - 1
+		}
+	}
+	var toks []Token
+	name := -1
+	for k := a; k < b; k++ {
+		t := p.t[k]
+		if t.Kind == Attribute {
+			pm.Attrs = append(pm.Attrs, p.attrs(t)...)
+			continue
+		}
+		if sp, ok := addrSpaces[t.Text]; ok && t.Kind == Ident {
+			pm.AddrSpace = sp
+			continue
+		}
+		if t.Text == "(" && k+3 < b && p.t[k+1].Text == "*" && p.t[k+2].Kind == Ident && p.t[k+3].Text == ")" {
+			name = len(toks) + 2
+		}
+		toks = append(toks, t)
+	}
+	if name < 0 {
+		// The name is the identifier before any trailing array dimensions.
+		e := len(toks)
+		for e > 0 && toks[e-1].Text == "]" {
+			depth := 0
+			for e > 0 {
+				e--
+				if toks[e].Text == "]" {
+					depth++
+				} else if toks[e].Text == "[" {
+					depth--
+					if depth == 0 {
+						break
+					}
+				}
+			}
+		}
+		if e >= 2 && toks[e-1].Kind == Ident && toks[e-2].Text != "::" && toks[e-1].Text != "const" && toks[e-1].Text != "volatile" {
+			name = e - 1
+		}
+	}
+	if name >= 0 {
+		pm.Name = toks[name].Text
+		pm.NamePos = toks[name].Pos
+		toks = append(toks[:name:name], toks[name+1:]...)
+	}
+	pm.Type = joinTokens(toks)
+	return pm
+}
+
+// block parses the block whose '{' is token lb.
+func (p *parser) block(lb, end int) *Block {
+	rb := p.match[lb]
+	b := &Block{Lbrace: p.t[lb].Pos}
+	if rb < 0 || rb > end {
+		rb = end
+		b.Rbrace = p.t[end-1].End - 1
+	} else {
+		b.Rbrace = p.t[rb].Pos
+	}
+	b.Stmts = p.stmts(lb+1, rb)
+	return b
+}
+
+// stmts parses the statements in tokens [i, end).
+func (p *parser) stmts(i, end int) []Stmt {
+	var out []Stmt
+	for i < end {
+		s, next, prags := p.stmt(i, end)
+		if _, loop := s.(interface{ loop() }); !loop {
+			for _, pr := range prags {
+				if pr.Text != "" && (pr.Macro != "" || strings.HasPrefix(p.text(pr.Pos, pr.End), "_Pragma")) {
+					out = append(out, &ExprStmt{Pos: pr.Pos, End: pr.End})
+				}
+			}
+		}
+		if s != nil {
+			out = append(out, s)
+		}
+		if next <= i {
+			next = i + 1
+		}
+		i = next
+	}
+	return out
+}
+
+func (*For) loop()   {}
+func (*While) loop() {}
+func (*Do) loop()    {}
+
+// pragmaStmt recognises a pragma at token i: _Pragma("...") or a use of a
+// macro that expands to a pragma. It returns the pragma and the index after it.
+func (p *parser) pragmaStmt(i, end int) (*Pragma, int) {
+	t := p.t[i]
+	if t.Kind != Ident {
+		return nil, i
+	}
+	if t.Text == "_Pragma" && p.is(i+1, end, "(") {
+		j := p.after(i + 1)
+		pr := &Pragma{Pos: t.Pos, End: p.t[j-1].End}
+		if i+2 < end && p.t[i+2].Kind == String {
+			pr.Text = unquote(p.t[i+2].Text)
+		}
+		return pr, j
+	}
+	text := p.macroPragma(t.Text)
+	if text == nil {
+		return nil, i
+	}
+	d := p.f.lookupDefine(t.Text, t.Pos)
+	j := i + 1
+	if d != nil && d.FuncLike {
+		if !p.is(i+1, end, "(") {
+			return nil, i
+		}
+		j = p.after(i + 1)
+	}
+	return &Pragma{Pos: t.Pos, End: p.t[j-1].End, Text: *text, Macro: t.Text}, j
+}
+
+// macroPragma returns the pragma text of a macro whose body is a pragma,
+// or nil.
+func (p *parser) macroPragma(name string) *string {
+	if s, ok := p.pragmas[name]; ok {
+		return s
+	}
+	p.pragmas[name] = nil
+	d := p.f.lookupDefine(name, 0)
+	if d == nil {
+		return nil
+	}
+	body := d.Body
+	var text string
+	switch {
+	case strings.HasPrefix(body, "_Pragma"):
+		toks := lexExpr(body)
+		if len(toks) < 3 || toks[1].Text != "(" || groupEnd(toks, 1) != len(toks)-1 {
+			return nil // a pragma followed by more code, such as a loop header
+		}
+		text = body
+		if toks[2].Kind == String && len(toks) == 4 {
+			text = unquote(toks[2].Text)
+		}
+	case strings.HasPrefix(body, "#pragma") || strings.HasPrefix(body, "# pragma"):
+		text = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(body, "#"), " "), "pragma"))
+	default:
+		toks := lexExpr(body)
+		if len(toks) == 1 && toks[0].Kind == Ident && toks[0].Text != name {
+			if s := p.macroPragma(toks[0].Text); s != nil {
+				p.pragmas[name] = s
+				return s
+			}
+		}
+		return nil
+	}
+	p.pragmas[name] = &text
+	return &text
+}
+
+// groupEnd returns the index of the ')' matching the '(' at toks[i], or -1.
+func groupEnd(toks []Token, i int) int {
+	depth := 0
+	for k := i; k < len(toks); k++ {
+		switch toks[k].Text {
+		case "(":
+			depth++
+		case ")":
+			depth--
+			if depth == 0 {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+// loopHeaderMacro reports whether a function-like macro's body ends with a
+// loop header (`for (...)` or `while (...)`) that the statement after the
+// macro use is the body of.
+func (p *parser) loopHeaderMacro(name string) bool {
+	d := p.f.lookupDefine(name, 0)
+	if d == nil {
+		return false
+	}
+	toks := lexExpr(d.Body)
+	n := len(toks)
+	if n < 3 || toks[n-1].Text != ")" {
+		return false
+	}
+	depth := 0
+	for k := n - 1; k >= 0; k-- {
+		switch toks[k].Text {
+		case ")":
+			depth++
+		case "(":
+			depth--
+			if depth == 0 {
+				return k > 0 && (toks[k-1].Text == "for" || toks[k-1].Text == "while")
+			}
+		}
+	}
+	return false
+}
+
+// directivePragmas returns the #pragma directives in the byte range [a, b).
+func (p *parser) directivePragmas(a, b int) []*Pragma {
+	k := sort.Search(len(p.dirs), func(k int) bool { return p.dirs[k].Pos >= a })
+	var out []*Pragma
+	for ; k < len(p.dirs) && p.dirs[k].Pos < b; k++ {
+		d := p.dirs[k]
+		name, rest := directiveName([]byte(d.Text))
+		if name == "pragma" {
+			out = append(out, &Pragma{Pos: d.Pos, End: d.End, Text: strings.TrimSpace(stripComments(joinLines(rest)))})
+		}
+	}
+	return out
+}
+
+// stmt parses one statement at token i, with the pragmas before it.
+func (p *parser) stmt(i, end int) (Stmt, int, []*Pragma) {
+	first := i
+	var prags []*Pragma
+	for i < end {
+		pr, next := p.pragmaStmt(i, end)
+		if pr == nil {
+			break
+		}
+		prags = append(prags, pr)
+		i = next
+	}
+	if i >= end {
+		return nil, end, prags
+	}
+	s, next := p.stmt1(i, end)
+	var attach *[]*Pragma
+	switch s := s.(type) {
+	case *For:
+		attach = &s.Pragmas
+	case *While:
+		attach = &s.Pragmas
+	case *Do:
+		attach = &s.Pragmas
+	}
+	if attach != nil {
+		from := 0
+		if first > 0 {
+			from = p.t[first-1].End
+		}
+		all := append(p.directivePragmas(from, p.t[i].Pos), prags...)
+		sort.SliceStable(all, func(a, b int) bool { return all[a].Pos < all[b].Pos })
+		*attach = all
+	}
+	return s, next, prags
+}
+
+// stmtKeywords start statements that are never declarations.
+var stmtKeywords = map[string]bool{
+	"return": true, "break": true, "continue": true, "goto": true, "case": true, "default": true,
+	"else": true, "throw": true, "delete": true, "new": true, "using": true, "typedef": true,
+	"static_assert": true, "co_return": true, "co_yield": true, "co_await": true, "this": true,
+}
+
+// stmt1 parses one statement at token i (no pragmas).
+func (p *parser) stmt1(i, end int) (Stmt, int) {
+	t := p.t[i]
+	if t.Kind == Punct {
+		switch t.Text {
+		case "{":
+			b := p.block(i, end)
+			return b, min(p.after(i), end)
+		case ";":
+			return &ExprStmt{Pos: t.Pos, End: t.End}, i + 1
+		}
+		return p.exprStmt(i, end)
+	}
+	if t.Kind != Ident {
+		return p.exprStmt(i, end)
+	}
+	switch t.Text {
+	case "for":
+		return p.forStmt(i, end)
+	case "while":
+		cond, rp, ok := p.parenCond(i, end)
+		if !ok {
+			return p.recover(i, end)
+		}
+		body, next, ok := p.body(i, rp+1, end)
+		if !ok {
+			return p.recover(i, end)
+		}
+		return &While{Pos: t.Pos, End: p.endOf(body), Cond: cond, Body: body}, next
+	case "do":
+		body, next, ok := p.body(i, i+1, end)
+		if !ok || !p.is(next, end, "while") {
+			p.errorf(t.Pos, "expected 'while' after do body")
+			return p.recover(i, end)
+		}
+		cond, rp, ok := p.parenCond(next, end)
+		if !ok {
+			return p.recover(i, end)
+		}
+		d := &Do{Pos: t.Pos, Body: body, Cond: cond, End: p.t[rp].End}
+		next = rp + 1
+		if p.is(next, end, ";") {
+			d.End = p.t[next].End
+			next++
+		}
+		return d, next
+	case "if":
+		j := i
+		if p.is(i+1, end, "constexpr") {
+			j = i + 1
+		}
+		cond, rp, ok := p.parenCond(j, end)
+		if !ok {
+			return p.recover(i, end)
+		}
+		then, next, ok := p.body(i, rp+1, end)
+		if !ok {
+			return p.recover(i, end)
+		}
+		s := &If{Pos: t.Pos, Cond: cond, Then: then, End: p.endOf(then)}
+		if p.is(next, end, "else") {
+			els, n2, ok := p.body(next, next+1, end)
+			if !ok {
+				return p.recover(i, end)
+			}
+			s.Else, s.End, next = els, p.endOf(els), n2
+		}
+		return s, next
+	case "switch":
+		cond, rp, ok := p.parenCond(i, end)
+		if !ok {
+			return p.recover(i, end)
+		}
+		body, next, ok := p.body(i, rp+1, end)
+		if !ok {
+			return p.recover(i, end)
+		}
+		return &Switch{Pos: t.Pos, Cond: cond, Body: body, End: p.endOf(body)}, next
+	case "case", "default":
+		for j := i + 1; j < end; j++ {
+			if p.t[j].Text == ":" {
+				return &ExprStmt{Pos: t.Pos, End: p.t[j].End}, j + 1
+			}
+			if p.t[j].Text == ";" || p.t[j].Text == "{" {
+				break
+			}
+		}
+		return p.exprStmt(i, end)
+	case "threadgroup_barrier", "simdgroup_barrier":
+		if s, next, ok := p.barrier(i, i, end); ok {
+			return s, next
+		}
+	case "metal":
+		if p.is(i+1, end, "::") && i+2 < end && (p.t[i+2].Text == "threadgroup_barrier" || p.t[i+2].Text == "simdgroup_barrier") {
+			if s, next, ok := p.barrier(i, i+2, end); ok {
+				return s, next
+			}
+		}
+	}
+	if p.is(i+1, end, ":") && !stmtKeywords[t.Text] {
+		return &ExprStmt{Pos: t.Pos, End: p.t[i+1].End}, i + 2 // a label
+	}
+	if p.is(i+1, end, "(") {
+		if d := p.f.lookupDefine(t.Text, t.Pos); d != nil && d.FuncLike {
+			j := p.after(i + 1)
+			stEnd := p.t[min(j, end)-1].End
+			if p.is(j, end, ";") {
+				stEnd = p.t[j].End
+				j++
+			}
+			if h := p.macroHides(t.Text, 0); h != "" {
+				mu := &MacroUse{Pos: t.Pos, End: stEnd, Name: t.Text, Hides: h}
+				if !p.is(j-1, end, ";") && j < end && p.loopHeaderMacro(t.Text) {
+					body, next, ok := p.body(i, j, end)
+					if !ok {
+						return p.recover(i, end)
+					}
+					mu.Body, mu.End = body, p.endOf(body)
+					return mu, next
+				}
+				return mu, min(j, end)
+			}
+			return &ExprStmt{Pos: t.Pos, End: stEnd, Calls: p.calls(i, min(j, end))}, min(j, end)
+		}
+	}
+	if !stmtKeywords[t.Text] && p.looksLikeDecl(i, end) {
+		k := p.semi(i, end)
+		if d := p.decl(i, k); d != nil {
+			next := k + 1
+			if k >= end {
+				next = end
+			}
+			return d, next
+		}
+	}
+	return p.exprStmt(i, end)
+}
+
+// recover skips the rest of the enclosing block after a syntax error.
+func (p *parser) recover(i, end int) (Stmt, int) {
+	return &ExprStmt{Pos: p.t[i].Pos, End: p.t[end-1].End}, end
+}
+
+// endOf returns a statement's end offset.
+func (p *parser) endOf(s Stmt) int {
+	_, e := s.Span()
+	return e
+}
+
+// parenCond parses `kw ( cond )` with the keyword at i and returns the
+// condition span and the index of ')'.
+func (p *parser) parenCond(i, end int) (Span, int, bool) {
+	if !p.is(i+1, end, "(") || p.match[i+1] < 0 || p.match[i+1] >= end {
+		p.errorf(p.t[i].Pos, "expected '(' after "+p.t[i].Text)
+		return Span{}, 0, false
+	}
+	rp := p.match[i+1]
+	return p.span(i+2, rp), rp, true
+}
+
+// span returns the byte range of tokens [a, b), or an empty span at the
+// start of token b when there are none.
+func (p *parser) span(a, b int) Span {
+	if a >= b {
+		if b >= len(p.t) {
+			e := p.t[len(p.t)-1].End
+			return Span{e, e}
+		}
+		return Span{p.t[b].Pos, p.t[b].Pos}
+	}
+	return Span{p.t[a].Pos, p.t[b-1].End}
+}
+
+// body parses the statement that is the body of the construct at kw,
+// starting at token i.
+func (p *parser) body(kw, i, end int) (Stmt, int, bool) {
+	if i >= end {
+		p.errorf(p.t[kw].Pos, "missing body after "+p.t[kw].Text)
+		return nil, end, false
+	}
+	s, next, _ := p.stmt(i, end)
+	if s == nil {
+		p.errorf(p.t[kw].Pos, "missing body after "+p.t[kw].Text)
+		return nil, end, false
+	}
+	return s, next, true
+}
+
+func (p *parser) forStmt(i, end int) (Stmt, int) {
+	t := p.t[i]
+	if !p.is(i+1, end, "(") || p.match[i+1] < 0 || p.match[i+1] >= end {
+		p.errorf(t.Pos, "expected '(' after for")
+		return p.recover(i, end)
+	}
+	lp, rp := i+1, p.match[i+1]
+	s := &For{Pos: t.Pos, Lparen: p.t[lp].Pos, Rparen: p.t[rp].Pos}
+	var semis []int
+	colon := false
+	for j := lp + 1; j < rp; j++ {
+		switch p.t[j].Text {
+		case "(", "[", "{":
+			j = p.after(j) - 1
+		case ";":
+			semis = append(semis, j)
+		case ":":
+			colon = true
+		}
+	}
+	if len(semis) == 0 && !colon {
+		semis = append(semis, -1) // neither a counted nor a range-based loop
+	}
+	switch len(semis) {
+	case 2:
+		s.Init = p.span(lp+1, semis[0])
+		s.Cond = p.span(semis[0]+1, semis[1])
+		s.Post = p.span(semis[1]+1, rp)
+	case 0:
+		// A range-based for: the whole header is Init.
+		s.Init = p.span(lp+1, rp)
+		s.Cond = Span{p.t[rp].Pos, p.t[rp].Pos}
+		s.Post = s.Cond
+	default:
+		p.errorf(p.t[lp].Pos, "malformed for header")
+		return p.recover(i, end)
+	}
+	body, next, ok := p.body(i, rp+1, end)
+	if !ok {
+		return p.recover(i, end)
+	}
+	s.Body = body
+	s.End = p.endOf(body)
+	return s, next
+}
+
+// barrier parses a barrier call whose name is at token n.
+func (p *parser) barrier(i, n, end int) (Stmt, int, bool) {
+	if !p.is(n+1, end, "(") || p.match[n+1] < 0 || p.match[n+1] >= end {
+		return nil, 0, false
+	}
+	rp := p.match[n+1]
+	if !p.is(rp+1, end, ";") {
+		return nil, 0, false
+	}
+	return &Barrier{Pos: p.t[i].Pos, End: p.t[rp+1].End, Name: p.t[n].Text, Args: p.span(n+2, rp)}, rp + 2, true
+}
+
+// exprStmt parses any other statement, through its ';'.
+func (p *parser) exprStmt(i, end int) (Stmt, int) {
+	k := p.semi(i, end)
+	s := &ExprStmt{Pos: p.t[i].Pos, Calls: p.calls(i, k)}
+	if k < end {
+		s.End = p.t[k].End
+		return s, k + 1
+	}
+	s.End = p.t[end-1].End
+	return s, end
+}
+
+// callKeywords are identifiers followed by '(' that are not calls.
+var callKeywords = map[string]bool{
+	"sizeof": true, "alignof": true, "decltype": true, "if": true, "for": true, "while": true,
+	"switch": true, "return": true, "alignas": true, "noexcept": true, "_Pragma": true,
+	"static_assert": true, "catch": true,
+}
+
+// calls lists the identifiers in tokens [i, k) that are called: followed by
+// '(' or by template arguments and '('.
+func (p *parser) calls(i, k int) []string {
+	var out []string
+	for j := i; j < k; j++ {
+		t := p.t[j]
+		if t.Kind != Ident || callKeywords[t.Text] {
+			continue
+		}
+		if p.is(j+1, k, "(") || p.templateCall(j, k) > 0 {
+			if j > i && p.t[j-1].Text == "::" && j >= 2 && p.t[j-2].Text == "metal" {
+				// metal::f is still f for our purposes.
+			}
+			out = append(out, t.Text)
+		}
+	}
+	return out
+}
+
+// templateCall returns the index of '(' when ident j is followed by template
+// arguments and a call, else 0.
+func (p *parser) templateCall(j, k int) int {
+	if !p.is(j+1, k, "<") {
+		return 0
+	}
+	depth := 0
+	for m := j + 1; m < k && m < j+24; m++ {
+		switch p.t[m].Text {
+		case "<":
+			depth++
+		case ">", ">>":
+			depth--
+			if p.t[m].Text == ">>" {
+				depth--
+			}
+			if depth <= 0 {
+				if depth == 0 && p.is(m+1, k, "(") {
+					return m + 1
+				}
+				return 0
+			}
+		case ";", "{", "}", "&&", "||":
+			return 0
+		case "(", "[":
+			m = p.after(m) - 1
+		}
+	}
+	return 0
+}
+
+// macroHides reports what a function-like macro's expansion hides: "barrier"
+// when it (or a macro it uses) contains a barrier call, else "loop" when it
+// contains a loop, else "". A hidden barrier wins because anything reasoning
+// about synchronisation must treat the statement as a barrier.
+func (p *parser) macroHides(name string, depth int) string {
+	if h, ok := p.hides[name]; ok {
+		return h
+	}
+	if depth > maxDepth {
+		return ""
+	}
+	p.hides[name] = "" // recursion guard
+	d := p.f.lookupDefine(name, 0)
+	if d == nil {
+		return ""
+	}
+	h := ""
+	for _, t := range lexExpr(d.Body) {
+		if t.Kind != Ident {
+			continue
+		}
+		switch t.Text {
+		case "threadgroup_barrier", "simdgroup_barrier":
+			h = "barrier"
+		case "for", "while", "do":
+			if h == "" {
+				h = "loop"
+			}
+		default:
+			if t.Text != name && p.f.lookupDefine(t.Text, 0) != nil {
+				switch p.macroHides(t.Text, depth+1) {
+				case "barrier":
+					h = "barrier"
+				case "loop":
+					if h == "" {
+						h = "loop"
+					}
+				}
+			}
+		}
+	}
+	p.hides[name] = h
+	return h
+}
+
+// declQualifiers are words that may precede a declaration's type.
+var declQualifiers = map[string]bool{
+	"const": true, "constexpr": true, "static": true, "volatile": true, "inline": true,
+	"extern": true, "thread_local": true, "mutable": true, "register": true,
+}
+
+// looksLikeDecl reports whether the statement at i is a declaration: a
+// qualified declaration, or a type followed by a name.
+func (p *parser) looksLikeDecl(i, end int) bool {
+	j := i
+	for j < end && p.t[j].Kind == Ident && (declQualifiers[p.t[j].Text] || addrSpaces[p.t[j].Text] != NoSpace) {
+		j++
+	}
+	if j > i {
+		return true
+	}
+	k := p.typeEnd(j, end)
+	if k <= j || k >= end || p.t[k].Kind != Ident {
+		return false
+	}
+	if !p.isIdent(k, end) {
+		return false
+	}
+	switch nt := k + 1; {
+	case nt >= end:
+		return false
+	case p.t[nt].Kind == Attribute:
+		return true
+	default:
+		switch p.t[nt].Text {
+		case "=", ";", ",", "[", "{", "(", ":":
+			return true
+		}
+	}
+	return false
+}
+
+// typeEnd returns the index after a type starting at j: words, scope
+// operators, template arguments, pointers and references.
+func (p *parser) typeEnd(j, end int) int {
+	k := j
+	for k < end {
+		t := p.t[k]
+		switch {
+		case t.Kind == Ident && (t.Text == "typename" || t.Text == "struct" || t.Text == "unsigned" || t.Text == "signed" || t.Text == "enum"):
+			k++
+		case t.Kind == Ident && !stmtKeywords[t.Text] && !declQualifiers[t.Text] || t.Text == "::":
+			if t.Kind == Ident && p.isIdent(k+1, end) && !(k+2 < end && (p.t[k+2].Text == "::" || p.t[k+2].Text == "<")) {
+				// "long long x", "unsigned int x": the type continues only
+				// when another word follows; otherwise the next word is the name.
+				if _, builtin := scalarSizes[t.Text]; builtin && p.isIdent(k+2, end) {
+					k++
+					continue
+				}
+				return k + 1
+			}
+			k++
+			if p.is(k, end, "<") {
+				m := p.angleEnd(k, end)
+				if m < 0 {
+					return j
+				}
+				k = m + 1
+			}
+			if !p.is(k, end, "::") {
+				for k < end && (p.t[k].Text == "*" || p.t[k].Text == "&" || p.t[k].Text == "&&" || p.t[k].Text == "const" || p.t[k].Text == "volatile") {
+					k++
+				}
+				return k
+			}
+		default:
+			return k
+		}
+	}
+	return k
+}
+
+// angleEnd returns the index of the '>' closing the '<' at k, or -1.
+func (p *parser) angleEnd(k, end int) int {
+	depth := 0
+	for m := k; m < end; m++ {
+		switch p.t[m].Text {
+		case "<":
+			depth++
+		case ">":
+			depth--
+		case ">>":
+			depth -= 2
+		case "(", "[":
+			m = p.after(m) - 1
+			continue
+		case ";", "{", "}", "&&", "||":
+			return -1
+		}
+		if depth <= 0 {
+			if depth < 0 {
+				return -1
+			}
+			return m
+		}
+	}
+	return -1
+}
+
+// declaration records a file-scope or member declaration in tokens [i, k).
+func (p *parser) declaration(i, k int, st *Struct, start int) {
+	if i >= k {
+		return
+	}
+	d := p.decl(i, k)
+	if d == nil {
+		return
+	}
+	d.Pos = p.t[start].Pos
+	if st != nil {
+		st.Fields = append(st.Fields, d)
+		return
+	}
+	p.f.Globals = append(p.f.Globals, d)
+}
+
+// decl parses a declaration in tokens [i, k), k being its ';' (or the end
+// of the range). It returns nil when the tokens are not a declaration.
+func (p *parser) decl(i, k int) *Decl {
+	d := &Decl{Pos: p.t[i].Pos}
+	if k < len(p.t) && p.t[k].Text == ";" {
+		d.End = p.t[k].End
+	} else {
+		d.End = p.t[k-1].End
+	}
+	j := i
+	for j < k {
+		t := p.t[j]
+		if t.Kind == Attribute {
+			d.Attrs = append(d.Attrs, p.attrs(t)...)
+			j++
+			continue
+		}
+		if t.Kind != Ident {
+			break
+		}
+		if sp, ok := addrSpaces[t.Text]; ok {
+			d.AddrSpace = sp
+		} else if declQualifiers[t.Text] || t.Text == "typedef" {
+			d.Qualifiers = append(d.Qualifiers, t.Text)
+		} else {
+			break
+		}
+		j++
+	}
+	te := p.typeEnd(j, k)
+	if te <= j {
+		return nil
+	}
+	var typ []Token
+	for m := j; m < te; m++ {
+		t := p.t[m]
+		if sp, ok := addrSpaces[t.Text]; ok && t.Kind == Ident {
+			d.AddrSpace = sp
+			continue
+		}
+		if t.Text == "const" || t.Text == "volatile" {
+			if m == te-1 || p.t[m+1].Text == "*" || p.t[m+1].Text == "&" || m > j && (p.t[m-1].Text == "*" || p.t[m-1].Text == "&") {
+				typ = append(typ, t)
+			} else {
+				d.Qualifiers = append(d.Qualifiers, t.Text)
+			}
+			continue
+		}
+		typ = append(typ, t)
+	}
+	// Trailing qualifiers on the type ("float const x") are qualifiers.
+	for len(typ) > 1 && (typ[len(typ)-1].Text == "const" || typ[len(typ)-1].Text == "volatile") {
+		d.Qualifiers = append(d.Qualifiers, typ[len(typ)-1].Text)
+		typ = typ[:len(typ)-1]
+	}
+	if len(typ) == 0 {
+		return nil
+	}
+	d.Type = joinTokens(typ)
+	d.TypeSpan = Span{p.t[j].Pos, p.t[te-1].End}
+	m := te
+	for m < k {
+		for m < k && (p.t[m].Text == "*" || p.t[m].Text == "&") {
+			m++
+		}
+		if !p.isIdent(m, k) {
+			break
+		}
+		dc := &Declarator{Name: p.t[m].Text, NamePos: p.t[m].Pos}
+		m++
+		for m < k {
+			t := p.t[m]
+			switch {
+			case t.Kind == Attribute:
+				d.Attrs = append(d.Attrs, p.attrs(t)...)
+				m++
+				continue
+			case t.Text == "[":
+				e := p.after(m)
+				if e-1 < k && p.t[e-1].Text == "]" {
+					dc.Dims = append(dc.Dims, p.span(m+1, e-1))
+				}
+				m = e
+				continue
+			}
+			break
+		}
+		switch {
+		case p.is(m, k, "="):
+			e := m + 1
+			for e < k && p.t[e].Text != "," {
+				e = p.after(e)
+			}
+			e = min(e, k)
+			if e > m+1 {
+				dc.Init = p.span(m+1, e)
+			} else {
+				dc.Init = Span{p.t[m].End, p.t[m].End}
+			}
+			m = e
+		case p.is(m, k, "{"), p.is(m, k, "("):
+			e := min(p.after(m), k)
+			dc.Init = p.span(m, e)
+			m = e
+		}
+		d.Names = append(d.Names, dc)
+		if p.is(m, k, ",") {
+			m++
+			continue
+		}
+		break
+	}
+	if len(d.Names) == 0 {
+		return nil
+	}
+	return d
+}

@@ -1,0 +1,25 @@
+// Package all lists every mutation metalab ships, in the order commands
+// show them. Adding a mutation means adding it here.
+package all
+
+import (
+	"metalab/mutate"
+	"metalab/mutate/dropbarrier"
+	"metalab/mutate/unrollpragma"
+)
+
+// Mutations is the registry of mutations, an explicit list.
+var Mutations = []*mutate.Mutation{
+	unrollpragma.Mutation,
+	dropbarrier.Mutation,
+}
+
+// Lookup returns the mutation named name, or nil.
+func Lookup(name string) *mutate.Mutation {
+	for _, m := range Mutations {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
+}

@@ -1,0 +1,377 @@
+// Package mutate defines metalab's mutations: structured source transforms
+// of one owned kernel function, shaped like go/analysis analyzers. A
+// Mutation is a static description whose Run inspects one function through
+// a Pass and reports Sites; each Site offers alternative Choices, each a set
+// of byte edits, of which at most one is applied. Mutations compute edits
+// and never write files; Find runs them, validates what they report and
+// gives every site a stable id that later commands refer to.
+package mutate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"metalab/internal/edit"
+	"metalab/msl"
+)
+
+// A Mutation describes one kind of source transform.
+type Mutation struct {
+	Name string            // kebab-case: lowercase letters, digits and '-', e.g. "unroll-pragma"
+	Doc  string            // what it does and when it skips a place; first line is a summary
+	Run  func(*Pass) error // reports the sites of Pass.Func; an error is a bug, not "no sites"
+}
+
+// A Pass is the interface between a Mutation and the driver for one
+// function of one file.
+type Pass struct {
+	Mutation *Mutation
+	File     *msl.File
+	Func     *msl.Func  // the owned function being inspected; Body is non-nil
+	Report   func(Site) // records a place the mutation applies
+	Skip     func(Skip) // records a place looked at and skipped, for --why
+}
+
+// A Site is a place in the function where a mutation applies.
+type Site struct {
+	Pos, End int    // byte range the site is about (e.g. the loop); its text is hashed into the id
+	Message  string // what the site is, e.g. "for loop with 8 iterations"
+	Choices  []Choice
+}
+
+// A Choice is one way to mutate a Site; the Choices of a Site are
+// alternatives and at most one is applied.
+type Choice struct {
+	Name    string // short name used in site refs: "full", "count4", "drop"
+	Message string // verb phrase: "unroll by 4"
+	Edits   []edit.Edit
+}
+
+// A Skip is a place a mutation looked at and deliberately left alone.
+type Skip struct {
+	Pos, End int
+	Reason   string // e.g. "loop hidden behind macro FOR_UNROLL"
+}
+
+// Validate reports an error if any mutation has an invalid or duplicate
+// name, an empty Doc or a nil Run.
+func Validate(muts []*Mutation) error {
+	seen := map[string]bool{}
+	var errs []error
+	for i, m := range muts {
+		if m == nil {
+			errs = append(errs, fmt.Errorf("mutation %d is nil", i))
+			continue
+		}
+		if !validName(m.Name) {
+			errs = append(errs, fmt.Errorf("mutation %q: name must be lowercase letters, digits and '-', starting with a letter", m.Name))
+		}
+		if seen[m.Name] {
+			errs = append(errs, fmt.Errorf("mutation %q: duplicate name", m.Name))
+		}
+		seen[m.Name] = true
+		if strings.TrimSpace(m.Doc) == "" {
+			errs = append(errs, fmt.Errorf("mutation %q: empty Doc", m.Name))
+		}
+		if m.Run == nil {
+			errs = append(errs, fmt.Errorf("mutation %q: nil Run", m.Name))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validName reports whether s is kebab-case: [a-z][a-z0-9-]*, not ending in '-'.
+func validName(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' || s[len(s)-1] == '-' {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// validChoiceName reports whether s is a usable choice name: [a-z0-9-]+.
+func validChoiceName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// A FoundSite is a Site reported by a mutation, with its stable id.
+type FoundSite struct {
+	ID       string // "<mutation>/<function>/<ordinal>-<hash>", e.g. "unroll-pragma/reduce/2-a1b2c3"
+	Mutation *Mutation
+	Func     *msl.Func
+	Ordinal  int    // 0-based position among this mutation's sites in this function, in source order
+	Hash     string // first 6 hex digits of the sha256 of the site's text
+	Site
+}
+
+// Choice returns the site's choice named name; "" means the first choice.
+func (s *FoundSite) Choice(name string) (*Choice, error) {
+	if name == "" {
+		return &s.Choices[0], nil
+	}
+	for i := range s.Choices {
+		if s.Choices[i].Name == name {
+			return &s.Choices[i], nil
+		}
+	}
+	return nil, fmt.Errorf("site %s has no choice %q (choices: %s)", s.ID, name, strings.Join(s.ChoiceNames(), ", "))
+}
+
+// ChoiceNames returns the names of the site's choices, in order.
+func (s *FoundSite) ChoiceNames() []string {
+	var names []string
+	for _, c := range s.Choices {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// A FoundSkip is a Skip reported by a mutation in a function.
+type FoundSkip struct {
+	Mutation *Mutation
+	Func     *msl.Func
+	Skip
+}
+
+// Find runs each mutation over each function of f named in fns (every
+// function with a body if fns is empty) and returns the sites in order of
+// function, mutation and position.
+func Find(f *msl.File, muts []*Mutation, fns []string) ([]*FoundSite, error) {
+	sites, _, err := FindAll(f, muts, fns)
+	return sites, err
+}
+
+// FindAll is like Find but also returns the places the mutations looked at
+// and skipped, with their reasons.
+func FindAll(f *msl.File, muts []*Mutation, fns []string) ([]*FoundSite, []*FoundSkip, error) {
+	funcs, err := Funcs(f, fns)
+	if err != nil {
+		return nil, nil, err
+	}
+	var sites []*FoundSite
+	var skips []*FoundSkip
+	// Ordinals count per (mutation, function name), so overloads of one
+	// name share a sequence, in source order.
+	next := map[[2]string]int{}
+	for _, fn := range funcs {
+		for _, m := range muts {
+			var got []Site
+			pass := &Pass{
+				Mutation: m,
+				File:     f,
+				Func:     fn,
+				Report:   func(s Site) { got = append(got, s) },
+				Skip: func(s Skip) {
+					skips = append(skips, &FoundSkip{Mutation: m, Func: fn, Skip: s})
+				},
+			}
+			if err := m.Run(pass); err != nil {
+				return nil, nil, fmt.Errorf("mutation %s on %s: %w", m.Name, fn.Name, err)
+			}
+			slices.SortStableFunc(got, func(a, b Site) int { return a.Pos - b.Pos })
+			for _, s := range got {
+				if err := validateSite(f, fn, s); err != nil {
+					pos := f.Position(min(max(s.Pos, 0), len(f.Src)))
+					return nil, nil, fmt.Errorf("mutation %s reported an invalid site at %s (a bug in the mutation): %w", m.Name, pos, err)
+				}
+				key := [2]string{m.Name, fn.Name}
+				ord := next[key]
+				next[key]++
+				h := hashText(f.Src[s.Pos:s.End])
+				sites = append(sites, &FoundSite{
+					ID:       SiteRef{Mutation: m.Name, Func: fn.Name, Ordinal: ord, Hash: h}.ID(),
+					Mutation: m,
+					Func:     fn,
+					Ordinal:  ord,
+					Hash:     h,
+					Site:     s,
+				})
+			}
+		}
+	}
+	return sites, skips, nil
+}
+
+// Funcs returns the functions of f named in names, in source order (every
+// function with a body if names is empty), or an error naming an unknown
+// name and listing the valid ones.
+func Funcs(f *msl.File, names []string) ([]*msl.Func, error) {
+	var all []*msl.Func
+	for _, fn := range f.Funcs {
+		if fn.Body != nil {
+			all = append(all, fn)
+		}
+	}
+	if len(names) == 0 {
+		return all, nil
+	}
+	for _, n := range names {
+		if !slices.ContainsFunc(all, func(fn *msl.Func) bool { return fn.Name == n }) {
+			return nil, fmt.Errorf("no function %q with a body in %s (functions: %s)", n, f.Name, strings.Join(FuncNames(f), ", "))
+		}
+	}
+	var out []*msl.Func
+	for _, fn := range all {
+		if slices.Contains(names, fn.Name) {
+			out = append(out, fn)
+		}
+	}
+	return out, nil
+}
+
+// FuncNames returns the distinct names of the functions of f that have a
+// body, in source order.
+func FuncNames(f *msl.File) []string {
+	var names []string
+	for _, fn := range f.Funcs {
+		if fn.Body != nil && !slices.Contains(names, fn.Name) {
+			names = append(names, fn.Name)
+		}
+	}
+	return names
+}
+
+// validateSite checks a reported site: its range and every choice's edits
+// lie inside the function, choices are named uniquely and their edits do
+// not overlap.
+func validateSite(f *msl.File, fn *msl.Func, s Site) error {
+	scope := []edit.Span{{Start: fn.Pos, End: fn.End}}
+	if s.Pos < fn.Pos || s.End > fn.End || s.Pos > s.End {
+		return fmt.Errorf("site range [%d,%d) outside function %s [%d,%d)", s.Pos, s.End, fn.Name, fn.Pos, fn.End)
+	}
+	if len(s.Choices) == 0 {
+		return errors.New("site has no choices")
+	}
+	seen := map[string]bool{}
+	for _, c := range s.Choices {
+		if !validChoiceName(c.Name) {
+			return fmt.Errorf("choice name %q must be lowercase letters, digits and '-'", c.Name)
+		}
+		if seen[c.Name] {
+			return fmt.Errorf("duplicate choice %q", c.Name)
+		}
+		seen[c.Name] = true
+		if len(c.Edits) == 0 {
+			return fmt.Errorf("choice %q has no edits", c.Name)
+		}
+		if err := edit.Validate(len(f.Src), c.Edits); err != nil {
+			return fmt.Errorf("choice %q: %w", c.Name, err)
+		}
+		if err := edit.CheckScope(c.Edits, scope); err != nil {
+			return fmt.Errorf("choice %q: %w", c.Name, err)
+		}
+	}
+	return nil
+}
+
+// hashText returns the first 6 hex digits of the sha256 of b.
+func hashText(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:3])
+}
+
+// A SiteRef names a site, and optionally one of its choices, as written on
+// the command line: "unroll-pragma/reduce/2-a1b2c3=full".
+type SiteRef struct {
+	Mutation string
+	Func     string
+	Ordinal  int
+	Hash     string
+	Choice   string // "" means the site's first choice
+}
+
+// ID returns the site id part of r, without the choice.
+func (r SiteRef) ID() string {
+	return fmt.Sprintf("%s/%s/%d-%s", r.Mutation, r.Func, r.Ordinal, r.Hash)
+}
+
+// String returns r in the form ParseSiteRef accepts.
+func (r SiteRef) String() string {
+	if r.Choice == "" {
+		return r.ID()
+	}
+	return r.ID() + "=" + r.Choice
+}
+
+// ParseSiteRef parses "<mutation>/<function>/<ordinal>-<hash>[=<choice>]".
+func ParseSiteRef(s string) (SiteRef, error) {
+	bad := func(why string) (SiteRef, error) {
+		return SiteRef{}, fmt.Errorf("bad site %q: %s (want <mutation>/<function>/<n>-<hash>[=<choice>])", s, why)
+	}
+	id, choice, hasChoice := strings.Cut(s, "=")
+	if hasChoice && !validChoiceName(choice) {
+		return bad("bad choice name")
+	}
+	parts := strings.Split(id, "/")
+	if len(parts) != 3 {
+		return bad("want three '/'-separated parts")
+	}
+	if !validName(parts[0]) {
+		return bad("bad mutation name")
+	}
+	if parts[1] == "" {
+		return bad("empty function name")
+	}
+	ordS, hash, ok := strings.Cut(parts[2], "-")
+	if !ok {
+		return bad("missing -<hash> after the ordinal")
+	}
+	ord, err := strconv.Atoi(ordS)
+	if err != nil || ord < 0 || strconv.Itoa(ord) != ordS {
+		return bad("bad ordinal")
+	}
+	if len(hash) != 6 || strings.Trim(hash, "0123456789abcdef") != "" {
+		return bad("hash must be 6 lowercase hex digits")
+	}
+	return SiteRef{Mutation: parts[0], Func: parts[1], Ordinal: ord, Hash: hash, Choice: choice}, nil
+}
+
+// Resolve finds the site ref names among found (sites of the current
+// source) and the chosen choice. It refuses a stale ref, whose site text no
+// longer hashes to the ref's hash, and a ref to no site.
+func Resolve(found []*FoundSite, ref SiteRef) (*FoundSite, *Choice, error) {
+	n := 0
+	for _, s := range found {
+		if s.Mutation.Name != ref.Mutation || s.Func.Name != ref.Func {
+			continue
+		}
+		n++
+		if s.Ordinal != ref.Ordinal {
+			continue
+		}
+		if s.Hash != ref.Hash {
+			return nil, nil, fmt.Errorf("stale site %s: the text of %s site %d in %s now hashes to %s; list sites again", ref.ID(), ref.Mutation, ref.Ordinal, ref.Func, s.Hash)
+		}
+		c, err := s.Choice(ref.Choice)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, c, nil
+	}
+	return nil, nil, fmt.Errorf("no site %s: %s has %d %s site(s)", ref.ID(), ref.Func, n, ref.Mutation)
+}
+
+// Inspect calls visit for each statement of fn's body in depth-first
+// order, descending into a statement's children while visit returns true.
+func Inspect(fn *msl.Func, visit func(msl.Stmt) bool) {
+	if fn.Body != nil {
+		msl.Walk(fn.Body, visit)
+	}
+}

@@ -1,0 +1,18 @@
+// Package unrollpragma defines the unroll-pragma mutation.
+//
+// unroll-pragma: put a clang loop unroll pragma before a for loop
+//
+// For each for loop of the function it reports a site whose choices insert,
+// on their own line just before the loop and indented like it, one of
+// `#pragma clang loop unroll(full)` (choice full), `#pragma clang loop
+// unroll_count(N)` (choices count2, count4, count8: those not above the
+// loop's trip count when the loop header gives a constant trip count,
+// otherwise count2 and count4) and `#pragma clang loop unroll(disable)`
+// (choice disable). A pragma only changes how the compiler schedules the
+// loop, never what it computes.
+//
+// It skips, with a reason: loops that already carry a loop pragma (written
+// out, as _Pragma, or through a macro), loops whose `for` is not the first
+// token on its line (the pragma needs a line of its own), loops hidden
+// behind a macro, and while and do loops.
+package unrollpragma

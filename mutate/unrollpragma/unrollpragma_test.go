@@ -1,0 +1,48 @@
+package unrollpragma_test
+
+import (
+	"strings"
+
+	"metalab/msl"
+	"metalab/mutate"
+	"testing"
+
+	"metalab/mutate/mutatetest"
+	"metalab/mutate/unrollpragma"
+)
+
+func TestGolden(t *testing.T) {
+	mutatetest.Run(t, "testdata", unrollpragma.Mutation)
+}
+
+func TestChoices(t *testing.T) {
+	tests := []struct {
+		header string
+		want   string
+	}{
+		{"for (int i = 0; i < 1; ++i)", "full,disable"},
+		{"for (int i = 0; i < 2; ++i)", "full,count2,disable"},
+		{"for (int i = 0; i < 7; ++i)", "full,count2,count4,disable"},
+		{"for (int i = 0; i < 64; ++i)", "full,count2,count4,count8,disable"},
+		{"for (int i = 0; i < n; ++i)", "full,count2,count4,disable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.header, func(t *testing.T) {
+			src := "kernel void k(device int *p [[buffer(0)]], constant int &n [[buffer(1)]]) {\n    " + tt.header + " { p[i] = 0; }\n}\n"
+			f, err := msl.Parse("k.metal", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			found, err := mutate.Find(f, []*mutate.Mutation{unrollpragma.Mutation}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(found) != 1 {
+				t.Fatalf("got %d sites, want 1", len(found))
+			}
+			if got := strings.Join(found[0].ChoiceNames(), ","); got != tt.want {
+				t.Errorf("choices = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

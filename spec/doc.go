@@ -1,0 +1,128 @@
+// Package spec reads kernel specs: YAML files that say everything a harness
+// needs to run a Metal compute kernel, so that nobody writes a one-off C++
+// parity harness again. A spec names the source and entry points, the
+// buffers with their element types, sizes and deterministic input
+// generators, parameter structs laid out with Metal rules, defines and
+// function-constant values, dispatch geometry, and named sets of cases.
+//
+// Load or Parse reads a spec; Cases lists the cases of some sets;
+// Instantiate turns one case into an Instance with concrete buffer bytes
+// and stages ready to run on any backend.Backend. Input bytes are generated
+// in Go from a seed derived from (spec seed, case name, buffer name), so
+// every backend sees identical inputs and adding a buffer never changes
+// the bytes of another.
+//
+// # File format
+//
+// One YAML file per .metal file. Decoding is strict: an unknown key, a bad
+// type or a bad expression is an error that points at the YAML line and
+// column, e.g.
+//
+//	kernels/qsa_prompt.yaml:12:5: buffer "q": unknown element type "hlf"
+//
+// Top-level keys (see testdata/example.yaml for a fully commented example):
+//
+//	source:     path of the .metal file, relative to the YAML file (required)
+//	seed:       integer base seed (default 1)
+//	dispatches: dispatches per timing sample, an expression (default 1)
+//	vars:       default case variables, name: expression, evaluated in order;
+//	            a set or a case may override them
+//	let:        derived variables, name: expression, evaluated in order after
+//	            the case's variables are bound; cannot be overridden
+//	defines:    preprocessor defines for every stage, NAME: value (verbatim text)
+//	constants:  function-constant values for every stage,
+//	            NAME: {type: bool|int|uint|short|ushort|char|uchar|half|float, value: expr}
+//	structs:    struct types, Name: [{name, type, len?, value?}, ...]
+//	buffers:    list of buffers (below)
+//	stages:     list of stages (below), run in order in one instance
+//	sets:       named case sets, name: {vars?, defines?, constants?, gen?, cases}
+//
+// # Expressions
+//
+// Numbers in a spec (counts, shapes, geometry, generator parameters, struct
+// field values, constant values) are expressions in the
+// github.com/expr-lang/expr language, compiled once and evaluated with the
+// case's variables. A YAML number is an expression too. Besides expr's
+// builtins (min, max, abs, ...) these integer helpers exist:
+//
+//	ceil_div(a, b)  (a + b - 1) / b
+//	div(a, b)       floor(a / b)
+//	align(a, b)     a rounded up to a multiple of b
+//
+// Note that expr's "/" divides as floating point; an expression whose value
+// must be an integer (a count, a dimension) is an error if it is not
+// integral. Inside a struct field value of a buffer with several elements,
+// the variable i is the element index.
+//
+// # Buffers
+//
+//	name:     unique name (stages bind buffers by name)
+//	index:    default [[buffer(n)]] index; unique among buffers
+//	type:     element type: half, bfloat, float, char (int8), uchar (uint8),
+//	          short, ushort, int, uint, long, ulong, bool; vectors such as
+//	          half4, float2, int3, packed_float3, packed_half4; or a struct
+//	          name from structs:
+//	count:    element count, an expression (default 1)
+//	shape:    optional list of expressions whose product is count; used to
+//	          report the coordinates of a differing element
+//	role:     input (filled by gen), output (filled with the sentinel),
+//	          inout (filled by gen, compared after the run), or threadgroup
+//	          (host-sized threadgroup memory of count elements; no data)
+//	gen:      the input generator (input and inout; see below). A struct
+//	          buffer needs no gen: its bytes come from the field values.
+//	values:   for a struct buffer, field: expression overrides of the
+//	          struct's field values
+//	sentinel: hex bytes repeated over an output buffer, default "a5"
+//
+// # Generators
+//
+// A generator is a mapping with a kind and its parameters (all expressions):
+//
+//	{kind: randint, min: -128, max: 127}   uniform integers in [min, max]
+//	{kind: uniform, min: -1, max: 1}       uniform reals in [min, max], rounded
+//	                                       to the element type, always finite
+//	{kind: scale, min: 0.001, max: 0.1}    positive reals, log-uniform in
+//	                                       [min, max]; min must be > 0
+//	{kind: iota, start: 0, step: 1}        start + i*step
+//	{kind: constant, value: 0}             every component the same value
+//	{kind: selected-ids, rows: T, pos0: pos0, count: 16, chunk: 64,
+//	 cell: 1, selected: "r % 2 == 0"}
+//	        one row per query row r (position pos0 + r): count unique, evenly
+//	        spaced, causal ids in [0, (pos0+r)/cell] (fewer when fewer exist),
+//	        ascending; then -1 padding up to a multiple of chunk. A row
+//	        where selected (an expression of r, default true) is false is
+//	        all -1. The buffer's count must be rows * align(count, chunk).
+//
+// Any float generator may add an edge mode:
+//
+//	edge: signed-zeros   each component is +0 or -0 with probability rate
+//	                     (default 1), else the base value
+//	edge: cancel         pairs x, -x*(1+eps) so that sums cancel; eps
+//	                     defaults to 2^-10
+//	edge: nonfinite      NaN, +Inf or -Inf with probability rate (default
+//	                     0.01), else the base value
+//
+// Components of a vector element are generated one by one. Generation
+// consumes one stream of random numbers per buffer, seeded from (seed, case
+// name, buffer name).
+//
+// # Stages
+//
+//	entry:        kernel function name or host_name (required)
+//	source:       another .metal file for this stage (default: source:)
+//	threadgroups: [x, y, z] threadgroups per grid; missing trailing ones are 1
+//	threads:      [x, y, z] threads per threadgroup
+//	buffers:      names bound at their own index (default: every buffer
+//	              with an index)
+//	bind:         name: index, binding a buffer at another index
+//	defines, constants: per-stage additions and overrides
+//
+// # Case sets
+//
+// Each set is a mapping with cases (a list of mappings of variable: value,
+// with an optional name; the default name is built from the values) and
+// optional overrides that apply to every case of the set: vars, defines,
+// constants (a bare value keeps the declared type), and gen (buffer:
+// generator keys that replace the buffer's keys, so {q: {edge: cancel}}
+// keeps q's kind and range).
+package spec

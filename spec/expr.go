@@ -1,0 +1,236 @@
+package spec
+
+import (
+	"fmt"
+	"go/token"
+	"math"
+	"strconv"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/vm"
+)
+
+// An Expr is a compiled expression with the YAML position it came from, so
+// that evaluation errors point at the spec.
+type Expr struct {
+	Src    string
+	Pos    token.Position
+	prog   *vm.Program
+	idents []string // variables it reads
+}
+
+// exprOptions are the helpers every expression may call.
+var exprOptions = []expr.Option{
+	expr.Function("ceil_div", func(p ...any) (any, error) {
+		a, b, err := intArgs("ceil_div", p)
+		if err != nil {
+			return nil, err
+		}
+		return floorDiv(a+b-1, b), nil
+	}, new(func(int, int) int)),
+	expr.Function("div", func(p ...any) (any, error) {
+		a, b, err := intArgs("div", p)
+		if err != nil {
+			return nil, err
+		}
+		return floorDiv(a, b), nil
+	}, new(func(int, int) int)),
+	expr.Function("align", func(p ...any) (any, error) {
+		a, b, err := intArgs("align", p)
+		if err != nil {
+			return nil, err
+		}
+		return floorDiv(a+b-1, b) * b, nil
+	}, new(func(int, int) int)),
+	expr.Function("sqrt", func(p ...any) (any, error) {
+		if len(p) != 1 {
+			return nil, fmt.Errorf("sqrt wants 1 argument, got %d", len(p))
+		}
+		f, err := toFloat(p[0])
+		if err != nil {
+			return nil, fmt.Errorf("sqrt: %w", err)
+		}
+		return math.Sqrt(f), nil
+	}, new(func(float64) float64)),
+}
+
+// funcNames are the helpers' names, which are not variables.
+var funcNames = map[string]bool{"ceil_div": true, "div": true, "align": true, "sqrt": true}
+
+func intArgs(name string, p []any) (int, int, error) {
+	if len(p) != 2 {
+		return 0, 0, fmt.Errorf("%s wants 2 arguments, got %d", name, len(p))
+	}
+	a, err := toInt(p[0])
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	b, err := toInt(p[1])
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	if b == 0 {
+		return 0, 0, fmt.Errorf("%s: division by zero", name)
+	}
+	return a, b, nil
+}
+
+func floorDiv(a, b int) int {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// compileExpr compiles src; pos is where it sits in the spec.
+func compileExpr(src string, pos token.Position) (*Expr, error) {
+	tree, err := expr.Compile(src, exprOptions...)
+	if err != nil {
+		return nil, fmt.Errorf("bad expression %q: %v", src, firstLine(err.Error()))
+	}
+	e := &Expr{Src: src, Pos: pos, prog: tree}
+	v := &identVisitor{seen: map[string]bool{}}
+	node := tree.Node()
+	ast.Walk(&node, v)
+	e.idents = v.names
+	return e, nil
+}
+
+type identVisitor struct {
+	seen  map[string]bool
+	names []string
+}
+
+func (v *identVisitor) Visit(n *ast.Node) {
+	if id, ok := (*n).(*ast.IdentifierNode); ok && !v.seen[id.Value] && !funcNames[id.Value] {
+		v.seen[id.Value] = true
+		v.names = append(v.names, id.Value)
+	}
+}
+
+func firstLine(s string) string {
+	for i := range len(s) {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// eval evaluates e with vars.
+func (e *Expr) eval(vars map[string]any) (any, error) {
+	for _, id := range e.idents {
+		if _, ok := vars[id]; !ok {
+			return nil, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %q: unknown variable %q", e.Src, id)}
+		}
+	}
+	v, err := expr.Run(e.prog, vars)
+	if err != nil {
+		return nil, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %q: %v", e.Src, firstLine(err.Error()))}
+	}
+	return v, nil
+}
+
+// Int evaluates e with vars and requires an integral result.
+func (e *Expr) Int(vars map[string]any) (int, error) {
+	v, err := e.eval(vars)
+	if err != nil {
+		return 0, err
+	}
+	n, err := toInt(v)
+	if err != nil {
+		return 0, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %q: %v", e.Src, err)}
+	}
+	return n, nil
+}
+
+// Float evaluates e with vars as a number (booleans are 0 or 1).
+func (e *Expr) Float(vars map[string]any) (float64, error) {
+	v, err := e.eval(vars)
+	if err != nil {
+		return 0, err
+	}
+	f, err := toFloat(v)
+	if err != nil {
+		return 0, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %q: %v", e.Src, err)}
+	}
+	return f, nil
+}
+
+// Bool evaluates e with vars as a condition.
+func (e *Expr) Bool(vars map[string]any) (bool, error) {
+	v, err := e.eval(vars)
+	if err != nil {
+		return false, err
+	}
+	switch b := v.(type) {
+	case bool:
+		return b, nil
+	}
+	f, err := toFloat(v)
+	if err != nil {
+		return false, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %q: %v", e.Src, err)}
+	}
+	return f != 0, nil
+}
+
+func toInt(v any) (int, error) {
+	switch n := v.(type) {
+	case int:
+		return n, nil
+	case int64:
+		return int(n), nil
+	case int32:
+		return int(n), nil
+	case uint:
+		return int(n), nil
+	case uint64:
+		return int(n), nil
+	case float64:
+		if n != math.Trunc(n) || math.IsInf(n, 0) || math.Abs(n) > 1<<53 {
+			return 0, fmt.Errorf("value %v is not an integer", n)
+		}
+		return int(n), nil
+	case float32:
+		return toInt(float64(n))
+	case bool:
+		if n {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return 0, fmt.Errorf("value %v (%T) is not a number", v, v)
+}
+
+func toFloat(v any) (float64, error) {
+	switch n := v.(type) {
+	case float64:
+		return n, nil
+	case float32:
+		return float64(n), nil
+	case bool:
+		if n {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	i, err := toInt(v)
+	return float64(i), err
+}
+
+// literal parses a case variable's YAML scalar: an integer, a real or a
+// boolean.
+func literal(s string) (any, bool) {
+	if i, err := strconv.ParseInt(s, 0, 64); err == nil {
+		return int(i), true
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f, true
+	}
+	if b, err := strconv.ParseBool(s); err == nil {
+		return b, true
+	}
+	return nil, false
+}

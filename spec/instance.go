@@ -1,0 +1,343 @@
+package spec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+
+	"metalab/backend"
+)
+
+// An Instance is one case of a spec made concrete: buffer bytes and
+// stages ready to run on any backend.
+type Instance struct {
+	Case       Case
+	Vars       map[string]any // every variable of the case, derived ones included
+	Buffers    []*Buffer      // in spec order
+	Stages     []*Stage       // run in order on the same buffers
+	Dispatches int            // dispatches per timing sample
+}
+
+// A Buffer is a concrete buffer of an instance.
+type Buffer struct {
+	Name  string
+	Index int // default binding index; -1 when bound only through a stage's bind
+	Type  *Type
+	Count int   // elements
+	Shape []int // or nil; its product is Count
+	Role  Role
+	Data  []byte // input bytes or sentinel fill; nil for threadgroup memory
+	Size  int    // bytes
+}
+
+// Output reports whether b is compared after a run (output or inout).
+func (b *Buffer) Output() bool { return b.Role == Output || b.Role == InOut }
+
+// Coords returns the coordinates of element i in b's shape, or [i] when b
+// has no shape.
+func (b *Buffer) Coords(i int) []int {
+	if len(b.Shape) == 0 {
+		return []int{i}
+	}
+	c := make([]int, len(b.Shape))
+	for d := len(b.Shape) - 1; d >= 0; d-- {
+		if b.Shape[d] > 0 {
+			c[d] = i % b.Shape[d]
+			i /= b.Shape[d]
+		}
+	}
+	return c
+}
+
+// A Stage is one kernel dispatch of an instance.
+type Stage struct {
+	Entry        string
+	Source       string            // path of the .metal file
+	Defines      map[string]string // preprocessor defines
+	Constants    map[string]backend.Value
+	Threadgroups backend.Dim3 // threadgroups per grid
+	Threads      backend.Dim3 // threads per threadgroup
+	Bindings     []Binding    // sorted by index
+}
+
+// A Binding binds a buffer, by name, at an argument index.
+type Binding struct {
+	Index  int
+	Buffer string
+}
+
+// Buffer returns the buffer called name, or nil.
+func (in *Instance) Buffer(name string) *Buffer {
+	for _, b := range in.Buffers {
+		if b.Name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// Set returns the set called name, or nil.
+func (s *Spec) Set(name string) *Set {
+	for _, set := range s.Sets {
+		if set.Name == name {
+			return set
+		}
+	}
+	return nil
+}
+
+// Cases returns the cases of the named sets in order, or of every set when
+// none is named.
+func (s *Spec) Cases(sets ...string) ([]Case, error) {
+	if len(sets) == 0 {
+		for _, set := range s.Sets {
+			sets = append(sets, set.Name)
+		}
+	}
+	var out []Case
+	for _, name := range sets {
+		set := s.Set(name)
+		if set == nil {
+			var have []string
+			for _, x := range s.Sets {
+				have = append(have, x.Name)
+			}
+			return nil, fmt.Errorf("spec %s: no case set %q (have %v)", s.Path, name, have)
+		}
+		out = append(out, set.Cases...)
+	}
+	return out, nil
+}
+
+// Instantiate makes case c concrete: it binds the variables, generates the
+// input bytes and evaluates the geometry.
+func (s *Spec) Instantiate(c Case) (*Instance, error) {
+	set := s.Set(c.Set)
+	if set == nil {
+		return nil, fmt.Errorf("spec %s: case %q: no case set %q", s.Path, c.Name, c.Set)
+	}
+	vars := map[string]any{}
+	for _, v := range c.Vars {
+		vars[v.Name] = v.Value
+	}
+	for _, group := range [][]namedExpr{set.vars, s.vars} {
+		for _, v := range group {
+			if _, ok := vars[v.name]; ok {
+				continue
+			}
+			x, err := v.e.eval(vars)
+			if err != nil {
+				return nil, caseErr(c, err)
+			}
+			vars[v.name] = x
+		}
+	}
+	for _, v := range s.lets {
+		x, err := v.e.eval(vars)
+		if err != nil {
+			return nil, caseErr(c, err)
+		}
+		vars[v.name] = x
+	}
+	in := &Instance{Case: c, Vars: vars, Dispatches: 1}
+	if s.dispatches != nil {
+		n, err := s.dispatches.Int(vars)
+		if err != nil {
+			return nil, caseErr(c, err)
+		}
+		if n < 1 {
+			return nil, caseErr(c, &Error{Pos: s.dispatches.Pos, Msg: fmt.Sprintf("dispatches %d < 1", n)})
+		}
+		in.Dispatches = n
+	}
+	for _, bs := range s.Buffers {
+		b, err := s.buffer1(bs, set, c, vars)
+		if err != nil {
+			return nil, caseErr(c, err)
+		}
+		in.Buffers = append(in.Buffers, b)
+	}
+	for _, ss := range s.Stages {
+		st, err := s.stage1(ss, set, vars)
+		if err != nil {
+			return nil, caseErr(c, err)
+		}
+		in.Stages = append(in.Stages, st)
+	}
+	return in, nil
+}
+
+func caseErr(c Case, err error) error {
+	return fmt.Errorf("case %s/%s: %w", c.Set, c.Name, err)
+}
+
+func (s *Spec) buffer1(bs *BufferSpec, set *Set, c Case, vars map[string]any) (*Buffer, error) {
+	b := &Buffer{Name: bs.Name, Index: bs.Index, Type: bs.Type, Role: bs.Role, Count: 1}
+	if bs.count != nil {
+		n, err := bs.count.Int(vars)
+		if err != nil {
+			return nil, err
+		}
+		if n < 0 {
+			return nil, &Error{Pos: bs.count.Pos, Msg: fmt.Sprintf("buffer %q: negative count %d", bs.Name, n)}
+		}
+		b.Count = n
+	}
+	if bs.shape != nil {
+		prod := 1
+		for _, e := range bs.shape {
+			n, err := e.Int(vars)
+			if err != nil {
+				return nil, err
+			}
+			b.Shape = append(b.Shape, n)
+			prod *= n
+		}
+		if prod != b.Count {
+			return nil, &Error{Pos: bs.Pos, Msg: fmt.Sprintf("buffer %q: shape %v has %d elements, count is %d", bs.Name, b.Shape, prod, b.Count)}
+		}
+	}
+	b.Size = b.Count * b.Type.Size
+	switch b.Role {
+	case Threadgroup:
+		return b, nil
+	case Output:
+		b.Data = make([]byte, b.Size)
+		for i := range b.Data {
+			b.Data[i] = bs.Sentinel[i%len(bs.Sentinel)]
+		}
+		return b, nil
+	}
+	b.Data = make([]byte, b.Size)
+	if b.Type.Kind == Struct {
+		return b, fillStruct(b.Data, b.Type, b.Count, bs.values, vars)
+	}
+	g := bs.gen
+	if o, ok := set.gen[bs.Name]; ok {
+		g = g.merge(o)
+	}
+	return b, generate(b.Data, b.Type, b.Count, g, vars, newRNG(s.Seed, c.Name, bs.Name))
+}
+
+// fillStruct lays out count struct elements from field value expressions;
+// i is the element index.
+func fillStruct(data []byte, t *Type, count int, values map[string]*Expr, vars map[string]any) error {
+	ev := make(map[string]any, len(vars)+1)
+	for k, v := range vars {
+		ev[k] = v
+	}
+	for i := range count {
+		ev["i"] = i
+		for _, f := range t.Fields {
+			e := f.value
+			if v, ok := values[f.Name]; ok {
+				e = v
+			}
+			if e == nil {
+				continue // zero
+			}
+			x, err := e.Float(ev)
+			if err != nil {
+				return err
+			}
+			if f.Type.Kind == Struct {
+				return &Error{Pos: e.Pos, Msg: fmt.Sprintf("field %q: a nested struct takes no value", f.Name)}
+			}
+			n := scalarSizes[f.Type.Scalar]
+			for j := range max(f.Len, 1) {
+				for l := range f.Type.Lanes {
+					putScalar(data[i*t.Size+f.Offset+j*f.Type.Size+l*n:], f.Type.Scalar, x)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Spec) stage1(ss *StageSpec, set *Set, vars map[string]any) (*Stage, error) {
+	st := &Stage{Entry: ss.Entry, Source: ss.Source, Defines: map[string]string{}, Constants: map[string]backend.Value{}}
+	for _, g := range [][]define{s.defines, ss.defines, set.defines} {
+		for _, d := range g {
+			st.Defines[d.name] = d.value
+		}
+	}
+	types := map[string]string{}
+	for _, g := range [][]constant{s.constants, ss.constants, set.constants} {
+		for _, c := range g {
+			typ := c.typ
+			if typ == "" {
+				typ = types[c.name]
+			}
+			if typ == "" {
+				return nil, &Error{Pos: c.pos, Msg: fmt.Sprintf("constant %q: no type", c.name)}
+			}
+			types[c.name] = typ
+			v, err := constValue(typ, c.value, vars)
+			if err != nil {
+				return nil, err
+			}
+			st.Constants[c.name] = v
+		}
+	}
+	var err error
+	if st.Threadgroups, err = dim3(ss.threadgroups, vars); err != nil {
+		return nil, err
+	}
+	if st.Threads, err = dim3(ss.threads, vars); err != nil {
+		return nil, err
+	}
+	names := ss.buffers
+	if names == nil {
+		for _, b := range s.Buffers {
+			if b.Index >= 0 {
+				names = append(names, b.Name)
+			}
+		}
+	}
+	bound := map[string]bool{}
+	for _, name := range names {
+		idx := s.buffer(name).Index
+		if i, ok := ss.bind[name]; ok {
+			idx = i
+		}
+		st.Bindings = append(st.Bindings, Binding{Index: idx, Buffer: name})
+		bound[name] = true
+	}
+	for name, idx := range ss.bind {
+		if !bound[name] {
+			st.Bindings = append(st.Bindings, Binding{Index: idx, Buffer: name})
+		}
+	}
+	sort.Slice(st.Bindings, func(i, j int) bool { return st.Bindings[i].Index < st.Bindings[j].Index })
+	return st, nil
+}
+
+func dim3(es []*Expr, vars map[string]any) (backend.Dim3, error) {
+	d := [3]int{1, 1, 1}
+	for i, e := range es {
+		n, err := e.Int(vars)
+		if err != nil {
+			return backend.Dim3{}, err
+		}
+		if n < 1 {
+			return backend.Dim3{}, &Error{Pos: e.Pos, Msg: fmt.Sprintf("dimension %q = %d, want at least 1", e.Src, n)}
+		}
+		d[i] = n
+	}
+	return backend.Dim3{X: d[0], Y: d[1], Z: d[2]}, nil
+}
+
+// constValue evaluates a function-constant value as a bit pattern of typ.
+func constValue(typ string, e *Expr, vars map[string]any) (backend.Value, error) {
+	x, err := e.Float(vars)
+	if err != nil {
+		return backend.Value{}, err
+	}
+	var b [8]byte
+	putScalar(b[:], typ, x)
+	if typ == "float" && !math.IsInf(x, 0) && math.Abs(x) > math.MaxFloat32 {
+		return backend.Value{}, &Error{Pos: e.Pos, Msg: fmt.Sprintf("value %v overflows float", x)}
+	}
+	return backend.Value{Type: typ, Bits: binary.LittleEndian.Uint64(b[:])}, nil
+}

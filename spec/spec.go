@@ -1,0 +1,812 @@
+package spec
+
+import (
+	"encoding/hex"
+	"fmt"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// A Spec is a parsed kernel spec. See the package documentation for the
+// file format.
+type Spec struct {
+	Path       string // the YAML file as given to Load or Parse
+	Dir        string // directory of Path; relative paths resolve against it
+	Source     string // the main .metal file, resolved against Dir
+	Seed       uint64
+	Structs    map[string]*Type
+	Buffers    []*BufferSpec
+	Stages     []*StageSpec
+	Sets       []*Set
+	dispatches *Expr
+	vars       []namedExpr
+	lets       []namedExpr
+	defines    []define
+	constants  []constant
+}
+
+// A BufferSpec is a buffer as the spec declares it.
+type BufferSpec struct {
+	Name     string
+	Index    int // -1 when absent
+	Type     *Type
+	Role     Role
+	Sentinel []byte
+	Pos      token.Position
+	count    *Expr
+	shape    []*Expr
+	gen      genSpec
+	values   map[string]*Expr
+}
+
+// A Role says how a buffer is filled and whether it is compared.
+type Role string
+
+const (
+	Input       Role = "input"
+	Output      Role = "output"
+	InOut       Role = "inout"
+	Threadgroup Role = "threadgroup"
+)
+
+// A StageSpec is one kernel of a pipeline as the spec declares it.
+type StageSpec struct {
+	Entry        string
+	Source       string // resolved .metal path
+	Pos          token.Position
+	threadgroups []*Expr
+	threads      []*Expr
+	buffers      []string // nil means every buffer with an index
+	bind         map[string]int
+	defines      []define
+	constants    []constant
+}
+
+// A Set is a named list of cases with overrides.
+type Set struct {
+	Name      string
+	Pos       token.Position
+	Cases     []Case
+	vars      []namedExpr
+	defines   []define
+	constants []constant
+	gen       map[string]genSpec
+}
+
+// A Case is one binding of case variables within a set.
+type Case struct {
+	Set  string
+	Name string
+	Vars []Var // in the order written
+}
+
+// A Var is one case variable binding.
+type Var struct {
+	Name  string
+	Value any // int, float64 or bool
+}
+
+type namedExpr struct {
+	name string
+	e    *Expr
+}
+
+type define struct {
+	name, value string
+}
+
+type constant struct {
+	name, typ string // typ "" in a set override keeps the declared type
+	value     *Expr
+	pos       token.Position
+}
+
+// Load reads and parses the spec at path.
+func Load(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load spec: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses a spec; name is its path, used for positions and to resolve
+// relative paths.
+func Parse(name string, data []byte) (*Spec, error) {
+	p := &parser{file: name}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &Error{Pos: token.Position{Filename: name, Line: 1, Column: 1}, Msg: err.Error()}
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, &Error{Pos: token.Position{Filename: name, Line: 1, Column: 1}, Msg: "empty spec"}
+	}
+	s := p.spec(doc.Content[0])
+	if err := p.errs.Err(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+type parser struct {
+	file string
+	errs ErrorList
+}
+
+func (p *parser) pos(n *yaml.Node) token.Position {
+	return token.Position{Filename: p.file, Line: n.Line, Column: n.Column}
+}
+
+func (p *parser) errorf(n *yaml.Node, format string, args ...any) {
+	p.errs = append(p.errs, &Error{Pos: p.pos(n), Msg: fmt.Sprintf(format, args...)})
+}
+
+// fields checks that n is a mapping with only the allowed keys and returns
+// its values by key; what names n in errors.
+func (p *parser) fields(n *yaml.Node, what string, allowed ...string) map[string]*yaml.Node {
+	out := map[string]*yaml.Node{}
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, "%s: want a mapping", what)
+		return out
+	}
+	ok := map[string]bool{}
+	for _, a := range allowed {
+		ok[a] = true
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch {
+		case !ok[k.Value]:
+			p.errorf(k, "%s: unknown field %q", what, k.Value)
+		case out[k.Value] != nil:
+			p.errorf(k, "%s: duplicate field %q", what, k.Value)
+		default:
+			out[k.Value] = v
+		}
+	}
+	return out
+}
+
+// pairs returns the key/value pairs of a mapping, in order.
+func (p *parser) pairs(n *yaml.Node, what string) [][2]*yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		p.errorf(n, "%s: want a mapping", what)
+		return nil
+	}
+	var out [][2]*yaml.Node
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if seen[k.Value] {
+			p.errorf(k, "%s: duplicate key %q", what, k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		out = append(out, [2]*yaml.Node{k, n.Content[i+1]})
+	}
+	return out
+}
+
+func (p *parser) str(n *yaml.Node, what string) string {
+	if n.Kind != yaml.ScalarNode {
+		p.errorf(n, "%s: want a scalar", what)
+		return ""
+	}
+	return n.Value
+}
+
+func (p *parser) expr(n *yaml.Node, what string) *Expr {
+	if n.Kind != yaml.ScalarNode || n.Value == "" {
+		p.errorf(n, "%s: want an expression", what)
+		return nil
+	}
+	e, err := compileExpr(n.Value, p.pos(n))
+	if err != nil {
+		p.errorf(n, "%s: %v", what, err)
+		return nil
+	}
+	return e
+}
+
+func (p *parser) exprs(n *yaml.Node, what string) []*Expr {
+	if n.Kind != yaml.SequenceNode {
+		p.errorf(n, "%s: want a list", what)
+		return nil
+	}
+	var out []*Expr
+	for _, c := range n.Content {
+		out = append(out, p.expr(c, what))
+	}
+	return out
+}
+
+func (p *parser) integer(n *yaml.Node, what string) (int64, bool) {
+	v, err := strconv.ParseInt(p.str(n, what), 0, 64)
+	if err != nil && n.Kind == yaml.ScalarNode {
+		p.errorf(n, "%s: want an integer, got %q", what, n.Value)
+		return 0, false
+	}
+	return v, err == nil
+}
+
+func (p *parser) namedExprs(n *yaml.Node, what string) []namedExpr {
+	var out []namedExpr
+	for _, kv := range p.pairs(n, what) {
+		out = append(out, namedExpr{kv[0].Value, p.expr(kv[1], fmt.Sprintf("%s %q", what, kv[0].Value))})
+	}
+	return out
+}
+
+func (p *parser) defines(n *yaml.Node, what string) []define {
+	var out []define
+	for _, kv := range p.pairs(n, what) {
+		out = append(out, define{kv[0].Value, p.str(kv[1], fmt.Sprintf("define %q", kv[0].Value))})
+	}
+	return out
+}
+
+// constantTypes are the types a function constant may have.
+var constantTypes = map[string]bool{
+	"bool": true, "char": true, "uchar": true, "short": true, "ushort": true,
+	"int": true, "uint": true, "long": true, "ulong": true, "half": true, "bfloat": true, "float": true,
+}
+
+// constants parses function constants; bare says a scalar value without a
+// type is allowed (set overrides).
+func (p *parser) constants(n *yaml.Node, bare bool) []constant {
+	var out []constant
+	for _, kv := range p.pairs(n, "constants") {
+		what := fmt.Sprintf("constant %q", kv[0].Value)
+		c := constant{name: kv[0].Value, pos: p.pos(kv[0])}
+		if kv[1].Kind == yaml.ScalarNode && bare {
+			c.value = p.expr(kv[1], what)
+			out = append(out, c)
+			continue
+		}
+		f := p.fields(kv[1], what, "type", "value")
+		if t := f["type"]; t != nil {
+			c.typ = p.str(t, what)
+			if s, ok := canonScalar(c.typ); ok && constantTypes[s] {
+				c.typ = s
+			} else if c.typ != "" {
+				p.errorf(t, "%s: unknown constant type %q", what, c.typ)
+			}
+		} else if !bare {
+			p.errorf(kv[1], "%s: missing type", what)
+		}
+		if v := f["value"]; v != nil {
+			c.value = p.expr(v, what)
+		} else {
+			p.errorf(kv[1], "%s: missing value", what)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (p *parser) spec(root *yaml.Node) *Spec {
+	s := &Spec{Path: p.file, Dir: filepath.Dir(p.file), Seed: 1, Structs: map[string]*Type{}}
+	f := p.fields(root, "spec", "source", "seed", "dispatches", "vars", "let", "defines",
+		"constants", "structs", "buffers", "stages", "sets")
+	if n := f["source"]; n != nil {
+		s.Source = filepath.Join(s.Dir, p.str(n, "source"))
+	} else {
+		p.errorf(root, "spec: missing source")
+	}
+	if n := f["seed"]; n != nil {
+		if v, ok := p.integer(n, "seed"); ok {
+			s.Seed = uint64(v)
+		}
+	}
+	if n := f["dispatches"]; n != nil {
+		s.dispatches = p.expr(n, "dispatches")
+	}
+	if n := f["vars"]; n != nil {
+		s.vars = p.namedExprs(n, "var")
+	}
+	if n := f["let"]; n != nil {
+		s.lets = p.namedExprs(n, "let")
+	}
+	if n := f["defines"]; n != nil {
+		s.defines = p.defines(n, "defines")
+	}
+	if n := f["constants"]; n != nil {
+		s.constants = p.constants(n, false)
+	}
+	if n := f["structs"]; n != nil {
+		p.structs(s, n)
+	}
+	if n := f["buffers"]; n != nil {
+		p.buffers(s, n)
+	} else {
+		p.errorf(root, "spec: missing buffers")
+	}
+	if n := f["stages"]; n != nil {
+		p.stages(s, n)
+	} else {
+		p.errorf(root, "spec: missing stages")
+	}
+	if n := f["sets"]; n != nil {
+		p.sets(s, n)
+	} else {
+		p.errorf(root, "spec: missing sets")
+	}
+	if len(p.errs) == 0 {
+		p.checkVars(s, root)
+	}
+	return s
+}
+
+func (p *parser) structs(s *Spec, n *yaml.Node) {
+	for _, kv := range p.pairs(n, "structs") {
+		name := kv[0].Value
+		if _, ok := LookupType(name); ok {
+			p.errorf(kv[0], "struct %q: name of a built-in type", name)
+			continue
+		}
+		t := &Type{Name: name, Kind: Struct}
+		if kv[1].Kind != yaml.SequenceNode {
+			p.errorf(kv[1], "struct %q: want a list of fields", name)
+			continue
+		}
+		seen := map[string]bool{}
+		for _, fn := range kv[1].Content {
+			f := p.fields(fn, fmt.Sprintf("struct %q field", name), "name", "type", "len", "value")
+			var fld Field
+			if n := f["name"]; n != nil {
+				fld.Name = p.str(n, "field name")
+			} else {
+				p.errorf(fn, "struct %q: field without a name", name)
+				continue
+			}
+			what := fmt.Sprintf("struct %q field %q", name, fld.Name)
+			if seen[fld.Name] {
+				p.errorf(f["name"], "%s: duplicate field", what)
+			}
+			seen[fld.Name] = true
+			if n := f["type"]; n != nil {
+				fld.Type = p.elemType(s, n, what)
+			} else {
+				p.errorf(fn, "%s: missing type", what)
+			}
+			if n := f["len"]; n != nil {
+				if v, ok := p.integer(n, what+" len"); ok {
+					if v < 1 {
+						p.errorf(n, "%s: len must be at least 1", what)
+					}
+					fld.Len = int(v)
+				}
+			}
+			if n := f["value"]; n != nil {
+				fld.value = p.expr(n, what)
+			}
+			if fld.Type != nil {
+				t.Fields = append(t.Fields, fld)
+			}
+		}
+		if len(t.Fields) == 0 {
+			p.errorf(kv[1], "struct %q: no fields", name)
+			continue
+		}
+		layoutStruct(t)
+		s.Structs[name] = t
+	}
+}
+
+func (p *parser) elemType(s *Spec, n *yaml.Node, what string) *Type {
+	name := p.str(n, what+" type")
+	if t, ok := LookupType(name); ok {
+		return t
+	}
+	if t, ok := s.Structs[name]; ok {
+		return t
+	}
+	if name != "" {
+		p.errorf(n, "%s: unknown element type %q", what, name)
+	}
+	return nil
+}
+
+func (p *parser) buffers(s *Spec, n *yaml.Node) {
+	if n.Kind != yaml.SequenceNode {
+		p.errorf(n, "buffers: want a list")
+		return
+	}
+	names := map[string]bool{}
+	indexes := map[int]string{}
+	for _, bn := range n.Content {
+		f := p.fields(bn, "buffer", "name", "index", "type", "count", "shape", "role", "gen", "values", "sentinel")
+		b := &BufferSpec{Index: -1, Pos: p.pos(bn), Sentinel: []byte{0xa5}}
+		if n := f["name"]; n != nil {
+			b.Name = p.str(n, "buffer name")
+		}
+		if b.Name == "" {
+			p.errorf(bn, "buffer: missing name")
+			continue
+		}
+		what := fmt.Sprintf("buffer %q", b.Name)
+		if names[b.Name] {
+			p.errorf(f["name"], "%s: duplicate name", what)
+		}
+		names[b.Name] = true
+		if n := f["index"]; n != nil {
+			if v, ok := p.integer(n, what+" index"); ok {
+				b.Index = int(v)
+				if v < 0 || v > 30 {
+					p.errorf(n, "%s: index %d out of range 0..30", what, v)
+				} else if other, dup := indexes[b.Index]; dup {
+					p.errorf(n, "%s: duplicate index %d (also buffer %q)", what, v, other)
+				}
+				indexes[b.Index] = b.Name
+			}
+		}
+		if n := f["type"]; n != nil {
+			b.Type = p.elemType(s, n, what)
+		} else {
+			p.errorf(bn, "%s: missing type", what)
+		}
+		if n := f["count"]; n != nil {
+			b.count = p.expr(n, what+" count")
+		}
+		if n := f["shape"]; n != nil {
+			b.shape = p.exprs(n, what+" shape")
+		}
+		if n := f["role"]; n != nil {
+			b.Role = Role(p.str(n, what+" role"))
+			switch b.Role {
+			case Input, Output, InOut, Threadgroup:
+			default:
+				p.errorf(n, "%s: unknown role %q (want input, output, inout or threadgroup)", what, b.Role)
+			}
+		} else {
+			p.errorf(bn, "%s: missing role", what)
+		}
+		if n := f["sentinel"]; n != nil {
+			v, err := hex.DecodeString(p.str(n, what+" sentinel"))
+			if err != nil || len(v) == 0 {
+				p.errorf(n, "%s: sentinel must be hex bytes, e.g. \"a5\" or \"deadbeef\"", what)
+			} else {
+				b.Sentinel = v
+			}
+			if b.Role != Output {
+				p.errorf(n, "%s: sentinel only applies to output buffers", what)
+			}
+		}
+		isStruct := b.Type != nil && b.Type.Kind == Struct
+		if n := f["values"]; n != nil {
+			if !isStruct {
+				p.errorf(n, "%s: values only apply to struct buffers", what)
+			} else {
+				b.values = map[string]*Expr{}
+				for _, kv := range p.pairs(n, what+" values") {
+					if fieldOf(b.Type, kv[0].Value) == nil {
+						p.errorf(kv[0], "%s: struct %q has no field %q", what, b.Type.Name, kv[0].Value)
+					}
+					b.values[kv[0].Value] = p.expr(kv[1], fmt.Sprintf("%s value %q", what, kv[0].Value))
+				}
+			}
+		}
+		if n := f["gen"]; n != nil {
+			if b.Role != Input && b.Role != InOut {
+				p.errorf(n, "%s: gen only applies to input and inout buffers", what)
+			}
+			if isStruct {
+				p.errorf(n, "%s: a struct buffer takes values, not gen", what)
+			}
+			b.gen = p.gen(n, what)
+			if b.Type != nil && !isStruct {
+				p.checkGen(b.gen, b.Type, n, what)
+			}
+		} else if (b.Role == Input || b.Role == InOut) && !isStruct && b.Type != nil {
+			p.errorf(bn, "%s: an %s buffer needs gen", what, b.Role)
+		}
+		s.Buffers = append(s.Buffers, b)
+	}
+}
+
+func fieldOf(t *Type, name string) *Field {
+	for i := range t.Fields {
+		if t.Fields[i].Name == name {
+			return &t.Fields[i]
+		}
+	}
+	return nil
+}
+
+func (s *Spec) buffer(name string) *BufferSpec {
+	for _, b := range s.Buffers {
+		if b.Name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+func (p *parser) stages(s *Spec, n *yaml.Node) {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		p.errorf(n, "stages: want a non-empty list")
+		return
+	}
+	for _, sn := range n.Content {
+		f := p.fields(sn, "stage", "entry", "source", "threadgroups", "threads", "buffers", "bind", "defines", "constants")
+		st := &StageSpec{Source: s.Source, Pos: p.pos(sn)}
+		if n := f["entry"]; n != nil {
+			st.Entry = p.str(n, "stage entry")
+		}
+		if st.Entry == "" {
+			p.errorf(sn, "stage: missing entry")
+			continue
+		}
+		what := fmt.Sprintf("stage %q", st.Entry)
+		if n := f["source"]; n != nil {
+			st.Source = filepath.Join(s.Dir, p.str(n, what+" source"))
+		}
+		for _, k := range []string{"threadgroups", "threads"} {
+			n := f[k]
+			if n == nil {
+				p.errorf(sn, "%s: missing %s", what, k)
+				continue
+			}
+			d := p.exprs(n, what+" "+k)
+			if len(d) < 1 || len(d) > 3 {
+				p.errorf(n, "%s: %s wants 1 to 3 dimensions", what, k)
+			}
+			if k == "threads" {
+				st.threads = d
+			} else {
+				st.threadgroups = d
+			}
+		}
+		bound := map[int]string{}
+		bindAt := func(n *yaml.Node, name string, idx int) {
+			if other, ok := bound[idx]; ok && other != name {
+				p.errorf(n, "%s: buffers %q and %q both bound at index %d", what, other, name, idx)
+			}
+			bound[idx] = name
+		}
+		if n := f["bind"]; n != nil {
+			st.bind = map[string]int{}
+			for _, kv := range p.pairs(n, what+" bind") {
+				if s.buffer(kv[0].Value) == nil {
+					p.errorf(kv[0], "%s: unknown buffer %q", what, kv[0].Value)
+				}
+				if v, ok := p.integer(kv[1], what+" bind"); ok {
+					st.bind[kv[0].Value] = int(v)
+					bindAt(kv[1], kv[0].Value, int(v))
+				}
+			}
+		}
+		if n := f["buffers"]; n != nil {
+			if n.Kind != yaml.SequenceNode {
+				p.errorf(n, "%s: buffers: want a list of names", what)
+			}
+			st.buffers = []string{}
+			for _, c := range n.Content {
+				name := p.str(c, what+" buffer")
+				b := s.buffer(name)
+				switch {
+				case b == nil:
+					p.errorf(c, "%s: unknown buffer %q", what, name)
+				case b.Index < 0:
+					if _, ok := st.bind[name]; !ok {
+						p.errorf(c, "%s: buffer %q has no index and no bind", what, name)
+					}
+				}
+				st.buffers = append(st.buffers, name)
+				if b != nil {
+					if _, ok := st.bind[name]; !ok {
+						bindAt(c, name, b.Index)
+					}
+				}
+			}
+		} else {
+			for _, b := range s.Buffers {
+				if _, ok := st.bind[b.Name]; !ok && b.Index >= 0 {
+					bindAt(sn, b.Name, b.Index)
+				}
+			}
+		}
+		if n := f["defines"]; n != nil {
+			st.defines = p.defines(n, what+" defines")
+		}
+		if n := f["constants"]; n != nil {
+			st.constants = p.constants(n, false)
+		}
+		s.Stages = append(s.Stages, st)
+	}
+}
+
+func (p *parser) sets(s *Spec, n *yaml.Node) {
+	for _, kv := range p.pairs(n, "sets") {
+		set := &Set{Name: kv[0].Value, Pos: p.pos(kv[0])}
+		what := fmt.Sprintf("set %q", set.Name)
+		f := p.fields(kv[1], what, "cases", "vars", "defines", "constants", "gen")
+		if n := f["vars"]; n != nil {
+			set.vars = p.namedExprs(n, what+" var")
+		}
+		if n := f["defines"]; n != nil {
+			set.defines = p.defines(n, what+" defines")
+		}
+		if n := f["constants"]; n != nil {
+			set.constants = p.constants(n, true)
+			for _, c := range set.constants {
+				if c.typ == "" && s.constType(c.name) == "" {
+					p.errs = append(p.errs, &Error{Pos: c.pos, Msg: fmt.Sprintf("%s: constant %q: no declared type; give {type, value}", what, c.name)})
+				}
+			}
+		}
+		if n := f["gen"]; n != nil {
+			set.gen = map[string]genSpec{}
+			for _, g := range p.pairs(n, what+" gen") {
+				b := s.buffer(g[0].Value)
+				if b == nil {
+					p.errorf(g[0], "%s: unknown buffer %q", what, g[0].Value)
+					continue
+				}
+				bw := fmt.Sprintf("%s: buffer %q", what, b.Name)
+				if b.gen == nil {
+					p.errorf(g[0], "%s has no gen to override", bw)
+					continue
+				}
+				o := p.gen(g[1], bw)
+				set.gen[b.Name] = o
+				if b.Type != nil {
+					p.checkGen(b.gen.merge(o), b.Type, g[1], bw)
+				}
+			}
+		}
+		cn := f["cases"]
+		if cn == nil || cn.Kind != yaml.SequenceNode || len(cn.Content) == 0 {
+			p.errorf(kv[1], "%s: want a non-empty list of cases", what)
+		} else {
+			seen := map[string]bool{}
+			for _, c := range cn.Content {
+				cs := Case{Set: set.Name}
+				for _, v := range p.pairs(c, what+" case") {
+					if v[0].Value == "name" {
+						cs.Name = p.str(v[1], what+" case name")
+						continue
+					}
+					val, ok := literal(p.str(v[1], "case variable"))
+					if !ok {
+						p.errorf(v[1], "%s: case variable %q: want a number or a boolean, got %q", what, v[0].Value, v[1].Value)
+					}
+					cs.Vars = append(cs.Vars, Var{v[0].Value, val})
+				}
+				if cs.Name == "" {
+					cs.Name = defaultCaseName(cs.Vars)
+				}
+				if seen[cs.Name] {
+					p.errorf(c, "%s: duplicate case %q", what, cs.Name)
+				}
+				seen[cs.Name] = true
+				set.Cases = append(set.Cases, cs)
+			}
+		}
+		s.Sets = append(s.Sets, set)
+	}
+}
+
+func defaultCaseName(vars []Var) string {
+	if len(vars) == 0 {
+		return "default"
+	}
+	var b []byte
+	for i, v := range vars {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, "%s=%v", v.Name, v.Value)
+	}
+	return string(b)
+}
+
+func (s *Spec) constType(name string) string {
+	for _, c := range s.constants {
+		if c.name == name {
+			return c.typ
+		}
+	}
+	for _, st := range s.Stages {
+		for _, c := range st.constants {
+			if c.name == name {
+				return c.typ
+			}
+		}
+	}
+	return ""
+}
+
+// checkVars reports expressions that read a variable no case can bind.
+func (p *parser) checkVars(s *Spec, root *yaml.Node) {
+	known := map[string]bool{}
+	for _, v := range s.vars {
+		known[v.name] = true
+	}
+	for _, v := range s.lets {
+		known[v.name] = true
+	}
+	for _, set := range s.Sets {
+		for _, v := range set.vars {
+			known[v.name] = true
+		}
+		for _, c := range set.Cases {
+			for _, v := range c.Vars {
+				known[v.Name] = true
+			}
+		}
+	}
+	check := func(e *Expr, extra ...string) {
+		if e == nil {
+			return
+		}
+		for _, id := range e.idents {
+			ok := known[id]
+			for _, x := range extra {
+				ok = ok || x == id
+			}
+			if !ok {
+				p.errs = append(p.errs, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %q: unknown variable %q", e.Src, id)})
+			}
+		}
+	}
+	check(s.dispatches)
+	for _, v := range s.vars {
+		check(v.e)
+	}
+	for _, v := range s.lets {
+		check(v.e)
+	}
+	for _, c := range s.constants {
+		check(c.value)
+	}
+	for _, t := range s.Structs {
+		for _, f := range t.Fields {
+			check(f.value, "i")
+		}
+	}
+	checkGen := func(g genSpec) {
+		for k, gp := range g {
+			if gp.e != nil {
+				if k == "selected" {
+					check(gp.e, "r")
+				} else {
+					check(gp.e)
+				}
+			}
+		}
+	}
+	for _, b := range s.Buffers {
+		check(b.count)
+		for _, e := range b.shape {
+			check(e)
+		}
+		for _, e := range b.values {
+			check(e, "i")
+		}
+		checkGen(b.gen)
+	}
+	for _, st := range s.Stages {
+		for _, e := range append(append([]*Expr{}, st.threadgroups...), st.threads...) {
+			check(e)
+		}
+		for _, c := range st.constants {
+			check(c.value)
+		}
+	}
+	for _, set := range s.Sets {
+		for _, v := range set.vars {
+			check(v.e)
+		}
+		for _, c := range set.constants {
+			check(c.value)
+		}
+		for _, g := range set.gen {
+			checkGen(g)
+		}
+	}
+}
