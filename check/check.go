@@ -142,6 +142,7 @@ type Mismatch struct {
 	Msg       string `json:"msg,omitempty"`
 }
 
+// String formats m as one line of the text report.
 func (m *Mismatch) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "case %s", m.Case)
@@ -338,6 +339,16 @@ func (c *checker) control(ctx context.Context) ([]map[string][]byte, *Result, er
 		progs, err := c.programs(ctx, c.sources, in)
 		if err != nil {
 			return nil, r, failure(r, err)
+		}
+		for j, st := range in.Stages {
+			n := progs[j].ThreadgroupMemory()
+			tg := TGMem{Entry: st.Entry, Before: n, After: n, SourceBefore: -1, SourceAfter: -1}
+			if n, ok := sourceTGMem(st.Source, c.sources[st.Source], st.Entry, st.Defines); ok {
+				tg.SourceBefore, tg.SourceAfter = n, n
+			}
+			if !hasTG(r.TGMem, tg) {
+				r.TGMem = append(r.TGMem, tg)
+			}
 		}
 		first, err := Execute(ctx, progs, in, backend.Order{Kind: "in-order"}, c.opts.Timeout)
 		if err != nil {

@@ -153,7 +153,7 @@ func mustCases(t *testing.T, s *spec.Spec) []spec.Case {
 }
 
 func TestTGLimit(t *testing.T) {
-	s := setup(t, testSpec, "// fake: copy 0 1\n")
+	s := setup(t, testSpec, "// fake: copy 0 1\n// fake: tgmem 512\n")
 	v := variant("mid", "// fake: copy 0 1\n// fake: tgmem 9000\n")
 	for _, tt := range []struct {
 		limit int
@@ -162,6 +162,12 @@ func TestTGLimit(t *testing.T) {
 		rep := run(t, Options{Spec: s, TGLimit: tt.limit, Variants: []Variant{v}})
 		if got := rep.Variants[0].Status; got != tt.want {
 			t.Errorf("limit %d: %s, want %s", tt.limit, got, tt.want)
+		}
+		if tg := rep.Variants[0].TGMem; len(tg) != 1 || tg[0].Before != 512 || tg[0].After != 9000 {
+			t.Errorf("variant tg memory = %+v, want 512→9000", tg)
+		}
+		if tg := rep.Control.TGMem; len(tg) != 1 || tg[0].Before != 512 || tg[0].After != 512 {
+			t.Errorf("control tg memory = %+v, want 512→512", tg)
 		}
 	}
 }
@@ -252,5 +258,59 @@ sets:
 	}
 	if m := rep.Variants[1].Mismatch; m == nil || m.Buffer != "mid" || m.Element != 0 || m.Differing != 8 {
 		t.Errorf("skip-add mismatch = %+v", m)
+	}
+}
+
+func TestVariantOfSecondSource(t *testing.T) {
+	const pipe = `source: k.metal
+buffers:
+  - {name: in, index: 0, type: uchar, count: 4, role: input, gen: {kind: iota}}
+  - {name: out, index: 1, type: uchar, count: 4, role: output}
+stages:
+  - {entry: prep, source: p.metal, threadgroups: [1], threads: [4]}
+  - {entry: score, threadgroups: [1], threads: [4]}
+sets:
+  s:
+    cases: [{}]
+`
+	s := setup(t, pipe, "// fake: add 0 1\n")
+	prep := filepath.Join(s.Dir, "p.metal")
+	if err := os.WriteFile(prep, []byte("// fake: copy 0 1\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	rep := run(t, Options{Spec: s, Variants: []Variant{
+		{Name: "prep-same", Text: []byte("// fake: copy 0 1\n// reordered\n"), Base: prep},
+		{Name: "prep-fill", Text: []byte("// fake: fill 1 0\n"), Base: prep},
+	}})
+	if rep.Control.Status != Pass || rep.Variants[0].Status != Pass || rep.Variants[1].Status != FailParity {
+		t.Fatalf("statuses: control %s, prep-same %s, prep-fill %s", rep.Control.Status, rep.Variants[0].Status, rep.Variants[1].Status)
+	}
+	// Baseline: out = in + in = 0 2 4 6; prep-fill: out = in = 0 1 2 3.
+	if m := rep.Variants[1].Mismatch; m == nil || m.Element != 1 || m.Differing != 3 || m.Want != "2 (0x02)" || m.Got != "1 (0x01)" {
+		t.Errorf("prep-fill mismatch = %+v", m)
+	}
+	if tg := rep.Variants[0].TGMem; len(tg) != 1 || tg[0].Entry != "prep" {
+		t.Errorf("tg memory rows = %+v, want only the replaced source's stage", tg)
+	}
+	if _, err := Run(context.Background(), Options{Spec: s, Backend: fake.New(), Variants: []Variant{{Name: "x", Base: "nowhere.metal"}}}); err == nil {
+		t.Error("a variant of a source no stage runs: no error")
+	}
+}
+
+func TestSourceEstimate(t *testing.T) {
+	const kernel = `// fake: copy 0 1
+kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+              uint i [[thread_position_in_grid]]) {
+    threadgroup float s[N];
+    s[i] = in[i];
+    out[i] = s[i];
+}
+`
+	s := setup(t, strings.Replace(testSpec, "stages:", "defines: {N: \"64\"}\nstages:", 1), kernel)
+	wider := strings.Replace(kernel, "s[N]", "s[2 * N]", 1)
+	rep := run(t, Options{Spec: s, Variants: []Variant{variant("wider", wider)}})
+	tg := rep.Variants[0].TGMem
+	if len(tg) != 1 || tg[0].SourceBefore != 256 || tg[0].SourceAfter != 512 {
+		t.Errorf("source estimate = %+v, want 256→512 from the defines", tg)
 	}
 }

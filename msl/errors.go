@@ -30,6 +30,20 @@ func (l ErrorList) Sort() {
 	})
 }
 
+// dedupe sorts the list and drops repeated errors (same position and
+// message), which arise when the lexer looks ahead over a line twice.
+func (l ErrorList) dedupe() ErrorList {
+	l.Sort()
+	var out ErrorList
+	for i, e := range l {
+		if i > 0 && e.Pos == l[i-1].Pos && e.Msg == l[i-1].Msg {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // Error joins the errors with newlines.
 func (l ErrorList) Error() string {
 	switch len(l) {

@@ -14,12 +14,39 @@ type Env struct {
 	Defines      map[string]string // -D NAME=VALUE; these win over the file's #defines
 	TemplateArgs map[string]string // template parameter name → argument text
 	At           int               // optional byte offset: locals declared after it are out of scope (0: whole function)
+
+	budget *int // name resolutions left in the current Eval or Layout call
+}
+
+// evalBudget bounds the name resolutions of one Eval or Layout call, so that
+// chains of constants defined in terms of several others fail quickly
+// instead of taking exponential time.
+const evalBudget = 20000
+
+// withBudget returns a copy of e that carries a resolution budget.
+func (e *Env) withBudget() *Env {
+	ec := *e
+	if ec.budget == nil {
+		n := evalBudget
+		ec.budget = &n
+	}
+	return &ec
+}
+
+// spend uses one unit of the budget and reports whether any was left.
+func (e *Env) spend() bool {
+	if e.budget == nil {
+		return true
+	}
+	*e.budget--
+	return *e.budget >= 0
 }
 
 // Eval evaluates an integer constant expression. It reports false when any
 // part of the expression is not a known integer constant: it never guesses.
 // Arithmetic is done in int64; casts are treated as value-preserving.
 func (e *Env) Eval(expr string) (int64, bool) {
+	e = e.withBudget()
 	ev := &evaluator{
 		ident:  e.ident,
 		sizeof: func(typ string) (int64, bool) { s, _, ok := e.layout(typ, 0); return s, ok },
@@ -34,7 +61,7 @@ const maxDepth = 64
 
 // ident resolves one identifier (possibly qualified, a::b) to a value.
 func (e *Env) ident(name string, depth int, ev *evaluator) (int64, bool) {
-	if ev.active[name] || depth > maxDepth {
+	if ev.active[name] || depth > maxDepth || !e.spend() {
 		return 0, false
 	}
 	ev.active[name] = true
@@ -62,7 +89,7 @@ func (e *Env) ident(name string, depth int, ev *evaluator) (int64, bool) {
 	if v, ok := e.TemplateArgs[name]; ok {
 		return ev.evalText(v, depth+1)
 	}
-	if e.Func != nil {
+	if e.Func != nil && e.File != nil {
 		for _, p := range e.Func.Params {
 			if p.Name == name {
 				return 0, false
@@ -209,7 +236,7 @@ func evalString(s string, ev *evaluator) (int64, bool) {
 // lexExpr lexes an expression string without reporting errors, dropping
 // comments.
 func lexExpr(s string) []Token {
-	l := &lexer{src: []byte(s), quiet: true, defines: map[string]*lexDefine{}}
+	l := &lexer{src: []byte(s), str: s, quiet: true, defines: map[string]*lexDefine{}}
 	l.run()
 	out := l.toks[:0]
 	for _, t := range l.toks {

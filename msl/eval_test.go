@@ -1,6 +1,11 @@
 package msl
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
 
 const evalSrc = `
 #define N 64
@@ -148,6 +153,9 @@ struct B { half2 h; float3 v; char tail; };
 struct C { packed_float3 p; float x[3]; A a[2]; };
 struct D { static constexpr int K = 4; int k; };
 union U { float4 v; char c[20]; };
+struct alignas(16) E { float x; };
+struct alignas(float4) F { half h; };
+struct alignas(Q) H { half h; };
 template <typename T> struct G { T x; };
 typedef float4 vec_t;
 using idx_t = ushort;
@@ -209,6 +217,9 @@ using idx_t = ushort;
 		{"idx_t", 2, 2, true},
 		{"float*", 8, 8, true},
 		{"G", 0, 0, false},
+		{"E", 16, 16, true},
+		{"F", 16, 16, true},
+		{"H", 0, 0, false},
 		{"simdgroup_float8x8", 0, 0, false},
 		{"Unknown", 0, 0, false},
 		{"float5", 0, 0, false},
@@ -229,5 +240,31 @@ using idx_t = ushort;
 	// A union is as large as its largest member, rounded to its alignment.
 	if size, align, ok := env.Layout("U"); !ok || size != 32 || align != 16 {
 		t.Errorf("Layout(U) = %d, %d, %v; want 32, 16, true", size, align, ok)
+	}
+}
+
+// TestEvalBlowup checks that constants defined in terms of several others
+// fail fast instead of taking exponential time, in Eval and in #if.
+func TestEvalBlowup(t *testing.T) {
+	var src, defs strings.Builder
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&src, "constant int c%d = c%d + c%d;\n", i, i+1, i+1)
+		fmt.Fprintf(&defs, "#define D%d (D%d + D%d)\n", i, i+1, i+1)
+	}
+	src.WriteString("constant int c40 = 1;\n")
+	defs.WriteString("#define D40 1\n#if D0 > 0\nx\n#endif\n")
+	start := time.Now()
+	f, err := Parse("b.metal", []byte(src.String()+defs.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := (&Env{File: f}).Eval("c0"); ok {
+		t.Errorf("Eval(c0) = %d, true; want a bounded failure", v)
+	}
+	if v, ok := (&Env{File: f}).Eval("c35"); !ok || v != 32 {
+		t.Errorf("Eval(c35) = %d, %v; want 32, true", v, ok)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
 	}
 }

@@ -94,10 +94,13 @@ func (f *File) Callees(fn *Func) []*Func {
 	if fn == nil || fn.Body == nil {
 		return nil
 	}
-	byName := map[string]bool{}
-	for _, g := range f.Funcs {
-		if g.Body != nil {
-			byName[g.Name] = true
+	byName := f.funcs
+	if byName == nil {
+		byName = map[string]*Func{}
+		for _, g := range f.Funcs {
+			if g.Body != nil && byName[g.Name] == nil {
+				byName[g.Name] = g
+			}
 		}
 	}
 	seen := map[*Func]bool{fn: true}
@@ -107,8 +110,8 @@ func (f *File) Callees(fn *Func) []*Func {
 		g := queue[0]
 		queue = queue[1:]
 		for _, name := range f.calledNames(g, byName) {
-			h := f.Func(name)
-			if h == nil || h.Body == nil || seen[h] {
+			h := byName[name]
+			if h == nil || seen[h] {
 				continue
 			}
 			seen[h] = true
@@ -120,51 +123,53 @@ func (f *File) Callees(fn *Func) []*Func {
 }
 
 // calledNames lists the names in byName that g's body calls.
-func (f *File) calledNames(g *Func, byName map[string]bool) []string {
-	toks := f.bodyTokens(g)
+func (f *File) calledNames(g *Func, byName map[string]*Func) []string {
+	lo, hi := g.Body.Lbrace, g.Body.Rbrace+1
+	toks := f.Tokens
 	var out []string
-	for j, t := range toks {
-		if t.Kind != Ident || !byName[t.Text] {
+	prev := ""
+	for j := searchTokens(toks, lo); j < len(toks) && toks[j].Pos < hi; j++ {
+		t := toks[j]
+		if t.Kind == Comment || t.Kind == Directive || t.Kind == Skipped {
 			continue
 		}
-		if j > 0 && (toks[j-1].Text == "." || toks[j-1].Text == "->") {
-			continue // a member call of another type
+		p := prev
+		prev = t.Text
+		if t.Kind != Ident || byName[t.Text] == nil || p == "." || p == "->" {
+			continue
 		}
-		k := j + 1
+		k := nextSig(toks, j+1)
 		if k < len(toks) && toks[k].Text == "<" {
 			depth := 0
-			for ; k < len(toks) && k < j+24; k++ {
-				if toks[k].Text == "<" {
+			for n := 0; k < len(toks) && n < 24; k, n = nextSig(toks, k+1), n+1 {
+				switch toks[k].Text {
+				case "<":
 					depth++
-				} else if toks[k].Text == ">" {
+				case ">":
 					depth--
-				} else if toks[k].Text == ">>" {
+				case ">>":
 					depth -= 2
 				}
 				if depth <= 0 {
-					k++
+					k = nextSig(toks, k+1)
 					break
 				}
 			}
 		}
-		if k < len(toks) && toks[k].Text == "(" {
+		if k < len(toks) && toks[k].Text == "(" && toks[k].Kind == Punct {
 			out = append(out, t.Text)
 		}
 	}
 	return out
 }
 
-// bodyTokens returns the significant tokens of g's body.
-func (f *File) bodyTokens(g *Func) []Token {
-	lo, hi := g.Body.Lbrace, g.Body.Rbrace+1
-	i := searchTokens(f.Tokens, lo)
-	var out []Token
-	for ; i < len(f.Tokens) && f.Tokens[i].Pos < hi; i++ {
-		if k := f.Tokens[i].Kind; k != Comment && k != Directive && k != Skipped {
-			out = append(out, f.Tokens[i])
-		}
+// nextSig returns the index of the first token at or after i that is not a
+// comment, directive or skipped text.
+func nextSig(toks []Token, i int) int {
+	for i < len(toks) && (toks[i].Kind == Comment || toks[i].Kind == Directive || toks[i].Kind == Skipped) {
+		i++
 	}
-	return out
+	return i
 }
 
 // searchTokens returns the index of the first token at or after offset off.

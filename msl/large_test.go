@@ -147,7 +147,7 @@ template [[host_name("kernel_mv_%[1]d_f16")]] kernel decltype(kernel_mv_%[1]d<ha
 		c.pragmaLoops += 1 + 1 // push, kernel_mv second loop
 		c.barriers += 1 + 1    // kernel_sum, kernel_mv simdgroup
 		c.macroUses += 2       // REDUCE4, FOR_UNROLL
-		c.tgDecls += 1 + 2 + 1
+		c.tgDecls += 3 + 1     // kernel_sum (+reduce's partial), kernel_mv
 		if 32*(1+u%4) > 64 {
 			c.barriers++ // the WIDE branch's barrier
 		} else {
@@ -198,11 +198,7 @@ func enumerate(f *File) (c largeCounts, err error) {
 		if err != nil {
 			return c, err
 		}
-		for _, d := range m.Decls {
-			if d.Func == k.Name {
-				c.tgDecls++
-			}
-		}
+		c.tgDecls += len(m.Decls)
 	}
 	return c, nil
 }
@@ -223,6 +219,19 @@ func TestParseLarge(t *testing.T) {
 	}
 	if got != want {
 		t.Errorf("counts\n got %+v\nwant %+v", got, want)
+	}
+	// Every plain kernel's memory is known, template helpers included.
+	for _, k := range f.Kernels() {
+		if k.Template != nil {
+			continue
+		}
+		m, err := ThreadgroupMemory(f, k.Name, Env{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.Known || len(m.Decls) != 3 {
+			t.Errorf("%s: want 3 known declarations: %s", k.Name, render(m))
+		}
 	}
 	// Every instantiation resolves, with its template arguments bound.
 	for _, in := range f.Instantiations {

@@ -21,11 +21,11 @@ var scalarSizes = map[string]int64{
 // non-template structs. ok is false for anything else (simdgroup matrices,
 // unbound template parameters, ...).
 func (e *Env) Layout(typ string) (size, align int64, ok bool) {
-	return e.layout(typ, 0)
+	return e.withBudget().layout(typ, 0)
 }
 
 func (e *Env) layout(typ string, depth int) (size, align int64, ok bool) {
-	if depth > maxDepth {
+	if depth > maxDepth || !e.spend() {
 		return 0, 0, false
 	}
 	typ = normType(typ)
@@ -267,6 +267,18 @@ func (e *Env) structLayout(st *Struct, depth int) (int64, int64, bool) {
 			}
 			maxAlign = max(maxAlign, a)
 		}
+	}
+	if st.Alignas != "" {
+		a, ok := e.Eval(st.Alignas)
+		if !ok {
+			if s, sa, tok := e.layout(st.Alignas, depth+1); tok && s > 0 {
+				a, ok = sa, true // alignas(type)
+			}
+		}
+		if !ok || a <= 0 {
+			return 0, 0, false
+		}
+		maxAlign = max(maxAlign, a)
 	}
 	return alignUp(off, maxAlign), maxAlign, true
 }

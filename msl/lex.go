@@ -1,6 +1,7 @@
 package msl
 
 import (
+	"bytes"
 	"fmt"
 	"go/token"
 	"strings"
@@ -15,12 +16,13 @@ import (
 func Lex(filename string, src []byte) ([]Token, error) {
 	l := newLexer(filename, src, nil)
 	l.run()
-	return l.toks, l.errs.Err()
+	return l.toks, l.errs.dedupe().Err()
 }
 
 // A lexer holds the state of one Lex call.
 type lexer struct {
 	src  []byte
+	str  string // src as a string, sliced for token texts
 	file *token.File
 	toks []Token
 	errs ErrorList
@@ -50,7 +52,8 @@ func newLexer(filename string, src []byte, tf *token.File) *lexer {
 	if tf == nil {
 		tf = newTokenFile(filename, src)
 	}
-	return &lexer{src: src, file: tf, defines: map[string]*lexDefine{}}
+	return &lexer{src: src, str: string(src), file: tf, defines: map[string]*lexDefine{},
+		toks: make([]Token, 0, len(src)/5+16)}
 }
 
 func newTokenFile(filename string, src []byte) *token.File {
@@ -82,7 +85,7 @@ func (l *lexer) lenient() bool {
 }
 
 func (l *lexer) emit(k Kind, pos, end int) {
-	l.toks = append(l.toks, Token{Kind: k, Pos: pos, End: end, Text: string(l.src[pos:end])})
+	l.toks = append(l.toks, Token{Kind: k, Pos: pos, End: end, Text: l.str[pos:end]})
 }
 
 func isSpace(c byte) bool {
@@ -204,7 +207,7 @@ func (l *lexer) run() {
 }
 
 func (l *lexer) blockComment(i int) int {
-	j := strings.Index(string(l.src[i+2:]), "*/")
+	j := bytes.Index(l.src[i+2:], []byte("*/"))
 	if j < 0 {
 		l.errorf(i, "unterminated comment")
 		l.emit(Comment, i, len(l.src))
@@ -239,7 +242,7 @@ func (l *lexer) prefixedLiteral(i, j int) (int, bool) {
 			return 0, false
 		}
 		closing := ")" + string(l.src[j+1:k]) + "\""
-		e := strings.Index(string(l.src[k+1:]), closing)
+		e := bytes.Index(l.src[k+1:], []byte(closing))
 		if e < 0 {
 			l.errorf(i, "unterminated raw string literal")
 			l.emit(String, i, len(l.src))
@@ -383,24 +386,28 @@ const puncts1 = "{}[]();:,.?~!+-*/%^&|=<>#"
 // punctLen returns the length of the longest operator or punctuator at the
 // start of b, or 0.
 func punctLen(b []byte) int {
+	if strings.IndexByte(puncts1, b[0]) < 0 {
+		return 0
+	}
+	switch b[0] {
+	case '{', '}', '[', ']', '(', ')', ';', ',', '?', '~':
+		return 1
+	}
 	if len(b) >= 3 {
 		for _, p := range puncts3 {
-			if string(b[:3]) == p {
+			if p[0] == b[0] && string(b[:3]) == p {
 				return 3
 			}
 		}
 	}
 	if len(b) >= 2 {
 		for _, p := range puncts2 {
-			if string(b[:2]) == p {
+			if p[0] == b[0] && p[1] == b[1] {
 				return 2
 			}
 		}
 	}
-	if strings.IndexByte(puncts1, b[0]) >= 0 {
-		return 1
-	}
-	return 0
+	return 1
 }
 
 // directive lexes a preprocessor line starting at the '#' at i, handles
@@ -476,7 +483,7 @@ loop:
 		case c == '\n':
 			break loop
 		case c == '/' && j+1 < n && src[j+1] == '*':
-			k := strings.Index(string(src[j+2:]), "*/")
+			k := bytes.Index(src[j+2:], []byte("*/"))
 			if k < 0 {
 				l.errorf(j, "unterminated comment")
 				j = n
@@ -619,8 +626,12 @@ func (l *lexer) condValue(name, rest string, next int) condVal {
 		}
 		return condUnknown
 	}
+	budget := evalBudget
 	v, ok := evalString(expr, &evaluator{
 		ident: func(id string, depth int, ev *evaluator) (int64, bool) {
+			if budget--; budget < 0 || ev.active[id] || depth > maxDepth {
+				return 0, false
+			}
 			if id == "true" {
 				return 1, true
 			}
@@ -631,6 +642,8 @@ func (l *lexer) condValue(name, rest string, next int) condVal {
 			if d == nil || !d.certain || d.body == "\x00" {
 				return 0, false
 			}
+			ev.active[id] = true
+			defer delete(ev.active, id)
 			return ev.evalText(d.body, depth+1)
 		},
 		defined: func(id string) (int64, bool) {
@@ -719,7 +732,7 @@ func (l *lexer) skipBranch(next int) int {
 				}
 			}
 		}
-		k := strings.IndexByte(string(src[j:]), '\n')
+		k := bytes.IndexByte(src[j:], '\n')
 		if k < 0 {
 			break
 		}

@@ -169,3 +169,16 @@ func FuzzLex(f *testing.F) {
 		checkRoundTrip(t, src, toks)
 	})
 }
+
+// TestLexErrorOnce checks that a directive the lexer looks at twice (an
+// include guard check, then the directive itself) reports its error once.
+func TestLexErrorOnce(t *testing.T) {
+	_, err := Lex("t.metal", []byte("#ifndef G\n#define G /* open\n"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	want := "t.metal:1:1: unterminated #if\nt.metal:2:11: unterminated comment"
+	if got := err.Error(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

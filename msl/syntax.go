@@ -116,6 +116,7 @@ type Struct struct {
 	Methods  []*Func
 	Template []string // template parameter names; nil if not a template
 	Union    bool     // a union: fields overlap
+	Alignas  string   // argument of alignas(...) on the struct, or ""
 }
 
 // A Stmt is a statement inside a function body.
@@ -261,7 +262,8 @@ type File struct {
 	Types          map[string]string // typedef and using aliases: name → aliased type text
 	TokFile        *token.File       // line table for Position
 
-	defs map[string][]*Define // Defines by name, in source order; built by Parse
+	defs  map[string][]*Define // Defines by name, in source order; built by Parse
+	funcs map[string]*Func     // first definition with a body, by name; built by Parse
 }
 
 // Position returns the file:line:col position of a byte offset.

@@ -2,13 +2,14 @@ package msl
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
 // TGMem is the static threadgroup memory a kernel declares.
 type TGMem struct {
 	Kernel  string
-	Decls   []TGDecl // every threadgroup declaration in the kernel body and in helpers it calls, source order
+	Decls   []TGDecl // every threadgroup variable declared in the kernel body and in helpers it calls, source order (pointers and references into threadgroup memory are not allocations and are left out)
 	HostSet []HostTG // [[threadgroup(n)]] parameters, sized by the host
 	Total   int64    // sum with each decl aligned to its alignment, rounded up to 16; only meaningful if Known
 	Known   bool     // false if any decl size is unknown
@@ -36,9 +37,17 @@ type HostTG struct {
 // arguments then bind the template's parameters). Declarations are placed in
 // source order, kernel first then its callees, each at its alignment; the
 // total is rounded up to 16 bytes. env supplies defines and extra template
-// arguments; its File and Func are set here.
+// arguments; its File and Func are set here. Declarations in #if branches
+// the parser could not decide all count, an over-estimate: parse with
+// ParseWith and the build's defines to decide them.
+//
+// A template helper called with explicit template arguments (f<T, 4>(...))
+// has them bound, the caller's own arguments substituted; each distinct
+// instantiation allocates its own threadgroup variables and is counted once.
+// Arguments deduced from a call's parameters are not inferred, so such a
+// helper's declarations of its template parameter types are unknown.
 func ThreadgroupMemory(f *File, kernel string, env Env) (*TGMem, error) {
-	fn, args, err := resolveKernel(f, kernel)
+	fn, args, err := f.Entry(kernel)
 	if err != nil {
 		return nil, err
 	}
@@ -53,14 +62,11 @@ func ThreadgroupMemory(f *File, kernel string, env Env) (*TGMem, error) {
 	env.File = f
 	env.At = 0
 	var off int64
-	funcs := append([]*Func{fn}, f.Callees(fn)...)
-	for i, g := range funcs {
+	for i, in := range f.reach(fn, targs, env.TemplateArgs) {
+		g := in.fn
 		e := env
 		e.Func = g
-		e.TemplateArgs = targs
-		if i > 0 {
-			e.TemplateArgs = env.TemplateArgs
-		}
+		e.TemplateArgs = in.targs
 		if i == 0 {
 			for _, p := range g.Params {
 				if p.AddrSpace != Threadgroup {
@@ -79,7 +85,9 @@ func ThreadgroupMemory(f *File, kernel string, env Env) (*TGMem, error) {
 		}
 		Walk(g.Body, func(s Stmt) bool {
 			d, ok := s.(*Decl)
-			if !ok || d.AddrSpace != Threadgroup {
+			if !ok || d.AddrSpace != Threadgroup || strings.HasSuffix(d.Type, "*") || strings.HasSuffix(d.Type, "&") {
+				// `threadgroup float* p` is a thread-local pointer into
+				// threadgroup memory, not an allocation.
 				return true
 			}
 			e.At = d.Pos
@@ -101,9 +109,14 @@ func ThreadgroupMemory(f *File, kernel string, env Env) (*TGMem, error) {
 	return m, nil
 }
 
-// resolveKernel finds the function for a kernel name or host_name and the
-// template arguments an instantiation binds.
-func resolveKernel(f *File, kernel string) (*Func, map[string]string, error) {
+// Entry finds the function to run for a kernel name: the host_name of an
+// explicit instantiation (targs then maps the template's parameter names to
+// the instantiation's arguments), or the name or [[host_name]] of a function
+// with a body.
+func (f *File) Entry(kernel string) (fn *Func, targs map[string]string, err error) {
+	if f == nil {
+		return nil, nil, fmt.Errorf("kernel %q: no file", kernel)
+	}
 	for _, in := range f.Instantiations {
 		if in.HostName != kernel {
 			continue
@@ -148,6 +161,11 @@ func tgDecl(e *Env, g *Func, d *Decl, n *Declarator) TGDecl {
 	size, align, ok := e.Layout(d.Type)
 	if !ok {
 		td.Why = fmt.Sprintf("unknown size of type %s", d.Type)
+		for _, tp := range g.Template {
+			if tp == normType(d.Type) && e.TemplateArgs[tp] == "" {
+				td.Why += fmt.Sprintf(" (template parameter of %s not bound)", g.Name)
+			}
+		}
 		return td
 	}
 	for _, dim := range n.Dims {
@@ -169,4 +187,147 @@ func tgDecl(e *Env, g *Func, d *Decl, n *Declarator) TGDecl {
 	}
 	td.Size, td.Align, td.Known = size, align, true
 	return td
+}
+
+// maxInsts bounds the instantiations reach follows, against recursive
+// templates such as f<N> calling f<N - 1>.
+const maxInsts = 256
+
+// An inst is one function instantiation reached from a kernel.
+type inst struct {
+	fn    *Func
+	targs map[string]string
+}
+
+// reach lists the functions a kernel reaches, breadth first, each distinct
+// instantiation once: the kernel with targs, then the file's functions it
+// calls. Explicit template arguments at a call site bind a template
+// callee's parameters; base supplies arguments for anything else.
+func (f *File) reach(fn *Func, targs, base map[string]string) []inst {
+	byName := f.funcIndex()
+	seen := map[string]bool{}
+	key := func(g *Func, m map[string]string) string {
+		ks := make([]string, 0, len(m))
+		for k, v := range m {
+			ks = append(ks, k+"="+v)
+		}
+		sort.Strings(ks)
+		return fmt.Sprintf("%p|%s", g, strings.Join(ks, ","))
+	}
+	out := []inst{{fn, targs}}
+	seen[key(fn, targs)] = true
+	for i := 0; i < len(out); i++ {
+		caller := out[i]
+		for _, c := range f.callSites(caller.fn, byName) {
+			h := byName[c.name]
+			m := map[string]string{}
+			for k, v := range base {
+				m[k] = v
+			}
+			for j, a := range c.args {
+				if j < len(h.Template) && h.Template[j] != "" {
+					m[h.Template[j]] = substitute(a, caller.targs)
+				}
+			}
+			if k := key(h, m); !seen[k] && len(out) < maxInsts {
+				seen[k] = true
+				out = append(out, inst{h, m})
+			}
+		}
+	}
+	return out
+}
+
+// funcIndex maps names to the first definition with a body.
+func (f *File) funcIndex() map[string]*Func {
+	if f.funcs != nil {
+		return f.funcs
+	}
+	m := map[string]*Func{}
+	for _, g := range f.Funcs {
+		if g.Body != nil && m[g.Name] == nil {
+			m[g.Name] = g
+		}
+	}
+	return m
+}
+
+// A callSite is a call of a file function, with its explicit template
+// argument texts.
+type callSite struct {
+	name string
+	args []string
+}
+
+// callSites lists the calls in g's body of functions in byName.
+func (f *File) callSites(g *Func, byName map[string]*Func) []callSite {
+	lo, hi := g.Body.Lbrace, g.Body.Rbrace+1
+	var toks []Token
+	for j := searchTokens(f.Tokens, lo); j < len(f.Tokens) && f.Tokens[j].Pos < hi; j++ {
+		if k := f.Tokens[j].Kind; k != Comment && k != Directive && k != Skipped {
+			toks = append(toks, f.Tokens[j])
+		}
+	}
+	var out []callSite
+	for j, t := range toks {
+		if t.Kind != Ident || byName[t.Text] == nil || j > 0 && (toks[j-1].Text == "." || toks[j-1].Text == "->") {
+			continue
+		}
+		c := callSite{name: t.Text}
+		k := j + 1
+		if k < len(toks) && toks[k].Text == "<" {
+			depth, start := 0, k+1
+			for ; k < len(toks) && k < j+64; k++ {
+				switch toks[k].Text {
+				case "<", "(", "[":
+					depth++
+				case ")", "]":
+					depth--
+				case ">", ">>":
+					depth--
+					if toks[k].Text == ">>" {
+						depth--
+					}
+				case ",":
+					if depth == 1 {
+						c.args = append(c.args, joinTokens(toks[start:k]))
+						start = k + 1
+					}
+				case ";", "{", "}":
+					k = len(toks)
+				}
+				if depth <= 0 {
+					if start < k {
+						c.args = append(c.args, joinTokens(toks[start:k]))
+					}
+					k++
+					break
+				}
+			}
+		}
+		if k < len(toks) && toks[k].Text == "(" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// substitute replaces the identifiers of text that are bound in targs by
+// their arguments.
+func substitute(text string, targs map[string]string) string {
+	if len(targs) == 0 {
+		return text
+	}
+	toks := lexExpr(text)
+	changed := false
+	for i, t := range toks {
+		if v, ok := targs[t.Text]; ok && t.Kind == Ident {
+			toks[i].Text = v
+			changed = true
+		}
+	}
+	if !changed {
+		return text
+	}
+	return joinTokens(toks)
 }

@@ -2,6 +2,7 @@ package msl
 
 import (
 	"fmt"
+	"github.com/rogpeppe/go-internal/txtar"
 	"strings"
 	"testing"
 )
@@ -82,9 +83,9 @@ func TestThreadgroupMemory(t *testing.T) {
 		{"plain", Env{},
 			"total=352 known=true plain.a:float@0+256/4 plain.b:half@256+6/2 plain.c:float4@272+16/16 plain.d:float4@288+32/16" +
 				" mid.pairs:Pair@320+16/4 leaf.flags:uint@336+16/4 host[0]=dyn:float* host[2]=dyn2:half4*"},
-		{"tmpl_h128", Env{}, "total=272 known=true tmpl.buf:T@0+256/2 tmpl.ptr:T*@256+8/8"},
-		{"tmpl", Env{TemplateArgs: map[string]string{"T": "float", "N": "3"}}, "total=32 known=true tmpl.buf:T@0+12/4 tmpl.ptr:T*@16+8/8"},
-		{"tmpl", Env{}, "total=16 known=false tmpl.buf:?(unknown size of type T) tmpl.ptr:T*@0+8/8"},
+		{"tmpl_h128", Env{}, "total=256 known=true tmpl.buf:T@0+256/2"},
+		{"tmpl", Env{TemplateArgs: map[string]string{"T": "float", "N": "3"}}, "total=16 known=true tmpl.buf:T@0+12/4"},
+		{"tmpl", Env{}, "total=0 known=false tmpl.buf:?(unknown size of type T (template parameter of tmpl not bound))"},
 		{"dynamic", Env{}, "total=64 known=false dynamic.good:float@0+64/4 dynamic.bad:?(cannot evaluate array dimension n) dynamic.m:?(unknown size of type simdgroup_float8x8)"},
 		{"renamed", Env{Defines: map[string]string{"EXTRA": "5"}}, "total=16 known=true hn.c:char@0+5/1"},
 		{"hn", Env{}, "total=0 known=false hn.c:?(cannot evaluate array dimension EXTRA)"},
@@ -102,5 +103,147 @@ func TestThreadgroupMemory(t *testing.T) {
 	}
 	if _, err := ThreadgroupMemory(f, "nope", Env{}); err == nil || err.Error() != `kernel "nope" not found` {
 		t.Errorf("ThreadgroupMemory(nope) error = %v", err)
+	}
+}
+
+// TestThreadgroupMemoryFlash sizes the kernel of the flash golden file:
+// Qs 8*128 halves, four 8*32 float partial buffers and a 128-float
+// reduction buffer; the alias P is a pointer, not an allocation.
+func TestThreadgroupMemoryFlash(t *testing.T) {
+	ar, err := txtar.ParseFile("testdata/parse/flash.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse("flash.metal", ar.Files[0].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ThreadgroupMemory(f, "qsa_flash", Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "total=6656 known=true qsa_flash.Qs:half@0+2048/2 qsa_flash.S0:float@2048+1024/4 qsa_flash.S1:float@3072+1024/4" +
+		" qsa_flash.S2:float@4096+1024/4 qsa_flash.S3:float@5120+1024/4 qsa_flash.red:float@6144+512/4 host[0]=dyn:float*"
+	if got := render(m); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestEntry(t *testing.T) {
+	f, err := Parse("tg.metal", []byte(tgSrc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, fn, targs, err string }{
+		{"plain", "plain", "map[]", ""},
+		{"tmpl_h128", "tmpl", "map[N:128 T:half]", ""},
+		{"renamed", "hn", "map[]", ""},
+		{"leaf", "leaf", "map[]", ""},
+		{"missing", "", "", `kernel "missing" not found`},
+	}
+	for _, tt := range tests {
+		fn, targs, err := f.Entry(tt.name)
+		if tt.err != "" {
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("Entry(%s) error = %v, want %s", tt.name, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Entry(%s): %v", tt.name, err)
+			continue
+		}
+		if fn.Name != tt.fn || fmt.Sprint(targs) != tt.targs {
+			t.Errorf("Entry(%s) = %s %v, want %s %s", tt.name, fn.Name, targs, tt.fn, tt.targs)
+		}
+	}
+	var nilFile *File
+	if _, _, err := nilFile.Entry("x"); err == nil {
+		t.Error("Entry on a nil File succeeded")
+	}
+	// An Env with a Func but no File must not panic.
+	if _, ok := (&Env{Func: f.Func("plain")}).Eval("TILE"); ok {
+		t.Error("Eval without a File resolved a file macro")
+	}
+}
+
+// TestParseWithDefines checks that -D defines decide #if branches, so that
+// threadgroup memory counts only the active declaration.
+func TestParseWithDefines(t *testing.T) {
+	src := []byte(`kernel void k() {
+#if defined(FAST) && FAST > 1
+    threadgroup float a[64];
+#else
+    threadgroup float a[128];
+#endif
+}
+`)
+	tests := []struct {
+		defines map[string]string
+		want    int64
+	}{
+		{nil, 256 + 512}, // undecided: both branches count
+		{map[string]string{"FAST": "2"}, 256},
+		{map[string]string{"FAST": ""}, 512},
+	}
+	for _, tt := range tests {
+		f, err := ParseWith("d.metal", src, tt.defines)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ThreadgroupMemory(f, "k", Env{Defines: tt.defines})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.Known || m.Total != tt.want {
+			t.Errorf("defines %v: %s, want total %d", tt.defines, render(m), tt.want)
+		}
+	}
+}
+
+// TestThreadgroupMemoryTemplateHelpers checks that explicit template
+// arguments at call sites bind a helper's parameters, that each distinct
+// instantiation is counted, and that recursion through templates ends.
+func TestThreadgroupMemoryTemplateHelpers(t *testing.T) {
+	src := []byte(`
+template <typename T, int N>
+T red(T x) {
+    threadgroup T scratch[N];
+    return scratch[0] + x;
+}
+template <typename T>
+T deduced(T x) {
+    threadgroup T buf[2];
+    return buf[0];
+}
+template <int N>
+int rec(int x) { threadgroup int r[N + 1]; return rec<N + 1>(x); }
+
+template <typename T>
+kernel void k(device T* out) {
+    out[0] = red<T, 16>(out[0]) + red<float, 4>(1.0f) + red<T, 16>(out[1]);
+    out[1] = deduced(out[0]);
+}
+template [[host_name("k_h")]] kernel void k<half>(device half*);
+kernel void r() { rec<0>(1); }
+`)
+	f, err := Parse("t.metal", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ThreadgroupMemory(f, "k_h", Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "total=48 known=false red.scratch:T@0+32/2 red.scratch:T@32+16/4 deduced.buf:?(unknown size of type T (template parameter of deduced not bound))"
+	if got := render(m); got != want {
+		t.Errorf("k_h:\n got %s\nwant %s", got, want)
+	}
+	m, err = ThreadgroupMemory(f, "r", Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(m.Decls); n != maxInsts-1 {
+		t.Errorf("recursive template: %d decls, want %d", n, maxInsts-1)
 	}
 }

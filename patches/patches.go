@@ -319,4 +319,3 @@ func commonSuffix(a, b string) int {
 	}
 	return i
 }
-

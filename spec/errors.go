@@ -12,11 +12,13 @@ type Error struct {
 	Msg string
 }
 
+// Error formats e as file:line:col: msg.
 func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
 
 // An ErrorList is a list of positioned errors, sorted by position.
 type ErrorList []*Error
 
+// Error formats l one error a line.
 func (l ErrorList) Error() string {
 	var b strings.Builder
 	for i, e := range l {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -120,7 +121,7 @@ func Parse(name string, data []byte) (*Spec, error) {
 	p := &parser{file: name}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &Error{Pos: token.Position{Filename: name, Line: 1, Column: 1}, Msg: err.Error()}
+		return nil, yamlError(name, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, &Error{Pos: token.Position{Filename: name, Line: 1, Column: 1}, Msg: "empty spec"}
@@ -809,4 +810,19 @@ func (p *parser) checkVars(s *Spec, root *yaml.Node) {
 			checkGen(g)
 		}
 	}
+}
+
+// yamlError positions a YAML syntax error, whose message reads
+// "yaml: line N: msg".
+func yamlError(name string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 1
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if n, after, ok := strings.Cut(rest, ": "); ok {
+			if v, err := strconv.Atoi(n); err == nil {
+				line, msg = v, after
+			}
+		}
+	}
+	return &Error{Pos: token.Position{Filename: name, Line: line, Column: 1}, Msg: msg}
 }

@@ -190,6 +190,7 @@ sets:
 		{"unknown set", "cases: [{T: 4}]", "cases: [{T: 4}]\n    foo: 1", `set "s": unknown field "foo"`},
 		{"bad case value", "{T: 4}", "{T: four}", `case variable "T": want a number or a boolean`},
 		{"no source", "source: k.metal\n", "", "spec: missing source"},
+		{"yaml syntax", "    count: T\n", "\tcount: T\n", "k.yaml:5:1: found a tab character that violates indentation"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -120,24 +120,22 @@ func compilerID(ctx context.Context, cxx []string) (string, error) {
 // buildRunner compiles the runner into the cache (once per source and
 // compiler) and returns the executable's path.
 func (b *Backend) buildRunner(ctx context.Context) (string, error) {
-	id, err := b.compiler(ctx)
-	if err != nil {
-		return "", err
-	}
+	id := b.id
 	h := sha256.New()
 	if err := hashFS(h, runtimeFS); err != nil {
 		return "", fmt.Errorf("hash runner sources: %w", err)
 	}
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", id, strings.Join(runnerFlags, " "), runtime.GOOS, runtime.GOARCH)
+	flags := append(append([]string{}, runnerFlags...), b.runnerDefines...)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", id, strings.Join(flags, " "), runtime.GOOS, runtime.GOARCH)
 	dir := filepath.Join(b.root, "runner-"+hex.EncodeToString(h.Sum(nil))[:24])
 	exe := filepath.Join(dir, "runner")
-	err = installDir(dir, func(tmp string) error {
+	err := installDir(dir, func(tmp string) error {
 		if err := writeFS(runtimeFS, tmp); err != nil {
 			return err
 		}
 		src := filepath.Join(tmp, "runtime")
 		args := append([]string{}, b.cxx[1:]...)
-		args = append(args, runnerFlags...)
+		args = append(args, flags...)
 		args = append(args, "-o", filepath.Join(tmp, "runner"),
 			filepath.Join(src, "runner.cpp"), filepath.Join(src, "fiber.cpp"),
 			filepath.Join(src, "fiber_x86_64.S"), filepath.Join(src, "fiber_arm64.S"), "-ldl")
@@ -225,14 +223,10 @@ type compileInput struct {
 // and the headers in the source directory, so compiling the same TU twice
 // runs the compiler once.
 func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error) {
-	id, err := b.compiler(ctx)
-	if err != nil {
+	if err := b.setup(ctx); err != nil {
 		return "", err
 	}
-	incs, err := b.headers()
-	if err != nil {
-		return "", err
-	}
+	id, incs := b.id, b.incs
 	args := append([]string{}, b.kernelFlags()...)
 	for _, inc := range incs {
 		args = append(args, "-I"+inc)

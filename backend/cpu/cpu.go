@@ -15,11 +15,14 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"metalab/backend"
+	"metalab/backend/cpu/prelude"
+	"metalab/backend/cpu/translate"
 )
 
 // A TranslateFunc turns a Metal source into one C++ TU exporting
@@ -35,18 +38,20 @@ type Options struct {
 	// Translate turns sources into C++; default DefaultTranslate.
 	Translate TranslateFunc
 	// Prelude holds the metal_stdlib headers and PreludeVersion names them
-	// (for the compile cache); default DefaultPrelude, DefaultPreludeVersion.
+	// (for the compile cache); default package prelude's FS and Version.
 	Prelude        fs.FS
 	PreludeVersion string
 }
 
-// DefaultTranslate, DefaultPrelude and DefaultPreludeVersion are the
-// translator and prelude Backends use when Options leave them unset.
-var (
-	DefaultTranslate      TranslateFunc
-	DefaultPrelude        fs.FS
-	DefaultPreludeVersion string
-)
+// DefaultTranslate is the translator Backends use when Options.Translate
+// is unset: package translate.
+func DefaultTranslate(src backend.Source) ([]byte, string, error) {
+	u, err := translate.Translate(src)
+	if err != nil {
+		return nil, "", err
+	}
+	return u.CPP, u.Kernel, nil
+}
 
 // A Backend compiles and runs kernels on the CPU. Programs of one Backend
 // share one runner process; requests to it are serialised.
@@ -62,7 +67,8 @@ type Backend struct {
 	incs            []string
 	runnerPath      string
 
-	compilerRuns atomic.Int64 // kernel compiler invocations, for tests
+	compilerRuns  atomic.Int64 // kernel compiler invocations, for tests
+	runnerDefines []string     // extra runner build flags, for tests (e.g. the portable fibers)
 
 	mu   sync.Mutex // guards proc and gen, and serialises runner requests
 	proc *proc
@@ -83,9 +89,9 @@ func New(opts Options) *Backend {
 		opts.Translate = DefaultTranslate
 	}
 	if opts.Prelude == nil {
-		opts.Prelude = DefaultPrelude
+		opts.Prelude = prelude.FS
 		if opts.PreludeVersion == "" {
-			opts.PreludeVersion = DefaultPreludeVersion
+			opts.PreludeVersion = prelude.Version
 		}
 	}
 	return &Backend{opts: opts, cxx: strings.Fields(opts.CXX)}
@@ -140,14 +146,18 @@ func (b *Backend) doSetup(ctx context.Context) error {
 	return nil
 }
 
-func (b *Backend) compiler(ctx context.Context) (string, error) {
-	if err := b.setup(ctx); err != nil {
-		return "", err
+// Describe names the compiler and cache the backend uses; it is meant for
+// `metalab backends` after Available returned true.
+func (b *Backend) Describe() string {
+	if b.setupErr != nil || b.id == "" {
+		return ""
 	}
-	return b.id, nil
+	workers := b.opts.Workers
+	if workers <= 0 {
+		workers = defaultWorkers()
+	}
+	return fmt.Sprintf("%s; %d workers; cache %s", b.id, workers, b.root)
 }
-
-func (b *Backend) headers() ([]string, error) { return b.incs, b.setupErr }
 
 // Available reports whether a C++17 compiler is present and the runner
 // builds with it.
@@ -162,9 +172,6 @@ func (b *Backend) Available(ctx context.Context) (bool, string) {
 func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Program, error) {
 	if err := b.setup(ctx); err != nil {
 		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
-	}
-	if b.opts.Translate == nil {
-		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: "cpu backend has no MSL translator"}
 	}
 	cpp, kernel, err := b.opts.Translate(src)
 	if err != nil {
@@ -240,3 +247,6 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
+
+// defaultWorkers is the runner's worker count when Options.Workers is 0.
+func defaultWorkers() int { return runtime.NumCPU() }

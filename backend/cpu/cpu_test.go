@@ -215,6 +215,8 @@ func TestFailures(t *testing.T) {
 		{"before_start", 256, 0, backend.BadAccess, "buffer 0, byte offset -4 before the start"},
 		{"guard_write", 256, 0, backend.BadAccess, "past the end"},
 		{"far_write", 256, 0, backend.Crash, "SIGSEGV"},
+		{"recurse", 256, 0, backend.Crash, "stack overflow"},
+		{"divide", 256, 0, backend.Crash, "SIGFPE"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kernel, func(t *testing.T) {
@@ -432,4 +434,72 @@ func TestTranslateError(t *testing.T) {
 	}})
 	_, err := b.Compile(context.Background(), backend.Source{Name: "k.metal"})
 	wantFailure(t, err, backend.CompileError, "k.metal:3:9: unsupported construct")
+}
+
+func TestRegistered(t *testing.T) {
+	b, ok := backend.Lookup("cpu")
+	if !ok {
+		t.Fatal("cpu backend not registered")
+	}
+	if _, isCPU := b.(*Backend); !isCPU || b.Name() != "cpu" {
+		t.Errorf("Lookup(cpu) = %T named %q", b, b.Name())
+	}
+}
+
+// TestPortableFibers runs the scheduler tests on the ucontext fallback
+// that targets other than x86-64 and arm64 use.
+func TestPortableFibers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a second runner; skipped in -short mode")
+	}
+	b := New(Options{CacheDir: testCache()})
+	b.runnerDefines = []string{"-DMTL_FIBER_PORTABLE"}
+	if ok, why := b.Available(context.Background()); !ok {
+		t.Skip(why)
+	}
+	defer b.Close()
+	p := compileTU(t, b, "groups.cpp", "reduce")
+	const threads = 128
+	in := make([]uint32, threads)
+	var want uint32
+	for i := range in {
+		in[i] = uint32(i * i)
+		want += in[i]
+	}
+	res := run(t, p, backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: le32(in)}, {Index: 1, Data: make([]byte, 4)}},
+		Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: threads, Y: 1, Z: 1},
+		Order:        backend.Order{Kind: "shuffle", Seed: 5},
+	})
+	if got := u32s(res.Outputs[1])[0]; got != want {
+		t.Errorf("sum = %d, want %d", got, want)
+	}
+	d := compileTU(t, b, "groups.cpp", "early_return")
+	_, err := d.Run(context.Background(), backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: le32([]uint32{10})}, {Index: 1, Data: make([]byte, 4*32)}},
+		Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: 32, Y: 1, Z: 1},
+	})
+	wantFailure(t, err, backend.Deadlock, "reached by 10 of 32 threads")
+}
+
+func TestCancel(t *testing.T) {
+	b := newBackend(t, Options{})
+	p := compileTU(t, b, "faults.cpp", "spin")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := p.Run(ctx, backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 4)}},
+		Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: 1, Y: 1, Z: 1},
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want the context's error", err)
+	}
+	var f *backend.Failure
+	if errors.As(err, &f) {
+		t.Errorf("cancellation reported as a kernel failure: %v", f)
+	}
+	copyWorks(t, b)
 }

@@ -33,8 +33,20 @@ type program struct {
 
 var _ backend.Program = (*program)(nil)
 
-func (p *program) ThreadgroupMemory() int        { return p.tgMem }
-func (p *program) MaxThreadsPerThreadgroup() int { return p.maxThreads }
+// ThreadgroupMemory is the static threadgroup memory reported by the
+// runner: the kernel's slots laid out by Metal's rule.
+func (p *program) ThreadgroupMemory() int {
+	p.b.mu.Lock()
+	defer p.b.mu.Unlock()
+	return p.tgMem
+}
+
+// MaxThreadsPerThreadgroup is the kernel's limit, at most 1024.
+func (p *program) MaxThreadsPerThreadgroup() int {
+	p.b.mu.Lock()
+	defer p.b.mu.Unlock()
+	return p.maxThreads
+}
 
 // Close releases the program; the runner keeps the shared object mapped
 // until it restarts.
@@ -101,9 +113,6 @@ func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	if n := d.Threads.Count(); n <= 0 || n > p.maxThreads {
-		return nil, fmt.Errorf("run %s: %d threads per threadgroup, want 1..%d", p.kernel, n, p.maxThreads)
-	}
 	if d.Threadgroups.X < 0 || d.Threadgroups.Y < 0 || d.Threadgroups.Z < 0 {
 		return nil, fmt.Errorf("run %s: negative grid %v", p.kernel, d.Threadgroups)
 	}
@@ -129,6 +138,9 @@ func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 	}
 	if err := p.load(ctx); err != nil {
 		return nil, err
+	}
+	if n := d.Threads.Count(); n <= 0 || n > p.maxThreads || d.Threads.X <= 0 || d.Threads.Y <= 0 || d.Threads.Z <= 0 {
+		return nil, fmt.Errorf("run %s: threadgroup %dx%dx%d, want 1..%d threads", p.kernel, d.Threads.X, d.Threads.Y, d.Threads.Z, p.maxThreads)
 	}
 	r := p.b.proc
 	r.stderr.reset()

@@ -207,12 +207,22 @@ func verifyPrep(t *testing.T, in *spec.Instance, out map[string][]byte) {
 	expectOK(t, score, err, "scores (qsa_score)", ref.Floats(out["scores"]))
 }
 
+// kernelsDir is the directory holding the specs and kernels under test:
+// METALAB_QSA_KERNELS when set (to check a modified copy), else the
+// bundled ones.
+func kernelsDir() string {
+	if d := os.Getenv("METALAB_QSA_KERNELS"); d != "" {
+		return d
+	}
+	return ".."
+}
+
 func TestPromptKernels(t *testing.T) {
-	runSets(t, "../qsa_prompt.yaml", []string{"quick", "fallback", "edge", "cancel"}, verifyPrompt)
+	runSets(t, filepath.Join(kernelsDir(), "qsa_prompt.yaml"), []string{"quick", "fallback", "edge", "cancel"}, verifyPrompt)
 }
 
 func TestPrepKernels(t *testing.T) {
-	runSets(t, "../qsa_prep.yaml", []string{"quick", "edge", "zeros", "cancel"}, verifyPrep)
+	runSets(t, filepath.Join(kernelsDir(), "qsa_prep.yaml"), []string{"quick", "edge", "zeros", "cancel"}, verifyPrep)
 }
 
 // TestFull runs the full sets: the production shapes take minutes on the
@@ -221,6 +231,10 @@ func TestFull(t *testing.T) {
 	if os.Getenv("METALAB_FULL") != "1" {
 		t.Skip("full sets take minutes on the cpu backend; set METALAB_FULL=1")
 	}
-	t.Run("prompt", func(t *testing.T) { runSets(t, "../qsa_prompt.yaml", []string{"full"}, verifyPrompt) })
-	t.Run("prep", func(t *testing.T) { runSets(t, "../qsa_prep.yaml", []string{"full"}, verifyPrep) })
+	t.Run("prompt", func(t *testing.T) {
+		runSets(t, filepath.Join(kernelsDir(), "qsa_prompt.yaml"), []string{"full"}, verifyPrompt)
+	})
+	t.Run("prep", func(t *testing.T) {
+		runSets(t, filepath.Join(kernelsDir(), "qsa_prep.yaml"), []string{"full"}, verifyPrep)
+	})
 }

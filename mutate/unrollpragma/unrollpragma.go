@@ -80,9 +80,10 @@ func run(p *mutate.Pass) error {
 
 // TripCount returns the number of iterations of a counted loop, written
 // `for (T i = A; i < B; ++i)` and its variants (<, <=, !=, >, >= with the
-// induction variable on either side; ++, --, +=, -= by a constant), when A,
-// B and the step are constants and the body never assigns the induction
-// variable. It reports false otherwise: it never guesses.
+// induction variable on either side; ++, --, +=, -= by a constant, or a
+// geometric *=, /=, <<=, >>= by a constant), when A, B and the step are
+// constants and the body never assigns the induction variable. It reports
+// false otherwise: it never guesses.
 func TripCount(f *msl.File, fn *msl.Func, s *msl.For) (int64, bool) {
 	env := &msl.Env{File: f, Func: fn, At: s.Pos}
 	init := tokens(f, s.Init)
@@ -109,9 +110,17 @@ func TripCount(f *msl.File, fn *msl.Func, s *msl.For) (int64, bool) {
 		return 0, false
 	}
 
-	// Post: ++i, i++, --i, i--, i += K, i -= K.
+	// Post: ++i, i++, --i, i--, i += K, i -= K; or geometric: i *= K,
+	// i /= K, i <<= K, i >>= K.
 	var step int64
+	var geo string // the geometric operator, if any
 	switch {
+	case len(post) >= 3 && post[0].Text == v && (post[1].Text == "*=" || post[1].Text == "/=" || post[1].Text == "<<=" || post[1].Text == ">>="):
+		k, ok := eval(env, post[2:])
+		if !ok || k <= 0 || k > 62 && (post[1].Text == "<<=" || post[1].Text == ">>=") {
+			return 0, false
+		}
+		geo, step = post[1].Text, k
 	case len(post) == 2 && post[0].Text == "++" && post[1].Text == v,
 		len(post) == 2 && post[0].Text == v && post[1].Text == "++":
 		step = 1
@@ -150,6 +159,9 @@ func TripCount(f *msl.File, fn *msl.Func, s *msl.For) (int64, bool) {
 	if !ok || assignedIn(f, s, v) {
 		return 0, false
 	}
+	if geo != "" {
+		return simulate(a, b, op, geo, step, !signed(init[:eq-1]))
+	}
 	ceil := func(n, d int64) int64 {
 		if n <= 0 {
 			return 0
@@ -170,6 +182,49 @@ func TripCount(f *msl.File, fn *msl.Func, s *msl.For) (int64, bool) {
 		return (b - a) / step, true
 	case op == "!=" && step < 0 && a >= b && (a-b)%(-step) == 0:
 		return (a - b) / -step, true
+	}
+	return 0, false
+}
+
+// maxGeometric bounds the iterations simulate runs before giving up.
+const maxGeometric = 4096
+
+// simulate counts the iterations of a loop whose induction variable starts
+// at a, is updated by `i geo= k` and runs while `i op b`. It reports false
+// if the loop does not end within maxGeometric iterations or, for an
+// unsigned variable, goes negative or overflows.
+func simulate(a, b int64, op, geo string, k int64, unsigned bool) (int64, bool) {
+	cond := func(i int64) bool {
+		switch op {
+		case "<":
+			return i < b
+		case "<=":
+			return i <= b
+		case ">":
+			return i > b
+		case ">=":
+			return i >= b
+		}
+		return i != b
+	}
+	i := a
+	for n := int64(0); n <= maxGeometric; n++ {
+		if unsigned && i < 0 || i > 1<<40 || i < -1<<40 {
+			return 0, false
+		}
+		if !cond(i) {
+			return n, true
+		}
+		switch geo {
+		case "*=":
+			i *= k
+		case "/=":
+			i /= k
+		case "<<=":
+			i <<= k
+		case ">>=":
+			i >>= k
+		}
 	}
 	return 0, false
 }

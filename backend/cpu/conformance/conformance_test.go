@@ -32,9 +32,10 @@ func out(i int, b []byte) backend.Buffer { return backend.Buffer{Index: i, Data:
 func cases() []tcase {
 	var cs []tcase
 	cs = append(cs, reduceCase(), simdUintCase(), simdFloatCase(), simdDivergentCase(), swizzleCase(),
-		halfConvertCase(), halfArithCase(), uintWrapCase(), atomicsCase(), matrixCase(), templateCase("scale_f32x64", 64, false),
-		templateCase("scale_i32x32", 32, true), tgParamCase(), raceFixedCase())
+		halfConvertCase(), halfArithCase(), uintWrapCase(), atomicsCase(), attrsCase(), templateCase("scale_f32x64", 64, false),
+		templateCase("scale_i32x32", 32, true), tgParamCase(), raceFixedCase(), polyCase())
 	cs = append(cs, fconstCases()...)
+	cs = append(cs, matrixCases()...)
 	return cs
 }
 
@@ -376,7 +377,7 @@ func atomicsCase() tcase {
 		want: map[int][]byte{0: u32bytes(wantCounters), 1: u32bytes(outs)}, elem: 4}
 }
 
-func matrixCase() tcase {
+func matrixCases() []tcase {
 	r := rng(10)
 	mat := func() []float32 {
 		m := make([]float32, 64)
@@ -396,9 +397,47 @@ func matrixCase() tcase {
 			want[8*i+j] = acc
 		}
 	}
-	return tcase{name: "simdgroup_matrix", file: "matrix.metal", entry: "matmul8", tgs: dim(1), threads: dim(32),
-		bufs: []backend.Buffer{in(0, f32bytes(a)), in(1, f32bytes(b)), out(2, f32bytes(c))},
-		want: map[int][]byte{2: f32bytes(want)}, elem: 4}
+	return []tcase{
+		{name: "simdgroup_matrix", file: "matrix.metal", entry: "matmul8", tgs: dim(1), threads: dim(32),
+			bufs: []backend.Buffer{in(0, f32bytes(a)), in(1, f32bytes(b)), in(2, f32bytes(c)), out(3, make([]byte, 256))},
+			want: map[int][]byte{3: f32bytes(want)}, elem: 4},
+		{name: "simdgroup_matrix_inplace", file: "matrix.metal", entry: "matmul8_inplace", tgs: dim(1), threads: dim(32),
+			bufs: []backend.Buffer{in(0, f32bytes(a)), in(1, f32bytes(b)), out(2, f32bytes(c))},
+			want: map[int][]byte{2: f32bytes(want)}, elem: 4},
+	}
+}
+
+func attrsCase() tcase {
+	tgs := backend.Dim3{X: 2, Y: 3, Z: 2}
+	th := backend.Dim3{X: 8, Y: 4, Z: 3} // 96 threads: a partial last quad count check and 3 simdgroups
+	grid := backend.Dim3{X: tgs.X * th.X, Y: tgs.Y * th.Y, Z: tgs.Z * th.Z}
+	want := make([]uint32, grid.Count()*24)
+	per := th.Count()
+	for gz := 0; gz < tgs.Z; gz++ {
+		for gy := 0; gy < tgs.Y; gy++ {
+			for gx := 0; gx < tgs.X; gx++ {
+				for z := 0; z < th.Z; z++ {
+					for y := 0; y < th.Y; y++ {
+						for x := 0; x < th.X; x++ {
+							px, py, pz := gx*th.X+x, gy*th.Y+y, gz*th.Z+z
+							lin := (pz*grid.Y+py)*grid.X + px
+							idx := (z*th.Y+y)*th.X + x
+							o := want[lin*24:]
+							vals := []int{px, py, pz, x, y, z, gx, gy, th.X, th.Y, th.Z, tgs.X, tgs.Y, tgs.Z,
+								grid.X, grid.Y, grid.Z, idx, idx % 32, idx / 32, (per + 31) / 32, 32, 32,
+								idx%4 | (idx/4)<<8 | ((per+3)/4)<<16}
+							for i, v := range vals {
+								o[i] = uint32(v)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return tcase{name: "thread_attributes", file: "attrs.metal", entry: "attrs", tgs: tgs, threads: th,
+		bufs: []backend.Buffer{out(0, make([]byte, 4*len(want)))},
+		want: map[int][]byte{0: u32bytes(want)}, elem: 4}
 }
 
 func templateCase(host string, n int, isInt bool) tcase {
@@ -571,4 +610,28 @@ func TestFailures(t *testing.T) {
 	if d := diff(got[1], c.want[1], 4); d != "" {
 		t.Errorf("after failures: %s", d)
 	}
+}
+
+// polyGo is bench.metal's poly in Go float32 arithmetic.
+func polyGo(x float32) float32 {
+	v, acc := x, float32(0)
+	for k := 0; k < 64; k++ {
+		acc = acc*v + 0.5
+		v = v*0.999 + 0.001
+	}
+	return acc
+}
+
+func polyCase() tcase {
+	const n = 256
+	r := rng(21)
+	x := make([]float32, n)
+	want := make([]float32, n)
+	for i := range x {
+		x[i] = r.float()
+		want[i] = polyGo(x[i])
+	}
+	return tcase{name: "poly", file: "bench.metal", entry: "poly", tgs: dim(2), threads: dim(n / 2),
+		bufs: []backend.Buffer{in(0, f32bytes(x)), out(1, make([]byte, 4*n))},
+		want: map[int][]byte{1: f32bytes(want)}, elem: 4}
 }

@@ -31,12 +31,14 @@ func translateFunc(src backend.Source) ([]byte, string, error) {
 // content hash.
 func cacheDir() string { return filepath.Join(os.TempDir(), "metalab-conformance-cache") }
 
-func newBackendAt(t testing.TB, dir string) *cpu.Backend {
+// newBackendAt returns a backend of its own with its cache in dir and the
+// given number of runner workers (0: one per core).
+func newBackendAt(t testing.TB, dir string, workers int) *cpu.Backend {
 	t.Helper()
 	if _, err := exec.LookPath("g++"); err != nil && os.Getenv("CXX") == "" {
 		t.Skip("no C++ compiler on PATH (g++ or $CXX): the cpu backend cannot run kernels here")
 	}
-	b := cpu.New(cpu.Options{CacheDir: dir, Translate: translateFunc, Prelude: prelude.FS, PreludeVersion: prelude.Version})
+	b := cpu.New(cpu.Options{CacheDir: dir, Workers: workers, Translate: translateFunc, Prelude: prelude.FS, PreludeVersion: prelude.Version})
 	if ok, why := b.Available(context.Background()); !ok {
 		t.Fatalf("cpu backend unavailable although a compiler is present: %s", why)
 	}

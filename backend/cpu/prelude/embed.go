@@ -1,39 +1,52 @@
-// Package prelude holds the C++ implementation of metal_stdlib that
-// translated kernels are compiled against by the cpu backend.
+// Package prelude holds the C++17 implementation of metal_stdlib that the
+// cpu backend compiles translated kernels against.
+//
+// The headers include "mtl_rt.h" (backend/cpu/runtime), which the backend
+// must put beside them or on the include path. They rely on the backend's
+// flags for Metal semantics: -ffp-contract=off and -fno-fast-math (no fused
+// or reassociated float arithmetic). Everything lives in namespace metal,
+// with implementation details in metal::mtl_detail and macros prefixed MTL_.
 package prelude
 
 import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
 	"sort"
 )
 
-// FS holds the prelude headers: metal_stdlib, the extensionless metal_*
-// aliases and the metal_*.h pieces. The backend writes them to its cache
-// directory and compiles with -I pointing there; the headers include
-// "mtl_rt.h", which the backend must place beside them (or on the include
-// path).
+// FS holds the prelude headers: metal_stdlib, simd/simd.h, the
+// extensionless metal_* aliases (metal_math, metal_atomic, ...) and the
+// metal_*.h pieces.
 //
-//go:embed metal_*
+//go:embed metal_* simd/simd.h
 var FS embed.FS
 
 // Version is a sha256 over the names and contents of the headers in FS, so
 // compiled kernels can be cached per prelude version.
 var Version = version()
 
-func version() string {
-	h := sha256.New()
-	var names []string
-	_ = fs.WalkDir(FS, ".", func(path string, d fs.DirEntry, err error) error {
+// names returns the paths of the files in FS, sorted.
+func names() []string {
+	var out []string
+	_ = fs.WalkDir(FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			names = append(names, path)
+			out = append(out, p)
 		}
 		return nil
 	})
-	sort.Strings(names)
-	for _, n := range names {
+	sort.Strings(out)
+	return out
+}
+
+func version() string {
+	h := sha256.New()
+	for _, n := range names() {
 		b, err := FS.ReadFile(n)
 		if err != nil {
 			panic("prelude: embedded header unreadable: " + err.Error())
@@ -44,4 +57,37 @@ func version() string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// WriteDir writes the headers under dir (creating it), so a compiler can
+// use it as an include directory. Each file is written to a temporary name
+// and renamed, so a concurrent compile never sees a partial header.
+func WriteDir(dir string) error {
+	for _, n := range names() {
+		b, err := FS.ReadFile(n)
+		if err != nil {
+			return fmt.Errorf("read embedded %s: %w", n, err)
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("write prelude: %w", err)
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(dst), "."+path.Base(n)+".tmp*")
+		if err != nil {
+			return fmt.Errorf("write prelude: %w", err)
+		}
+		_, werr := tmp.Write(b)
+		cerr := tmp.Close()
+		if werr == nil {
+			werr = cerr
+		}
+		if werr == nil {
+			werr = os.Rename(tmp.Name(), dst)
+		}
+		if werr != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("write prelude %s: %w", dst, werr)
+		}
+	}
+	return nil
 }

@@ -76,7 +76,7 @@ func stub(t *testing.T) string {
 // buildRun compiles src (a C++ program including <metal_stdlib>) against
 // the prelude and the stub runtime, runs it with stdin and returns stdout.
 // Any compiler warning that points into the prelude fails the test.
-func buildRun(t *testing.T, src string, stdin string) string {
+func buildRun(t *testing.T, src string, stdin string, args ...string) string {
 	t.Helper()
 	gxx := needGXX(t)
 	obj := stub(t)
@@ -90,9 +90,9 @@ func buildRun(t *testing.T, src string, stdin string) string {
 		t.Fatal(err)
 	}
 	exe := filepath.Join(dir, "main")
-	args := append(append([]string{}, cxxFlags...), "-Wall", "-Wextra", "-pthread",
+	flags := append(append([]string{}, cxxFlags...), "-Wall", "-Wextra", "-pthread",
 		"-I", here, "-I", runtimeDir(t), "-I", filepath.Join(here, "testdata"), "-o", exe, file, obj)
-	out, err := exec.Command(gxx, args...).CombinedOutput()
+	out, err := exec.Command(gxx, flags...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("compile: %v\n%s", err, out)
 	}
@@ -101,7 +101,7 @@ func buildRun(t *testing.T, src string, stdin string) string {
 			t.Errorf("prelude warning: %s", line)
 		}
 	}
-	cmd := exec.Command(exe)
+	cmd := exec.Command(exe, args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout

@@ -36,7 +36,7 @@ typedef atomic<ulong> atomic_ulong;
 
 static_assert(sizeof(atomic_int) == 4 && alignof(atomic_float) == 4, "atomic layout");
 
-namespace detail {
+namespace mtl_detail {
 
 // load_order and fail_order keep a memory order valid for loads and failed
 // compare-exchanges.
@@ -57,45 +57,45 @@ inline T cas_update(volatile T* p, memory_order o, F f) {
   return old;
 }
 
-}  // namespace detail
+}  // namespace mtl_detail
 
 template <class T>
-inline void atomic_store_explicit(volatile atomic<T>* obj, typename detail::id<T>::type v, memory_order o) {
+inline void atomic_store_explicit(volatile atomic<T>* obj, typename mtl_detail::id<T>::type v, memory_order o) {
   T x = v;
   __atomic_store(&obj->mtl_v, &x, o == memory_order_acquire || o == memory_order_acq_rel ? __ATOMIC_SEQ_CST : int(o));
 }
 template <class T>
 inline T atomic_load_explicit(const volatile atomic<T>* obj, memory_order o) {
   T x;
-  __atomic_load(&obj->mtl_v, &x, detail::load_order(o));
+  __atomic_load(&obj->mtl_v, &x, mtl_detail::load_order(o));
   return x;
 }
 template <class T>
-inline T atomic_exchange_explicit(volatile atomic<T>* obj, typename detail::id<T>::type v, memory_order o) {
+inline T atomic_exchange_explicit(volatile atomic<T>* obj, typename mtl_detail::id<T>::type v, memory_order o) {
   T x = v, old;
   __atomic_exchange(&obj->mtl_v, &x, &old, int(o));
   return old;
 }
 template <class T>
-inline bool atomic_compare_exchange_weak_explicit(volatile atomic<T>* obj, T* expected, typename detail::id<T>::type desired,
+inline bool atomic_compare_exchange_weak_explicit(volatile atomic<T>* obj, T* expected, typename mtl_detail::id<T>::type desired,
                                                   memory_order success, memory_order failure) {
   T d = desired;
-  return __atomic_compare_exchange(&obj->mtl_v, expected, &d, false, int(success), detail::load_order(failure));
+  return __atomic_compare_exchange(&obj->mtl_v, expected, &d, false, int(success), mtl_detail::load_order(failure));
 }
 template <class T>
-inline bool atomic_compare_exchange_strong_explicit(volatile atomic<T>* obj, T* expected, typename detail::id<T>::type desired,
+inline bool atomic_compare_exchange_strong_explicit(volatile atomic<T>* obj, T* expected, typename mtl_detail::id<T>::type desired,
                                                     memory_order success, memory_order failure) {
   return atomic_compare_exchange_weak_explicit(obj, expected, desired, success, failure);
 }
 
 #define MTL_ATOMIC_RMW(name, builtin, expr)                                                           \
   template <class T>                                                                                  \
-  inline T atomic_fetch_##name##_explicit(volatile atomic<T>* obj, typename detail::id<T>::type v,    \
+  inline T atomic_fetch_##name##_explicit(volatile atomic<T>* obj, typename mtl_detail::id<T>::type v,    \
                                           memory_order o) {                                           \
     if constexpr (std::is_integral<T>::value) {                                                       \
       return builtin(&obj->mtl_v, v, int(o));                                                         \
     } else {                                                                                          \
-      return detail::cas_update(&obj->mtl_v, o, [&](T a) { return T(expr); });                       \
+      return mtl_detail::cas_update(&obj->mtl_v, o, [&](T a) { return T(expr); });                       \
     }                                                                                                 \
   }
 MTL_ATOMIC_RMW(add, __atomic_fetch_add, a + v)
@@ -106,20 +106,20 @@ MTL_ATOMIC_RMW(xor, __atomic_fetch_xor, a ^ v)
 #undef MTL_ATOMIC_RMW
 
 template <class T>
-inline T atomic_fetch_min_explicit(volatile atomic<T>* obj, typename detail::id<T>::type v, memory_order o) {
+inline T atomic_fetch_min_explicit(volatile atomic<T>* obj, typename mtl_detail::id<T>::type v, memory_order o) {
   T x = v;
-  return detail::cas_update(&obj->mtl_v, o, [&](T a) { return x < a ? x : a; });
+  return mtl_detail::cas_update(&obj->mtl_v, o, [&](T a) { return x < a ? x : a; });
 }
 template <class T>
-inline T atomic_fetch_max_explicit(volatile atomic<T>* obj, typename detail::id<T>::type v, memory_order o) {
+inline T atomic_fetch_max_explicit(volatile atomic<T>* obj, typename mtl_detail::id<T>::type v, memory_order o) {
   T x = v;
-  return detail::cas_update(&obj->mtl_v, o, [&](T a) { return a < x ? x : a; });
+  return mtl_detail::cas_update(&obj->mtl_v, o, [&](T a) { return a < x ? x : a; });
 }
 
 // The forms without _explicit use memory_order_relaxed, Metal's only
 // guaranteed order.
 template <class T>
-inline void atomic_store(volatile atomic<T>* obj, typename detail::id<T>::type v) { atomic_store_explicit(obj, v, memory_order_relaxed); }
+inline void atomic_store(volatile atomic<T>* obj, typename mtl_detail::id<T>::type v) { atomic_store_explicit(obj, v, memory_order_relaxed); }
 template <class T>
 inline T atomic_load(const volatile atomic<T>* obj) { return atomic_load_explicit(obj, memory_order_relaxed); }
 

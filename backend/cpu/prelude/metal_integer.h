@@ -9,7 +9,7 @@
 
 namespace metal {
 
-namespace detail {
+namespace mtl_detail {
 
 // is_int is true for the integer types other than bool.
 template <class T>
@@ -25,13 +25,13 @@ constexpr int bit_width() { return int(sizeof(T) * 8); }
 template <class T>
 struct wide { typedef typename std::conditional<std::is_signed<T>::value, __int128, unsigned __int128>::type type; };
 
-}  // namespace detail
+}  // namespace mtl_detail
 
-#define MTL_IF_INT(I) typename std::enable_if<detail::is_int<I>::value, int>::type = 0
+#define MTL_IF_INT(I) typename std::enable_if<mtl_detail::is_int<I>::value, int>::type = 0
 
 template <class I, MTL_IF_INT(I)>
 constexpr I abs(I x) {
-  return x < 0 ? I(detail::uint_of<I>(0) - detail::uint_of<I>(x)) : x;
+  return x < 0 ? I(mtl_detail::uint_of<I>(0) - mtl_detail::uint_of<I>(x)) : x;
 }
 template <class I, MTL_IF_INT(I)>
 constexpr I min(I x, I y) {
@@ -47,38 +47,38 @@ constexpr I clamp(I x, I lo, I hi) {
 }
 // abs_diff returns |x - y| in the unsigned type, without overflow.
 template <class I, MTL_IF_INT(I)>
-constexpr detail::uint_of<I> abs_diff(I x, I y) {
-  typedef detail::uint_of<I> U;
+constexpr mtl_detail::uint_of<I> abs_diff(I x, I y) {
+  typedef mtl_detail::uint_of<I> U;
   return x > y ? U(U(x) - U(y)) : U(U(y) - U(x));
 }
 template <class I, MTL_IF_INT(I)>
 constexpr I popcount(I x) {
-  return I(__builtin_popcountll((unsigned long long)detail::uint_of<I>(x)));
+  return I(__builtin_popcountll((unsigned long long)mtl_detail::uint_of<I>(x)));
 }
 // clz counts leading zeros; clz(0) is the bit width.
 template <class I, MTL_IF_INT(I)>
 constexpr I clz(I x) {
-  unsigned long long u = (unsigned long long)detail::uint_of<I>(x);
-  return u == 0 ? I(detail::bit_width<I>()) : I(__builtin_clzll(u) - (64 - detail::bit_width<I>()));
+  unsigned long long u = (unsigned long long)mtl_detail::uint_of<I>(x);
+  return u == 0 ? I(mtl_detail::bit_width<I>()) : I(__builtin_clzll(u) - (64 - mtl_detail::bit_width<I>()));
 }
 // ctz counts trailing zeros; ctz(0) is the bit width.
 template <class I, MTL_IF_INT(I)>
 constexpr I ctz(I x) {
-  unsigned long long u = (unsigned long long)detail::uint_of<I>(x);
-  return u == 0 ? I(detail::bit_width<I>()) : I(__builtin_ctzll(u));
+  unsigned long long u = (unsigned long long)mtl_detail::uint_of<I>(x);
+  return u == 0 ? I(mtl_detail::bit_width<I>()) : I(__builtin_ctzll(u));
 }
 template <class I, MTL_IF_INT(I)>
 constexpr I reverse_bits(I x) {
-  typedef detail::uint_of<I> U;
+  typedef mtl_detail::uint_of<I> U;
   U u = U(x), r = 0;
-  for (int i = 0; i < detail::bit_width<I>(); i++) r = U(r | (((u >> i) & 1u) << (detail::bit_width<I>() - 1 - i)));
+  for (int i = 0; i < mtl_detail::bit_width<I>(); i++) r = U(r | (((u >> i) & 1u) << (mtl_detail::bit_width<I>() - 1 - i)));
   return I(r);
 }
 // rotate rotates x left by n modulo the bit width.
 template <class I, MTL_IF_INT(I)>
 constexpr I rotate(I x, I n) {
-  typedef detail::uint_of<I> U;
-  const int w = detail::bit_width<I>();
+  typedef mtl_detail::uint_of<I> U;
+  const int w = mtl_detail::bit_width<I>();
   int s = int(U(n) % U(w));
   U u = U(x);
   return s == 0 ? x : I(U(u << s) | U(u >> (w - s)));
@@ -87,8 +87,8 @@ constexpr I rotate(I x, I n) {
 // signed types.
 template <class I, MTL_IF_INT(I)>
 constexpr I extract_bits(I x, uint offset, uint bits) {
-  typedef detail::uint_of<I> U;
-  const int w = detail::bit_width<I>();
+  typedef mtl_detail::uint_of<I> U;
+  const int w = mtl_detail::bit_width<I>();
   if (bits == 0) return I(0);
   U u = U(U(x) >> offset);
   if (int(bits) < w) {
@@ -102,8 +102,8 @@ constexpr I extract_bits(I x, uint offset, uint bits) {
 // of insert.
 template <class I, MTL_IF_INT(I)>
 constexpr I insert_bits(I base, I insert, uint offset, uint bits) {
-  typedef detail::uint_of<I> U;
-  const int w = detail::bit_width<I>();
+  typedef mtl_detail::uint_of<I> U;
+  const int w = mtl_detail::bit_width<I>();
   if (bits == 0) return base;
   U mask = int(bits) >= w ? U(~U(0)) : U((U(1) << bits) - 1u);
   mask = U(mask << offset);
@@ -112,8 +112,8 @@ constexpr I insert_bits(I base, I insert, uint offset, uint bits) {
 // mulhi returns the high half of the full product x * y.
 template <class I, MTL_IF_INT(I)>
 constexpr I mulhi(I x, I y) {
-  typedef typename detail::wide<I>::type W;
-  return I(W(W(x) * W(y)) >> detail::bit_width<I>());
+  typedef typename mtl_detail::wide<I>::type W;
+  return I(W(W(x) * W(y)) >> mtl_detail::bit_width<I>());
 }
 // hadd returns (x + y) >> 1 and rhadd (x + y + 1) >> 1, without overflow.
 template <class I, MTL_IF_INT(I)>
@@ -169,8 +169,8 @@ MTL_IVEC2(sub_sat)
 #undef MTL_IVEC1
 #undef MTL_IVEC2
 template <class I, int N, bool P1, bool P2, MTL_IF_INT(I)>
-constexpr vec<detail::uint_of<I>, N> abs_diff(const basic_vec<I, N, P1>& x, const basic_vec<I, N, P2>& y) {
-  vec<detail::uint_of<I>, N> r{};
+constexpr vec<mtl_detail::uint_of<I>, N> abs_diff(const basic_vec<I, N, P1>& x, const basic_vec<I, N, P2>& y) {
+  vec<mtl_detail::uint_of<I>, N> r{};
   for (int i = 0; i < N; i++) r[i] = abs_diff(I(x[i]), I(y[i]));
   return r;
 }

@@ -15,14 +15,90 @@
 
 namespace metal {
 
-namespace detail {
+namespace mtl_detail {
+// opaque returns x unchanged but hides its value from the optimiser, so a
+// libm call on a constant is not folded at compile time (with correctly
+// rounded arithmetic) while the same call on a run-time value goes to libm:
+// a variant that makes an argument constant must get the same bits.
+inline float opaque(float x) {
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__("" : "+x"(x));
+#elif defined(__aarch64__)
+  __asm__("" : "+w"(x));
+#else
+  volatile float v = x;
+  x = v;
+#endif
+  return x;
+}
+inline double opaque(double x) {
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__("" : "+x"(x));
+#elif defined(__aarch64__)
+  __asm__("" : "+w"(x));
+#else
+  volatile double v = x;
+  x = v;
+#endif
+  return x;
+}
+// fmin_f and fmax_f are C's fmin and fmax (a NaN argument loses) with the
+// sign of zero fixed: fmin(+0, -0) is -0 and fmax(+0, -0) is +0. Libm and
+// the compiler's constant folder may disagree there, and a variant must not
+// change bits because more of it became constant.
+constexpr float fmin_f(float x, float y) {
+  if (x != x) return y;
+  if (y != y) return x;
+  if (x == y) return __builtin_signbit(x) ? x : y;
+  return x < y ? x : y;
+}
+constexpr float fmax_f(float x, float y) {
+  if (x != x) return y;
+  if (y != y) return x;
+  if (x == y) return __builtin_signbit(x) ? y : x;
+  return x > y ? x : y;
+}
 inline float smoothstep_f(float e0, float e1, float x) {
-  float t = __builtin_fminf(__builtin_fmaxf((x - e0) / (e1 - e0), 0.0f), 1.0f);
+  float t = mtl_detail::fmin_f(mtl_detail::fmax_f((x - e0) / (e1 - e0), 0.0f), 1.0f);
   return t * t * (3.0f - 2.0f * t);
 }
-}  // namespace detail
+// sinpi_f, cospi_f and tanpi_f reduce the argument exactly (fmod is
+// exact), give exact results at integers and half-integers, and otherwise
+// compute in double and round once.
+constexpr double kPi = 3.14159265358979323846;
+inline float sinpi_f(float x) {
+  if (!__builtin_isfinite(x)) return x - x;
+  float r = __builtin_fmodf(x, 2.0f);
+  if (r == __builtin_truncf(r)) return __builtin_copysignf(0.0f, x);
+  float a = __builtin_fabsf(r);
+  if (a == 0.5f || a == 1.5f) return (a == 0.5f) == (r > 0.0f) ? 1.0f : -1.0f;
+  return float(__builtin_sin(mtl_detail::opaque(double(r) * kPi)));
+}
+inline float cospi_f(float x) {
+  if (!__builtin_isfinite(x)) return x - x;
+  float a = __builtin_fmodf(__builtin_fabsf(x), 2.0f);
+  if (a == 0.5f || a == 1.5f) return 0.0f;
+  if (a == 0.0f) return 1.0f;
+  if (a == 1.0f) return -1.0f;
+  return float(__builtin_cos(mtl_detail::opaque(double(a) * kPi)));
+}
+inline float tanpi_f(float x) {
+  if (!__builtin_isfinite(x)) return x - x;
+  float r = __builtin_fmodf(x, 1.0f);
+  if (r == 0.0f) return __builtin_copysignf(0.0f, x);
+  if (__builtin_fabsf(r) == 0.5f) return __builtin_copysignf(__builtin_inff(), r);
+  return float(__builtin_tan(mtl_detail::opaque(double(r) * kPi)));
+}
+// fract_f is fmin(x - floor(x), 0x1.fffffep-1f), with NaN kept and
+// infinities giving a signed zero.
+inline float fract_f(float x) {
+  if (__builtin_isinf(x)) return __builtin_copysignf(0.0f, x);
+  if (x != x) return x;
+  return mtl_detail::fmin_f(x - __builtin_floorf(x), 0x1.fffffep-1f);
+}
+}  // namespace mtl_detail
 
-#define MTL_IF_F16(H) typename std::enable_if<detail::is_f16<H>::value, int>::type = 0
+#define MTL_IF_F16(H) typename std::enable_if<mtl_detail::is_f16<H>::value, int>::type = 0
 
 // MTL_MATH1 defines name for float, the 16-bit floats and vectors of them;
 // fexpr computes the float result from float x.
@@ -56,7 +132,7 @@ inline float smoothstep_f(float e0, float e1, float x) {
     return r;                                                                         \
   }                                                                                   \
   template <class T, int N, bool P>                                                   \
-  inline vec<T, N> name(const basic_vec<T, N, P>& a, typename detail::id<T>::type s) { \
+  inline vec<T, N> name(const basic_vec<T, N, P>& a, typename mtl_detail::id<T>::type s) { \
     vec<T, N> r{};                                                                    \
     for (int i = 0; i < N; i++) r[i] = T(name(a[i], s));                              \
     return r;                                                                         \
@@ -78,13 +154,13 @@ inline float smoothstep_f(float e0, float e1, float x) {
     return r;                                                                                                  \
   }                                                                                                            \
   template <class T, int N, bool P1, bool P2>                                                                  \
-  inline vec<T, N> name(const basic_vec<T, N, P1>& a, const basic_vec<T, N, P2>& b, typename detail::id<T>::type c) { \
+  inline vec<T, N> name(const basic_vec<T, N, P1>& a, const basic_vec<T, N, P2>& b, typename mtl_detail::id<T>::type c) { \
     vec<T, N> r{};                                                                                             \
     for (int i = 0; i < N; i++) r[i] = T(name(a[i], b[i], c));                                                 \
     return r;                                                                                                  \
   }                                                                                                            \
   template <class T, int N, bool P>                                                                            \
-  inline vec<T, N> name(const basic_vec<T, N, P>& a, typename detail::id<T>::type b, typename detail::id<T>::type c) { \
+  inline vec<T, N> name(const basic_vec<T, N, P>& a, typename mtl_detail::id<T>::type b, typename mtl_detail::id<T>::type c) { \
     vec<T, N> r{};                                                                                             \
     for (int i = 0; i < N; i++) r[i] = T(name(a[i], b, c));                                                    \
     return r;                                                                                                  \
@@ -106,12 +182,12 @@ inline float smoothstep_f(float e0, float e1, float x) {
     return r;                                                    \
   }
 
-MTL_MATH1(exp, __builtin_expf(x))
-MTL_MATH1(exp2, __builtin_exp2f(x))
-MTL_MATH1(exp10, __builtin_exp10f(x))
-MTL_MATH1(log, __builtin_logf(x))
-MTL_MATH1(log2, __builtin_log2f(x))
-MTL_MATH1(log10, __builtin_log10f(x))
+MTL_MATH1(exp, __builtin_expf(mtl_detail::opaque(x)))
+MTL_MATH1(exp2, __builtin_exp2f(mtl_detail::opaque(x)))
+MTL_MATH1(exp10, __builtin_powf(mtl_detail::opaque(10.0f), x))
+MTL_MATH1(log, __builtin_logf(mtl_detail::opaque(x)))
+MTL_MATH1(log2, __builtin_log2f(mtl_detail::opaque(x)))
+MTL_MATH1(log10, __builtin_log10f(mtl_detail::opaque(x)))
 MTL_MATH1(sqrt, __builtin_sqrtf(x))
 MTL_MATH1(rsqrt, 1.0f / __builtin_sqrtf(x))
 MTL_MATH1(fabs, __builtin_fabsf(x))
@@ -121,32 +197,32 @@ MTL_MATH1(ceil, __builtin_ceilf(x))
 MTL_MATH1(round, __builtin_roundf(x))
 MTL_MATH1(rint, __builtin_rintf(x))
 MTL_MATH1(trunc, __builtin_truncf(x))
-MTL_MATH1(fract, __builtin_fminf(x - __builtin_floorf(x), 0x1.fffffep-1f))
-MTL_MATH1(sin, __builtin_sinf(x))
-MTL_MATH1(cos, __builtin_cosf(x))
-MTL_MATH1(tan, __builtin_tanf(x))
-MTL_MATH1(asin, __builtin_asinf(x))
-MTL_MATH1(acos, __builtin_acosf(x))
-MTL_MATH1(atan, __builtin_atanf(x))
-MTL_MATH1(sinh, __builtin_sinhf(x))
-MTL_MATH1(cosh, __builtin_coshf(x))
-MTL_MATH1(tanh, __builtin_tanhf(x))
-MTL_MATH1(asinh, __builtin_asinhf(x))
-MTL_MATH1(acosh, __builtin_acoshf(x))
-MTL_MATH1(atanh, __builtin_atanhf(x))
-MTL_MATH1(sinpi, __builtin_sinf(x * 3.14159265358979323846f))
-MTL_MATH1(cospi, __builtin_cosf(x * 3.14159265358979323846f))
-MTL_MATH1(tanpi, __builtin_tanf(x * 3.14159265358979323846f))
-MTL_MATH1(erf, __builtin_erff(x))
+MTL_MATH1(fract, mtl_detail::fract_f(x))
+MTL_MATH1(sin, __builtin_sinf(mtl_detail::opaque(x)))
+MTL_MATH1(cos, __builtin_cosf(mtl_detail::opaque(x)))
+MTL_MATH1(tan, __builtin_tanf(mtl_detail::opaque(x)))
+MTL_MATH1(asin, __builtin_asinf(mtl_detail::opaque(x)))
+MTL_MATH1(acos, __builtin_acosf(mtl_detail::opaque(x)))
+MTL_MATH1(atan, __builtin_atanf(mtl_detail::opaque(x)))
+MTL_MATH1(sinh, __builtin_sinhf(mtl_detail::opaque(x)))
+MTL_MATH1(cosh, __builtin_coshf(mtl_detail::opaque(x)))
+MTL_MATH1(tanh, __builtin_tanhf(mtl_detail::opaque(x)))
+MTL_MATH1(asinh, __builtin_asinhf(mtl_detail::opaque(x)))
+MTL_MATH1(acosh, __builtin_acoshf(mtl_detail::opaque(x)))
+MTL_MATH1(atanh, __builtin_atanhf(mtl_detail::opaque(x)))
+MTL_MATH1(sinpi, mtl_detail::sinpi_f(x))
+MTL_MATH1(cospi, mtl_detail::cospi_f(x))
+MTL_MATH1(tanpi, mtl_detail::tanpi_f(x))
+MTL_MATH1(erf, __builtin_erff(mtl_detail::opaque(x)))
 MTL_MATH1(sign, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x == 0.0f ? x : 0.0f)
-MTL_MATH1(saturate, __builtin_fminf(__builtin_fmaxf(x, 0.0f), 1.0f))
+MTL_MATH1(saturate, mtl_detail::fmin_f(mtl_detail::fmax_f(x, 0.0f), 1.0f))
 
-MTL_MATH2(pow, __builtin_powf(x, y))
-MTL_MATH2(powr, __builtin_powf(x, y))
+MTL_MATH2(pow, __builtin_powf(mtl_detail::opaque(x), y))
+MTL_MATH2(powr, x < 0.0f ? __builtin_nanf("") : __builtin_powf(mtl_detail::opaque(x), y))
 MTL_MATH2(fmod, __builtin_fmodf(x, y))
-MTL_MATH2(atan2, __builtin_atan2f(x, y))
-MTL_MATH2(fmin, __builtin_fminf(x, y))
-MTL_MATH2(fmax, __builtin_fmaxf(x, y))
+MTL_MATH2(atan2, __builtin_atan2f(mtl_detail::opaque(x), y))
+MTL_MATH2(fmin, mtl_detail::fmin_f(x, y))
+MTL_MATH2(fmax, mtl_detail::fmax_f(x, y))
 MTL_MATH2(fdim, __builtin_fdimf(x, y))
 MTL_MATH2(copysign, __builtin_copysignf(x, y))
 MTL_MATH2(nextafter, __builtin_nextafterf(x, y))
@@ -156,7 +232,7 @@ MTL_MATH2(step, y < x ? 0.0f : 1.0f)
 MTL_MATH3(fma, __builtin_fmaf(x, y, z))
 MTL_MATH3(mad, x * y + z)
 MTL_MATH3(mix, x + (y - x) * z)
-MTL_MATH3(smoothstep, detail::smoothstep_f(x, y, z))
+MTL_MATH3(smoothstep, mtl_detail::smoothstep_f(x, y, z))
 
 MTL_PRED(isnan, __builtin_isnan(x))
 MTL_PRED(isinf, __builtin_isinf(x))
@@ -165,15 +241,15 @@ MTL_PRED(isnormal, __builtin_isnormal(x))
 MTL_PRED(signbit, __builtin_signbit(x) != 0)
 
 // min and max for floats follow fmin and fmax (a NaN argument loses).
-inline float min(float x, float y) { return __builtin_fminf(x, y); }
-inline float max(float x, float y) { return __builtin_fmaxf(x, y); }
+inline float min(float x, float y) { return mtl_detail::fmin_f(x, y); }
+inline float max(float x, float y) { return mtl_detail::fmax_f(x, y); }
 template <class H, MTL_IF_F16(H)>
-inline H min(H x, H y) { return H(__builtin_fminf(float(x), float(y))); }
+inline H min(H x, H y) { return H(mtl_detail::fmin_f(float(x), float(y))); }
 template <class H, MTL_IF_F16(H)>
-inline H max(H x, H y) { return H(__builtin_fmaxf(float(x), float(y))); }
+inline H max(H x, H y) { return H(mtl_detail::fmax_f(float(x), float(y))); }
 
 // clamp for floats is fmin(fmax(x, lo), hi).
-inline float clamp(float x, float lo, float hi) { return __builtin_fminf(__builtin_fmaxf(x, lo), hi); }
+inline float clamp(float x, float lo, float hi) { return mtl_detail::fmin_f(mtl_detail::fmax_f(x, lo), hi); }
 template <class H, MTL_IF_F16(H)>
 inline H clamp(H x, H lo, H hi) { return H(clamp(float(x), float(lo), float(hi))); }
 
@@ -187,7 +263,7 @@ inline H clamp(H x, H lo, H hi) { return H(clamp(float(x), float(lo), float(hi))
     return r;                                                                           \
   }                                                                                     \
   template <class T, int N, bool P>                                                     \
-  inline vec<T, N> name(const basic_vec<T, N, P>& a, typename detail::id<T>::type s) {  \
+  inline vec<T, N> name(const basic_vec<T, N, P>& a, typename mtl_detail::id<T>::type s) {  \
     vec<T, N> r{};                                                                      \
     for (int i = 0; i < N; i++) r[i] = name(T(a[i]), s);                                \
     return r;                                                                           \
@@ -202,16 +278,16 @@ inline vec<T, N> clamp(const basic_vec<T, N, P1>& x, const basic_vec<T, N, P2>& 
   return r;
 }
 template <class T, int N, bool P>
-inline vec<T, N> clamp(const basic_vec<T, N, P>& x, typename detail::id<T>::type lo, typename detail::id<T>::type hi) {
+inline vec<T, N> clamp(const basic_vec<T, N, P>& x, typename mtl_detail::id<T>::type lo, typename mtl_detail::id<T>::type hi) {
   vec<T, N> r{};
   for (int i = 0; i < N; i++) r[i] = clamp(T(x[i]), lo, hi);
   return r;
 }
 
 // pown raises x to an integer power; ldexp scales by 2^e.
-inline float pown(float x, int n) { return __builtin_powf(x, float(n)); }
+inline float pown(float x, int n) { return __builtin_powf(mtl_detail::opaque(x), float(n)); }
 template <class H, MTL_IF_F16(H)>
-inline H pown(H x, int n) { return H(__builtin_powf(float(x), float(n))); }
+inline H pown(H x, int n) { return H(__builtin_powf(mtl_detail::opaque(float(x)), float(n))); }
 inline float ldexp(float x, int e) { return __builtin_ldexpf(x, e); }
 template <class H, MTL_IF_F16(H)>
 inline H ldexp(H x, int e) { return H(__builtin_ldexpf(float(x), e)); }
@@ -236,6 +312,23 @@ template <class T, int N, bool P1, bool P2>
 inline vec<T, N> frexp(const basic_vec<T, N, P1>& x, basic_vec<int, N, P2>& e) {
   vec<T, N> r{};
   for (int i = 0; i < N; i++) r[i] = frexp(x[i], e[i]);
+  return r;
+}
+
+// sincos returns sin(x) and stores cos(x) in c.
+inline float sincos(float x, float& c) {
+  c = __builtin_cosf(mtl_detail::opaque(x));
+  return __builtin_sinf(mtl_detail::opaque(x));
+}
+template <class H, MTL_IF_F16(H)>
+inline H sincos(H x, H& c) {
+  c = H(__builtin_cosf(mtl_detail::opaque(float(x))));
+  return H(__builtin_sinf(mtl_detail::opaque(float(x))));
+}
+template <class T, int N, bool P1, bool P2>
+inline vec<T, N> sincos(const basic_vec<T, N, P1>& x, basic_vec<T, N, P2>& c) {
+  vec<T, N> r{};
+  for (int i = 0; i < N; i++) r[i] = sincos(x[i], c[i]);
   return r;
 }
 

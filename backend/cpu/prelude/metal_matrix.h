@@ -1,108 +1,109 @@
-// metal_matrix.h — simdgroup_matrix 8x8 and its load, store and multiply
-// functions.
-//
-// Emulation model: every lane holds the whole 8x8 matrix (row-major). Loads
-// and multiplies are computed redundantly by each lane from the same data,
-// so all lanes hold identical matrices without any exchange, and a store
-// writes all 64 elements from every lane (the same values). Products
-// accumulate over k = 0..7 in order, each step one fused multiply-add
-// computed in float and rounded to the element type (so per element for
-// half and bfloat).
-//
-// thread_elements() gives lane l the elements 2l and 2l+1 in row-major order
-// (row l/4, columns 2(l%4) and 2(l%4)+1), as a reference into the lane's own
-// copy: writing through it changes only that lane's copy.
+// metal_matrix.h — Metal's matrix types (floatCxR, halfCxR for C, R in
+// 2..4): column-major, C columns of vec<T,R>. Products accumulate in a fixed
+// order: matrix * vector sums the scaled columns from column 0 up, vector *
+// matrix is one dot product per column.
 #pragma once
+#include "metal_math.h"
 #include "metal_scalar.h"
 #include "metal_vector.h"
 
 namespace metal {
 
-template <class T, int Cols, int Rows>
-struct simdgroup_matrix {
-  static_assert(Cols == 8 && Rows == 8, "only 8x8 simdgroup matrices are supported");
-  alignas(16) T mtl_e[64];
+template <class T, int C, int R>
+struct matrix {
+  static_assert(C >= 2 && C <= 4 && R >= 2 && R <= 4, "matrix dimensions are 2 to 4");
+  vec<T, R> columns[C];
 
-  simdgroup_matrix() = default;
+  matrix() = default;
   // A scalar makes a diagonal matrix with that value.
-  constexpr explicit simdgroup_matrix(T diag) : mtl_e{} {
-    for (int i = 0; i < 64; i++) mtl_e[i] = T(0);
-    for (int i = 0; i < 8; i++) mtl_e[i * 9] = diag;
+  constexpr explicit matrix(T diag) : columns{} {
+    for (int c = 0; c < C; c++)
+      for (int r = 0; r < R; r++) columns[c][r] = c == r ? diag : T(0);
+  }
+  // C column vectors, or C*R scalars in column-major order.
+  template <class A, class B, class... Rest,
+            typename std::enable_if<sizeof...(Rest) + 2 == C || sizeof...(Rest) + 2 == C * R, int>::type = 0>
+  constexpr matrix(const A& a, const B& b, const Rest&... rest) : columns{} {
+    if constexpr (sizeof...(Rest) + 2 == C && C != C * R) {
+      const vec<T, R> cols[C] = {vec<T, R>(a), vec<T, R>(b), vec<T, R>(rest)...};
+      for (int c = 0; c < C; c++) columns[c] = cols[c];
+    } else {
+      const T s[C * R] = {T(a), T(b), T(rest)...};
+      for (int c = 0; c < C; c++)
+        for (int r = 0; r < R; r++) columns[c][r] = s[c * R + r];
+    }
+  }
+  template <class U, typename std::enable_if<!std::is_same<U, T>::value, int>::type = 0>
+  constexpr explicit matrix(const matrix<U, C, R>& o) : columns{} {
+    for (int c = 0; c < C; c++) columns[c] = vec<T, R>(o.columns[c]);
   }
 
-  vec<T, 2>& thread_elements() {
-    return *reinterpret_cast<vec<T, 2>*>(&mtl_e[2 * (mtl_rt::ctx().thread_index_in_simdgroup & 31)]);
-  }
-  const vec<T, 2>& thread_elements() const {
-    return *reinterpret_cast<const vec<T, 2>*>(&mtl_e[2 * (mtl_rt::ctx().thread_index_in_simdgroup & 31)]);
-  }
+  constexpr vec<T, R>& operator[](int c) { return columns[c]; }
+  constexpr const vec<T, R>& operator[](int c) const { return columns[c]; }
 };
 
-typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
-typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
-typedef simdgroup_matrix<bfloat, 8, 8> simdgroup_bfloat8x8;
-
-// make_filled_simdgroup_matrix returns a matrix with every element v.
-template <class T, int Cols, int Rows>
-inline simdgroup_matrix<T, Cols, Rows> make_filled_simdgroup_matrix(T v) {
-  simdgroup_matrix<T, Cols, Rows> m;
-  for (int i = 0; i < 64; i++) m.mtl_e[i] = v;
-  return m;
-}
-
-// simdgroup_load reads the 8x8 block at matrix_origin (x = column, y = row)
-// of a row-major source with elements_per_row elements per row; transposed,
-// element (r, c) comes from source row origin.y + c, column origin.x + r.
-template <class T, int C, int R, class U>
-inline void simdgroup_load(simdgroup_matrix<T, C, R>& d, const U* src, ulong elements_per_row = 8,
-                           ulong2 matrix_origin = ulong2(0), bool transpose_matrix = false) {
-  for (int r = 0; r < 8; r++)
-    for (int c = 0; c < 8; c++) {
-      ulong row = transpose_matrix ? ulong(c) : ulong(r);
-      ulong col = transpose_matrix ? ulong(r) : ulong(c);
-      d.mtl_e[r * 8 + c] = T(src[(matrix_origin.y + row) * elements_per_row + matrix_origin.x + col]);
-    }
-}
-
-// simdgroup_store writes the matrix to the block at matrix_origin, the
-// inverse of simdgroup_load.
-template <class T, int C, int R, class U>
-inline void simdgroup_store(const simdgroup_matrix<T, C, R>& a, U* dst, ulong elements_per_row = 8,
-                            ulong2 matrix_origin = ulong2(0), bool transpose_matrix = false) {
-  for (int r = 0; r < 8; r++)
-    for (int c = 0; c < 8; c++) {
-      ulong row = transpose_matrix ? ulong(c) : ulong(r);
-      ulong col = transpose_matrix ? ulong(r) : ulong(c);
-      dst[(matrix_origin.y + row) * elements_per_row + matrix_origin.x + col] = U(a.mtl_e[r * 8 + c]);
-    }
-}
-
-namespace detail {
-template <class T>
-inline void matmul_acc(T* out, const T* a, const T* b, const T* c) {
-  T tmp[64];
-  for (int i = 0; i < 8; i++)
-    for (int j = 0; j < 8; j++) {
-      float acc = c ? float(c[i * 8 + j]) : 0.0f;
-      for (int k = 0; k < 8; k++) acc = float(T(__builtin_fmaf(float(a[i * 8 + k]), float(b[k * 8 + j]), acc)));
-      tmp[i * 8 + j] = T(acc);
-    }
-  for (int i = 0; i < 64; i++) out[i] = tmp[i];
-}
-}  // namespace detail
-
-// simdgroup_multiply sets d = a * b.
 template <class T, int C, int R>
-inline void simdgroup_multiply(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<T, C, R>& a,
-                               const simdgroup_matrix<T, C, R>& b) {
-  detail::matmul_acc<T>(d.mtl_e, a.mtl_e, b.mtl_e, nullptr);
+constexpr vec<T, R> operator*(const matrix<T, C, R>& m, const vec<T, C>& v) {
+  vec<T, R> r = m[0] * v[0];
+  for (int c = 1; c < C; c++) r = r + m[c] * v[c];
+  return r;
+}
+template <class T, int C, int R>
+constexpr vec<T, C> operator*(const vec<T, R>& v, const matrix<T, C, R>& m) {
+  vec<T, C> r{};
+  for (int c = 0; c < C; c++) r[c] = dot(v, m[c]);
+  return r;
+}
+template <class T, int K, int R, int C>
+constexpr matrix<T, C, R> operator*(const matrix<T, K, R>& a, const matrix<T, C, K>& b) {
+  matrix<T, C, R> r;
+  for (int c = 0; c < C; c++) r[c] = a * b[c];
+  return r;
+}
+template <class T, int C, int R>
+constexpr matrix<T, C, R> operator*(const matrix<T, C, R>& m, typename mtl_detail::id<T>::type s) {
+  matrix<T, C, R> r;
+  for (int c = 0; c < C; c++) r[c] = m[c] * s;
+  return r;
+}
+template <class T, int C, int R>
+constexpr matrix<T, C, R> operator*(typename mtl_detail::id<T>::type s, const matrix<T, C, R>& m) {
+  return m * s;
+}
+template <class T, int C, int R>
+constexpr matrix<T, C, R> operator+(const matrix<T, C, R>& a, const matrix<T, C, R>& b) {
+  matrix<T, C, R> r;
+  for (int c = 0; c < C; c++) r[c] = a[c] + b[c];
+  return r;
+}
+template <class T, int C, int R>
+constexpr matrix<T, C, R> operator-(const matrix<T, C, R>& a, const matrix<T, C, R>& b) {
+  matrix<T, C, R> r;
+  for (int c = 0; c < C; c++) r[c] = a[c] - b[c];
+  return r;
+}
+template <class T, int C, int R>
+constexpr matrix<T, R, C> transpose(const matrix<T, C, R>& m) {
+  matrix<T, R, C> r;
+  for (int c = 0; c < C; c++)
+    for (int i = 0; i < R; i++) r[i][c] = m[c][i];
+  return r;
 }
 
-// simdgroup_multiply_accumulate sets d = a * b + c.
-template <class T, int C, int R>
-inline void simdgroup_multiply_accumulate(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<T, C, R>& a,
-                                          const simdgroup_matrix<T, C, R>& b, const simdgroup_matrix<T, C, R>& c) {
-  detail::matmul_acc<T>(d.mtl_e, a.mtl_e, b.mtl_e, c.mtl_e);
-}
+#define MTL_MATRIX_TYPEDEFS(T, name)                                                                          \
+  typedef matrix<T, 2, 2> name##2x2;                                                                         \
+  typedef matrix<T, 2, 3> name##2x3;                                                                         \
+  typedef matrix<T, 2, 4> name##2x4;                                                                         \
+  typedef matrix<T, 3, 2> name##3x2;                                                                         \
+  typedef matrix<T, 3, 3> name##3x3;                                                                         \
+  typedef matrix<T, 3, 4> name##3x4;                                                                         \
+  typedef matrix<T, 4, 2> name##4x2;                                                                         \
+  typedef matrix<T, 4, 3> name##4x3;                                                                         \
+  typedef matrix<T, 4, 4> name##4x4;
+MTL_MATRIX_TYPEDEFS(float, float)
+MTL_MATRIX_TYPEDEFS(half, half)
+#undef MTL_MATRIX_TYPEDEFS
+
+static_assert(sizeof(float3x3) == 48 && alignof(float4x4) == 16 && sizeof(half2x2) == 8, "matrix layout");
 
 }  // namespace metal

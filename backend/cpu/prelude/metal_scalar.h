@@ -25,12 +25,34 @@ typedef unsigned long ulong;
 using std::size_t;
 using std::ptrdiff_t;
 
-namespace detail {
+namespace mtl_detail {
+
+// id makes a function parameter a non-deduced context, so an argument of
+// another scalar type converts to the type deduced elsewhere.
+template <class T>
+struct id { typedef T type; };
 
 // bits_of returns the bit pattern of a float or double, usable in constexpr.
 constexpr uint32_t bits_of(float f) { return __builtin_bit_cast(uint32_t, f); }
 constexpr uint64_t bits_of(double d) { return __builtin_bit_cast(uint64_t, d); }
 constexpr float float_of(uint32_t b) { return __builtin_bit_cast(float, b); }
+
+#if defined(__F16C__)
+// With F16C (the backend compiling with -mf16c or an -march that has it),
+// conversions use the hardware instructions, which round to nearest even
+// (immediate 0) and treat subnormals, infinities and NaNs as the software
+// path below does.
+typedef float f16c_v4sf __attribute__((vector_size(16)));
+typedef short f16c_v8hi __attribute__((vector_size(16)));
+inline uint16_t f16c_from_float(float f) {
+  f16c_v4sf v = {f, 0.0f, 0.0f, 0.0f};
+  return uint16_t(__builtin_ia32_vcvtps2ph(v, 0)[0]);
+}
+inline float f16c_to_float(uint16_t h) {
+  f16c_v8hi v = {short(h), 0, 0, 0, 0, 0, 0, 0};
+  return __builtin_ia32_vcvtph2ps(v)[0];
+}
+#endif
 
 // round_shift returns v >> s rounded to nearest, ties to even.
 constexpr uint64_t round_shift(uint64_t v, int s) {
@@ -64,25 +86,34 @@ constexpr uint16_t half_bits_from_double(double d) {
 }
 
 // half_bits_from_float is half_bits_from_double for float input (exact
-// widening, so one rounding).
+// widening, so one rounding). Normal results round with an integer bias;
+// subnormal results let a float addition (round to nearest even under
+// -fno-fast-math) align the bits, which keeps the common path branch-light.
 constexpr uint16_t half_bits_from_float(float f) {
+#if defined(__F16C__)
+  if (!__builtin_is_constant_evaluated()) return f16c_from_float(f);
+#endif
   uint32_t x = bits_of(f);
-  uint16_t sign = uint16_t((x >> 16) & 0x8000);
-  uint32_t ax = x & 0x7fffffffu;
-  if (ax >= 0x7f800000u) {
-    if (ax > 0x7f800000u) return uint16_t(sign | 0x7e00 | ((ax >> 13) & 0x3ff));
-    return uint16_t(sign | 0x7c00);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  x &= 0x7fffffffu;
+  if (x >= 0x47800000u) {  // >= 65536, inf or NaN
+    if (x > 0x7f800000u) return uint16_t(sign | 0x7e00u | ((x >> 13) & 0x3ffu));
+    return uint16_t(sign | 0x7c00u);
   }
-  if (ax >= 0x477ff000u) return uint16_t(sign | 0x7c00);  // >= 65520
-  if (ax >= 0x38800000u) return uint16_t(sign | round_shift(ax - 0x38000000u, 13));
-  if (ax < 0x33000000u) return sign;
-  int e = int(ax >> 23);
-  uint32_t m = (ax & 0x7fffffu) | 0x800000u;
-  return uint16_t(sign | round_shift(m, 126 - e));
+  if (x < 0x38800000u) {  // below 2^-14: subnormal or zero
+    uint32_t r = bits_of(float_of(x) + 0.5f) - 0x3f000000u;
+    return uint16_t(sign | r);
+  }
+  uint32_t odd = (x >> 13) & 1u;
+  x += 0xc8000fffu + odd;  // rebias the exponent by -112 (mod 2^32) and round
+  return uint16_t(sign | (x >> 13));
 }
 
 // float_from_half_bits widens binary16 bits to float exactly.
 constexpr float float_from_half_bits(uint16_t h) {
+#if defined(__F16C__)
+  if (!__builtin_is_constant_evaluated()) return f16c_to_float(h);
+#endif
   uint32_t sign = uint32_t(h & 0x8000) << 16;
   uint32_t e = (h >> 10) & 0x1f;
   uint32_t m = h & 0x3ff;
@@ -116,7 +147,7 @@ constexpr float float_round_to_odd(double d) {
   return float_of(b | 1);
 }
 
-}  // namespace detail
+}  // namespace mtl_detail
 
 // half is IEEE binary16. Conversions from float and double round once to
 // nearest even; arithmetic between halves (or a half and an integer) is done
@@ -126,10 +157,10 @@ struct half {
   uint16_t bits;
 
   half() = default;
-  constexpr half(float f) : bits(detail::half_bits_from_float(f)) {}
-  constexpr half(double d) : bits(detail::half_bits_from_double(d)) {}
+  constexpr half(float f) : bits(mtl_detail::half_bits_from_float(f)) {}
+  constexpr half(double d) : bits(mtl_detail::half_bits_from_double(d)) {}
   template <class T, typename std::enable_if<std::is_integral<T>::value, int>::type = 0>
-  constexpr half(T v) : bits(detail::half_bits_from_double(double(v))) {}
+  constexpr half(T v) : bits(mtl_detail::half_bits_from_double(double(v))) {}
 
   // from_bits makes a half from its bit pattern.
   static constexpr half from_bits(uint16_t b) {
@@ -137,7 +168,7 @@ struct half {
     h.bits = b;
     return h;
   }
-  constexpr operator float() const { return detail::float_from_half_bits(bits); }
+  constexpr operator float() const { return mtl_detail::float_from_half_bits(bits); }
 
   template <class T>
   half& operator+=(T v) { return *this = half(*this + v); }
@@ -159,8 +190,8 @@ struct bfloat {
   uint16_t bits;
 
   bfloat() = default;
-  constexpr bfloat(float f) : bits(detail::bfloat_bits_from_float(f)) {}
-  constexpr bfloat(double d) : bits(detail::bfloat_bits_from_float(detail::float_round_to_odd(d))) {}
+  constexpr bfloat(float f) : bits(mtl_detail::bfloat_bits_from_float(f)) {}
+  constexpr bfloat(double d) : bits(mtl_detail::bfloat_bits_from_float(mtl_detail::float_round_to_odd(d))) {}
   template <class T, typename std::enable_if<std::is_integral<T>::value, int>::type = 0>
   constexpr bfloat(T v) : bfloat(double(v)) {}
   constexpr explicit bfloat(half h) : bfloat(float(h)) {}
@@ -171,7 +202,7 @@ struct bfloat {
     h.bits = b;
     return h;
   }
-  constexpr operator float() const { return detail::float_of(uint32_t(bits) << 16); }
+  constexpr operator float() const { return mtl_detail::float_of(uint32_t(bits) << 16); }
 
   template <class T>
   bfloat& operator+=(T v) { return *this = bfloat(*this + v); }
@@ -191,7 +222,7 @@ static_assert(sizeof(half) == 2 && alignof(half) == 2, "half layout");
 static_assert(sizeof(bfloat) == 2 && alignof(bfloat) == 2, "bfloat layout");
 static_assert(std::is_trivial<half>::value && std::is_trivial<bfloat>::value, "16-bit floats must be trivial");
 
-namespace detail {
+namespace mtl_detail {
 
 // is_f16 is true for the two 16-bit float types.
 template <class T>
@@ -216,13 +247,13 @@ struct is_scalar : std::integral_constant<bool, std::is_arithmetic<T>::value || 
 template <class T>
 struct is_floating : std::integral_constant<bool, std::is_floating_point<T>::value || is_f16<T>::value> {};
 
-}  // namespace detail
+}  // namespace mtl_detail
 
 // 16-bit float arithmetic: an integer operand converts to the 16-bit type
 // first (as in C++'s usual arithmetic conversions), then the operation is
 // computed in float and rounded once.
 #define MTL_F16_BINOP(op)                                                        \
-  template <class A, class B, class R = typename detail::f16_result<A, B>::type> \
+  template <class A, class B, class R = typename mtl_detail::f16_result<A, B>::type> \
   constexpr R operator op(A a, B b) {                                            \
     return R(float(R(a)) op float(R(b)));                                        \
   }
@@ -233,7 +264,7 @@ MTL_F16_BINOP(/)
 #undef MTL_F16_BINOP
 
 #define MTL_F16_CMP(op)                                                          \
-  template <class A, class B, class R = typename detail::f16_result<A, B>::type> \
+  template <class A, class B, class R = typename mtl_detail::f16_result<A, B>::type> \
   constexpr bool operator op(A a, B b) {                                         \
     return float(R(a)) op float(R(b));                                           \
   }

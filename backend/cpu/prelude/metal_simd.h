@@ -25,7 +25,10 @@ struct simd_vote {
   static constexpr vote_t active_mask() { return 0xffffffffull; }
 };
 
-namespace detail {
+// quad_vote is the result of quad_ballot: bit i is lane i of the quad.
+typedef simd_vote quad_vote;
+
+namespace mtl_detail {
 
 constexpr int kSimdWidth = 32;
 
@@ -111,12 +114,14 @@ struct op_xor {
   T operator()(const T& a, const T& b) const { return T(a ^ b); }
 };
 
-// scalar_min and scalar_max order floats like fmin and fmax (a NaN loses).
+// scalar_min and scalar_max order floats like metal::fmin and fmax: a NaN
+// loses, and -0 is below +0.
 template <class T>
 inline T scalar_min(T a, T b) {
   if constexpr (is_floating<T>::value) {
     if (b != b) return a;
     if (a != a) return b;
+    if (a == b) return __builtin_signbit(float(a)) ? a : b;
   }
   return b < a ? b : a;
 }
@@ -125,6 +130,7 @@ inline T scalar_max(T a, T b) {
   if constexpr (is_floating<T>::value) {
     if (b != b) return a;
     if (a != a) return b;
+    if (a == b) return __builtin_signbit(float(a)) ? b : a;
   }
   return a < b ? b : a;
 }
@@ -177,17 +183,17 @@ inline T scan(const T& x, bool inclusive, T init, Op op) {
 
 inline uint32_t quad_mask(uint32_t lane) { return 0xfu << (lane & ~3u); }
 
-}  // namespace detail
+}  // namespace mtl_detail
 
 #define MTL_SIMD_REDUCE(name, op)                                            \
-  template <class T, class V = detail::value_t<T>>                           \
+  template <class T, class V = mtl_detail::value_t<T>>                           \
   inline V simd_##name(const T& x) {                                         \
-    return detail::reduce(V(x), detail::op());                               \
+    return mtl_detail::reduce(V(x), mtl_detail::op());                               \
   }                                                                          \
-  template <class T, class V = detail::value_t<T>>                           \
+  template <class T, class V = mtl_detail::value_t<T>>                           \
   inline V quad_##name(const T& x) {                                         \
-    detail::lanes<V> l = detail::exchange(V(x));                             \
-    return detail::fold_lanes(l.v, l.active & detail::quad_mask(detail::my_lane()), V(0), detail::op()); \
+    mtl_detail::lanes<V> l = mtl_detail::exchange(V(x));                             \
+    return mtl_detail::fold_lanes(l.v, l.active & mtl_detail::quad_mask(mtl_detail::my_lane()), V(0), mtl_detail::op()); \
   }
 MTL_SIMD_REDUCE(sum, op_add)
 MTL_SIMD_REDUCE(product, op_mul)
@@ -199,21 +205,21 @@ MTL_SIMD_REDUCE(xor, op_xor)
 #undef MTL_SIMD_REDUCE
 
 // simd_prod is the older spelling of simd_product.
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V simd_prod(const T& x) {
   return simd_product(x);
 }
 
 #define MTL_SIMD_SCAN(name, inclusive, init, op)                                                        \
-  template <class T, class V = detail::value_t<T>>                                                      \
+  template <class T, class V = mtl_detail::value_t<T>>                                                      \
   inline V simd_##name(const T& x) {                                                                    \
-    return detail::scan(V(x), inclusive, V(init), detail::op());                                        \
+    return mtl_detail::scan(V(x), inclusive, V(init), mtl_detail::op());                                        \
   }                                                                                                     \
-  template <class T, class V = detail::value_t<T>>                                                      \
+  template <class T, class V = mtl_detail::value_t<T>>                                                      \
   inline V quad_##name(const T& x) {                                                                    \
-    detail::lanes<V> l = detail::exchange(V(x));                                                        \
-    uint32_t lane = detail::my_lane();                                                                  \
-    return detail::scan_lanes(l.v, l.active & detail::quad_mask(lane), lane, inclusive, V(init), detail::op()); \
+    mtl_detail::lanes<V> l = mtl_detail::exchange(V(x));                                                        \
+    uint32_t lane = mtl_detail::my_lane();                                                                  \
+    return mtl_detail::scan_lanes(l.v, l.active & mtl_detail::quad_mask(lane), lane, inclusive, V(init), mtl_detail::op()); \
   }
 MTL_SIMD_SCAN(prefix_inclusive_sum, true, 0, op_add)
 MTL_SIMD_SCAN(prefix_exclusive_sum, false, 0, op_add)
@@ -223,164 +229,183 @@ MTL_SIMD_SCAN(prefix_exclusive_product, false, 1, op_mul)
 
 // simd_shuffle returns the value of lane; a lane that does not participate
 // reads as zero.
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V simd_shuffle(const T& x, ushort lane) {
-  detail::lanes<V> l = detail::exchange(V(x));
+  mtl_detail::lanes<V> l = mtl_detail::exchange(V(x));
   return l.v[lane & 31];
 }
 // simd_broadcast is simd_shuffle with a lane that must be the same for all.
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V simd_broadcast(const T& x, ushort lane) {
   return simd_shuffle(x, lane);
 }
 // simd_broadcast_first returns the value of the lowest participating lane.
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V simd_broadcast_first(const T& x) {
-  detail::lanes<V> l = detail::exchange(V(x));
+  mtl_detail::lanes<V> l = mtl_detail::exchange(V(x));
   return l.v[l.active ? __builtin_ctz(l.active) : 0];
 }
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V simd_shuffle_xor(const T& x, ushort mask) {
-  detail::lanes<V> l = detail::exchange(V(x));
-  return l.v[(detail::my_lane() ^ mask) & 31];
+  mtl_detail::lanes<V> l = mtl_detail::exchange(V(x));
+  return l.v[(mtl_detail::my_lane() ^ mask) & 31];
 }
 // simd_shuffle_up returns the value of lane - delta; the lowest delta lanes
 // keep their own value.
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V simd_shuffle_up(const T& x, ushort delta) {
   V mine(x);
-  detail::lanes<V> l = detail::exchange(mine);
-  uint32_t lane = detail::my_lane();
+  mtl_detail::lanes<V> l = mtl_detail::exchange(mine);
+  uint32_t lane = mtl_detail::my_lane();
   return lane >= delta ? l.v[lane - delta] : mine;
 }
 // simd_shuffle_down returns the value of lane + delta; the highest delta
 // lanes keep their own value.
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V simd_shuffle_down(const T& x, ushort delta) {
   V mine(x);
-  detail::lanes<V> l = detail::exchange(mine);
-  uint32_t lane = detail::my_lane();
-  return lane + delta < uint32_t(detail::kSimdWidth) ? l.v[lane + delta] : mine;
+  mtl_detail::lanes<V> l = mtl_detail::exchange(mine);
+  uint32_t lane = mtl_detail::my_lane();
+  return lane + delta < uint32_t(mtl_detail::kSimdWidth) ? l.v[lane + delta] : mine;
 }
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V simd_shuffle_rotate_up(const T& x, ushort delta) {
-  detail::lanes<V> l = detail::exchange(V(x));
-  return l.v[(detail::my_lane() - delta) & 31];
+  mtl_detail::lanes<V> l = mtl_detail::exchange(V(x));
+  return l.v[(mtl_detail::my_lane() - delta) & 31];
 }
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V simd_shuffle_rotate_down(const T& x, ushort delta) {
-  detail::lanes<V> l = detail::exchange(V(x));
-  return l.v[(detail::my_lane() + delta) & 31];
+  mtl_detail::lanes<V> l = mtl_detail::exchange(V(x));
+  return l.v[(mtl_detail::my_lane() + delta) & 31];
+}
+
+// simd_shuffle_and_fill_down returns the value of lane + delta, taking
+// lanes past the end from fill (lane + delta - 32); simd_shuffle_and_fill_up
+// returns lane - delta, taking lanes before the start from fill
+// (32 - delta + lane).
+template <class T, class V = mtl_detail::value_t<T>>
+inline V simd_shuffle_and_fill_down(const T& x, const T& fill, ushort delta) {
+  struct pair { V v, f; };
+  mtl_detail::lanes<pair> l = mtl_detail::exchange(pair{V(x), V(fill)});
+  uint32_t j = mtl_detail::my_lane() + delta;
+  return j < 32u ? l.v[j].v : l.v[(j - 32u) & 31u].f;
+}
+template <class T, class V = mtl_detail::value_t<T>>
+inline V simd_shuffle_and_fill_up(const T& x, const T& fill, ushort delta) {
+  struct pair { V v, f; };
+  mtl_detail::lanes<pair> l = mtl_detail::exchange(pair{V(x), V(fill)});
+  uint32_t lane = mtl_detail::my_lane();
+  return lane >= delta ? l.v[lane - delta].v : l.v[(32u - delta + lane) & 31u].f;
 }
 
 // quad_shuffle returns the value of lane quad_lane of the caller's quad.
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V quad_shuffle(const T& x, ushort quad_lane) {
-  detail::lanes<V> l = detail::exchange(V(x));
-  return l.v[(detail::my_lane() & ~3u) | (quad_lane & 3u)];
+  mtl_detail::lanes<V> l = mtl_detail::exchange(V(x));
+  return l.v[(mtl_detail::my_lane() & ~3u) | (quad_lane & 3u)];
 }
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V quad_broadcast(const T& x, ushort quad_lane) {
   return quad_shuffle(x, quad_lane);
 }
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V quad_broadcast_first(const T& x) {
-  detail::lanes<V> l = detail::exchange(V(x));
-  uint32_t q = l.active & detail::quad_mask(detail::my_lane());
+  mtl_detail::lanes<V> l = mtl_detail::exchange(V(x));
+  uint32_t q = l.active & mtl_detail::quad_mask(mtl_detail::my_lane());
   return l.v[q ? __builtin_ctz(q) : 0];
 }
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V quad_shuffle_xor(const T& x, ushort mask) {
-  detail::lanes<V> l = detail::exchange(V(x));
-  uint32_t lane = detail::my_lane();
+  mtl_detail::lanes<V> l = mtl_detail::exchange(V(x));
+  uint32_t lane = mtl_detail::my_lane();
   return l.v[(lane & ~3u) | ((lane ^ mask) & 3u)];
 }
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V quad_shuffle_up(const T& x, ushort delta) {
   V mine(x);
-  detail::lanes<V> l = detail::exchange(mine);
-  uint32_t lane = detail::my_lane();
+  mtl_detail::lanes<V> l = mtl_detail::exchange(mine);
+  uint32_t lane = mtl_detail::my_lane();
   return (lane & 3u) >= delta ? l.v[lane - delta] : mine;
 }
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V quad_shuffle_down(const T& x, ushort delta) {
   V mine(x);
-  detail::lanes<V> l = detail::exchange(mine);
-  uint32_t lane = detail::my_lane();
+  mtl_detail::lanes<V> l = mtl_detail::exchange(mine);
+  uint32_t lane = mtl_detail::my_lane();
   return (lane & 3u) + delta < 4u ? l.v[lane + delta] : mine;
 }
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V quad_shuffle_rotate_up(const T& x, ushort delta) {
-  detail::lanes<V> l = detail::exchange(V(x));
-  uint32_t lane = detail::my_lane();
+  mtl_detail::lanes<V> l = mtl_detail::exchange(V(x));
+  uint32_t lane = mtl_detail::my_lane();
   return l.v[(lane & ~3u) | ((lane - delta) & 3u)];
 }
-template <class T, class V = detail::value_t<T>>
+template <class T, class V = mtl_detail::value_t<T>>
 inline V quad_shuffle_rotate_down(const T& x, ushort delta) {
-  detail::lanes<V> l = detail::exchange(V(x));
-  uint32_t lane = detail::my_lane();
+  mtl_detail::lanes<V> l = mtl_detail::exchange(V(x));
+  uint32_t lane = mtl_detail::my_lane();
   return l.v[(lane & ~3u) | ((lane + delta) & 3u)];
 }
 
 // simd_ballot returns the mask of participating lanes whose cond is true.
 inline simd_vote simd_ballot(bool cond) {
-  detail::lanes<bool> l = detail::exchange(cond);
+  mtl_detail::lanes<bool> l = mtl_detail::exchange(cond);
   uint64_t m = 0;
-  for (int i = 0; i < detail::kSimdWidth; i++)
+  for (int i = 0; i < mtl_detail::kSimdWidth; i++)
     if (((l.active >> i) & 1u) && l.v[i]) m |= uint64_t(1) << i;
   return simd_vote(m);
 }
 // simd_active_threads_mask returns the mask of participating lanes.
 inline simd_vote simd_active_threads_mask() {
-  detail::lanes<bool> l = detail::exchange(true);
+  mtl_detail::lanes<bool> l = mtl_detail::exchange(true);
   return simd_vote(l.active);
 }
 inline bool simd_all(bool cond) {
-  detail::lanes<bool> l = detail::exchange(cond);
-  for (int i = 0; i < detail::kSimdWidth; i++)
+  mtl_detail::lanes<bool> l = mtl_detail::exchange(cond);
+  for (int i = 0; i < mtl_detail::kSimdWidth; i++)
     if (((l.active >> i) & 1u) && !l.v[i]) return false;
   return true;
 }
 inline bool simd_any(bool cond) {
-  detail::lanes<bool> l = detail::exchange(cond);
-  for (int i = 0; i < detail::kSimdWidth; i++)
+  mtl_detail::lanes<bool> l = mtl_detail::exchange(cond);
+  for (int i = 0; i < mtl_detail::kSimdWidth; i++)
     if (((l.active >> i) & 1u) && l.v[i]) return true;
   return false;
 }
 // simd_is_first reports whether the caller is the lowest participating lane.
 inline bool simd_is_first() {
-  detail::lanes<bool> l = detail::exchange(true);
-  return l.active && uint32_t(__builtin_ctz(l.active)) == detail::my_lane();
+  mtl_detail::lanes<bool> l = mtl_detail::exchange(true);
+  return l.active && uint32_t(__builtin_ctz(l.active)) == mtl_detail::my_lane();
 }
 
-inline simd_vote quad_ballot(bool cond) {
-  uint32_t lane = detail::my_lane();
-  uint64_t m = uint64_t(simd_ballot(cond)) & detail::quad_mask(lane);
+inline quad_vote quad_ballot(bool cond) {
+  uint32_t lane = mtl_detail::my_lane();
+  uint64_t m = uint64_t(simd_ballot(cond)) & mtl_detail::quad_mask(lane);
   return simd_vote(m >> (lane & ~3u));
 }
-inline simd_vote quad_active_threads_mask() {
-  uint32_t lane = detail::my_lane();
-  uint64_t m = uint64_t(simd_active_threads_mask()) & detail::quad_mask(lane);
+inline quad_vote quad_active_threads_mask() {
+  uint32_t lane = mtl_detail::my_lane();
+  uint64_t m = uint64_t(simd_active_threads_mask()) & mtl_detail::quad_mask(lane);
   return simd_vote(m >> (lane & ~3u));
 }
 inline bool quad_all(bool cond) {
-  detail::lanes<bool> l = detail::exchange(cond);
-  uint32_t q = l.active & detail::quad_mask(detail::my_lane());
-  for (int i = 0; i < detail::kSimdWidth; i++)
+  mtl_detail::lanes<bool> l = mtl_detail::exchange(cond);
+  uint32_t q = l.active & mtl_detail::quad_mask(mtl_detail::my_lane());
+  for (int i = 0; i < mtl_detail::kSimdWidth; i++)
     if (((q >> i) & 1u) && !l.v[i]) return false;
   return true;
 }
 inline bool quad_any(bool cond) {
-  detail::lanes<bool> l = detail::exchange(cond);
-  uint32_t q = l.active & detail::quad_mask(detail::my_lane());
-  for (int i = 0; i < detail::kSimdWidth; i++)
+  mtl_detail::lanes<bool> l = mtl_detail::exchange(cond);
+  uint32_t q = l.active & mtl_detail::quad_mask(mtl_detail::my_lane());
+  for (int i = 0; i < mtl_detail::kSimdWidth; i++)
     if (((q >> i) & 1u) && l.v[i]) return true;
   return false;
 }
 inline bool quad_is_first() {
-  detail::lanes<bool> l = detail::exchange(true);
-  uint32_t q = l.active & detail::quad_mask(detail::my_lane());
-  return q && uint32_t(__builtin_ctz(q)) == detail::my_lane();
+  mtl_detail::lanes<bool> l = mtl_detail::exchange(true);
+  uint32_t q = l.active & mtl_detail::quad_mask(mtl_detail::my_lane());
+  return q && uint32_t(__builtin_ctz(q)) == mtl_detail::my_lane();
 }
 
 }  // namespace metal

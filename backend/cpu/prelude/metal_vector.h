@@ -29,10 +29,7 @@ using vec = basic_vec<T, N, false>;
 template <class T, int N>
 using packed_vec = basic_vec<T, N, true>;
 
-namespace detail {
-
-template <class T>
-struct id { typedef T type; };
+namespace mtl_detail {
 
 // arr carries N elements between the constructors and the storage.
 template <class T, int N>
@@ -156,41 +153,41 @@ constexpr bool distinct(int a, R... r) {
   return ((a != r) && ...) && distinct(r...);
 }
 
-}  // namespace detail
+}  // namespace mtl_detail
 
-// swizzle is the proxy a swizzle member function returns: a vec value of the
+// vec_swizzle is the proxy a swizzle member function returns: a vec value of the
 // selected components that writes them back to src when assigned to as a
 // temporary. Components must be distinct to be written.
 template <class T, int N, bool P, int... I>
-struct swizzle : vec<T, int(sizeof...(I))> {
+struct vec_swizzle : vec<T, int(sizeof...(I))> {
   typedef vec<T, int(sizeof...(I))> value_type;
   basic_vec<T, N, P>* mtl_src;
 
-  constexpr explicit swizzle(const basic_vec<T, N, P>& s)
-      : value_type(detail::arr<T, int(sizeof...(I))>{{s[I]...}}), mtl_src(const_cast<basic_vec<T, N, P>*>(&s)) {
+  constexpr explicit vec_swizzle(const basic_vec<T, N, P>& s)
+      : value_type(mtl_detail::arr<T, int(sizeof...(I))>{{s[I]...}}), mtl_src(const_cast<basic_vec<T, N, P>*>(&s)) {
     static_assert(((I < N) && ...), "swizzle component out of range for this vector");
   }
-  swizzle(const swizzle&) = default;
+  vec_swizzle(const vec_swizzle&) = default;
 
-  swizzle&& operator=(const value_type& v) && {
-    static_assert(detail::distinct(I...), "cannot assign to a swizzle with repeated components");
+  vec_swizzle&& operator=(const value_type& v) && {
+    static_assert(mtl_detail::distinct(I...), "cannot assign to a swizzle with repeated components");
     int k = 0;
     ((( *mtl_src)[I] = v[k], (*this)[k] = v[k], k++), ...);
     return std::move(*this);
   }
-  swizzle&& operator=(const swizzle& v) && { return std::move(*this) = value_type(v); }
-  swizzle& operator=(const value_type& v) & {
+  vec_swizzle&& operator=(const vec_swizzle& v) && { return std::move(*this) = value_type(v); }
+  vec_swizzle& operator=(const value_type& v) & {
     value_type::operator=(v);
     return *this;
   }
-  swizzle& operator=(const swizzle& v) & {
+  vec_swizzle& operator=(const vec_swizzle& v) & {
     value_type::operator=(v);
     return *this;
   }
 
 #define MTL_SWZ_COMPOUND(op)                                                                               \
-  swizzle&& operator op##=(const value_type& v) && { return std::move(*this) = value_type(value_type(*this) op v); } \
-  swizzle& operator op##=(const value_type& v) & {                                                         \
+  vec_swizzle&& operator op##=(const value_type& v) && { return std::move(*this) = value_type(value_type(*this) op v); } \
+  vec_swizzle& operator op##=(const value_type& v) & {                                                         \
     value_type::operator=(value_type(*this) op v);                                                        \
     return *this;                                                                                          \
   }
@@ -207,11 +204,11 @@ struct swizzle : vec<T, int(sizeof...(I))> {
 #undef MTL_SWZ_COMPOUND
 };
 
-namespace detail {
+namespace mtl_detail {
 
 #define MTL_SWZ(name, ...)                                                    \
-  constexpr swizzle<T, N, P, __VA_ARGS__> name() const {                    \
-    return swizzle<T, N, P, __VA_ARGS__>(static_cast<const basic_vec<T, N, P>&>(*this)); \
+  constexpr vec_swizzle<T, N, P, __VA_ARGS__> name() const {                    \
+    return vec_swizzle<T, N, P, __VA_ARGS__>(static_cast<const basic_vec<T, N, P>&>(*this)); \
   }
 
 // vec_swizzles declares the swizzle member functions valid for N components.
@@ -234,38 +231,38 @@ struct vec_swizzles<T, 4, P> {
 };
 #undef MTL_SWZ
 
-}  // namespace detail
+}  // namespace mtl_detail
 
 // basic_vec is vec<T,N> (Packed false) or packed_vec<T,N> (Packed true).
 template <class T, int N, bool Packed>
-struct basic_vec : detail::vec_storage<T, N, Packed>, detail::vec_swizzles<T, N, Packed> {
-  typedef detail::vec_storage<T, N, Packed> storage_type;
+struct basic_vec : mtl_detail::vec_storage<T, N, Packed>, mtl_detail::vec_swizzles<T, N, Packed> {
+  typedef mtl_detail::vec_storage<T, N, Packed> storage_type;
   typedef T mtl_vec_element;
   typedef T value_type;
   static constexpr int mtl_vec_size = N;
 
   basic_vec() = default;
-  constexpr basic_vec(const detail::arr<T, N>& a) : storage_type(a) {}
+  constexpr basic_vec(const mtl_detail::arr<T, N>& a) : storage_type(a) {}
 
   // A scalar converts to a vector with every component equal to it.
-  template <class S, typename std::enable_if<detail::is_scalar<S>::value, int>::type = 0>
-  constexpr basic_vec(S s) : storage_type(detail::splat<T, N>(T(s))) {}
+  template <class S, typename std::enable_if<mtl_detail::is_scalar<S>::value, int>::type = 0>
+  constexpr basic_vec(S s) : storage_type(mtl_detail::splat<T, N>(T(s))) {}
 
   // N scalars, or a mix of scalars and vectors with N components in all.
   template <class A, class B, class... R,
-            typename std::enable_if<detail::all_ctor_args<A, B, R...>::value &&
-                                        detail::total_components<A, B, R...>::value == N,
+            typename std::enable_if<mtl_detail::all_ctor_args<A, B, R...>::value &&
+                                        mtl_detail::total_components<A, B, R...>::value == N,
                                     int>::type = 0>
-  constexpr basic_vec(const A& a, const B& b, const R&... r) : storage_type(detail::flatten<T, N>(a, b, r...)) {}
+  constexpr basic_vec(const A& a, const B& b, const R&... r) : storage_type(mtl_detail::flatten<T, N>(a, b, r...)) {}
 
   // A vector of the same element type converts implicitly between packed
   // and unpacked layouts.
   template <bool Q, typename std::enable_if<Q != Packed, int>::type = 0>
-  constexpr basic_vec(const basic_vec<T, N, Q>& o) : storage_type(detail::flatten<T, N>(o)) {}
+  constexpr basic_vec(const basic_vec<T, N, Q>& o) : storage_type(mtl_detail::flatten<T, N>(o)) {}
 
   // A vector of another element type converts explicitly, elementwise.
   template <class U, bool Q, typename std::enable_if<!std::is_same<U, T>::value, int>::type = 0>
-  constexpr explicit basic_vec(const basic_vec<U, N, Q>& o) : storage_type(detail::flatten<T, N>(o)) {}
+  constexpr explicit basic_vec(const basic_vec<U, N, Q>& o) : storage_type(mtl_detail::flatten<T, N>(o)) {}
 
   using storage_type::operator[];
 
@@ -275,7 +272,7 @@ struct basic_vec : detail::vec_storage<T, N, Packed>, detail::vec_swizzles<T, N,
     for (int i = 0; i < N; i++) (*this)[i] = T((*this)[i] op o[i]);     \
     return *this;                                                       \
   }                                                                     \
-  constexpr basic_vec& operator op##=(typename detail::id<T>::type s) { \
+  constexpr basic_vec& operator op##=(typename mtl_detail::id<T>::type s) { \
     for (int i = 0; i < N; i++) (*this)[i] = T((*this)[i] op s);        \
     return *this;                                                       \
   }
@@ -308,13 +305,13 @@ struct basic_vec : detail::vec_storage<T, N, Packed>, detail::vec_swizzles<T, N,
     return r;                                                                                  \
   }                                                                                            \
   template <class T, int N, bool P>                                                            \
-  constexpr vec<T, N> operator op(const basic_vec<T, N, P>& a, typename detail::id<T>::type s) { \
+  constexpr vec<T, N> operator op(const basic_vec<T, N, P>& a, typename mtl_detail::id<T>::type s) { \
     vec<T, N> r{};                                                                             \
     for (int i = 0; i < N; i++) r[i] = T(a[i] op s);                                           \
     return r;                                                                                  \
   }                                                                                            \
   template <class T, int N, bool P>                                                            \
-  constexpr vec<T, N> operator op(typename detail::id<T>::type s, const basic_vec<T, N, P>& b) { \
+  constexpr vec<T, N> operator op(typename mtl_detail::id<T>::type s, const basic_vec<T, N, P>& b) { \
     vec<T, N> r{};                                                                             \
     for (int i = 0; i < N; i++) r[i] = T(s op b[i]);                                           \
     return r;                                                                                  \
@@ -340,13 +337,13 @@ MTL_VEC_BINOP(>>)
     return r;                                                                                     \
   }                                                                                               \
   template <class T, int N, bool P>                                                               \
-  constexpr vec<bool, N> operator op(const basic_vec<T, N, P>& a, typename detail::id<T>::type s) { \
+  constexpr vec<bool, N> operator op(const basic_vec<T, N, P>& a, typename mtl_detail::id<T>::type s) { \
     vec<bool, N> r{};                                                                             \
     for (int i = 0; i < N; i++) r[i] = bool(a[i] op s);                                           \
     return r;                                                                                     \
   }                                                                                               \
   template <class T, int N, bool P>                                                               \
-  constexpr vec<bool, N> operator op(typename detail::id<T>::type s, const basic_vec<T, N, P>& b) { \
+  constexpr vec<bool, N> operator op(typename mtl_detail::id<T>::type s, const basic_vec<T, N, P>& b) { \
     vec<bool, N> r{};                                                                             \
     for (int i = 0; i < N; i++) r[i] = bool(s op b[i]);                                           \
     return r;                                                                                     \
@@ -403,7 +400,7 @@ constexpr bool any(const basic_vec<T, N, P>& v) {
 }
 
 // select returns c ? b : a, per component for vectors.
-template <class T, typename std::enable_if<detail::is_scalar<T>::value, int>::type = 0>
+template <class T, typename std::enable_if<mtl_detail::is_scalar<T>::value, int>::type = 0>
 constexpr T select(T a, T b, bool c) {
   return c ? b : a;
 }
@@ -416,6 +413,12 @@ constexpr vec<T, N> select(const basic_vec<T, N, P1>& a, const basic_vec<T, N, P
 template <class T, int N, bool P1, bool P2>
 constexpr vec<T, N> select(const basic_vec<T, N, P1>& a, const basic_vec<T, N, P2>& b, bool c) {
   return c ? vec<T, N>(b) : vec<T, N>(a);
+}
+
+// as_type of a swizzle reinterprets the selected components, not the proxy.
+template <class T, class E, int N, bool P, int... I>
+inline T as_type(const vec_swizzle<E, N, P, I...>& x) {
+  return as_type<T>(typename vec_swizzle<E, N, P, I...>::value_type(x));
 }
 
 #define MTL_VEC_TYPEDEFS(T, name)           \

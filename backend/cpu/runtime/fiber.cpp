@@ -5,7 +5,6 @@
 #include <cstring>
 
 #if !defined(MTL_FIBER_PORTABLE)
-extern "C" void mtl_fiber_switch(void** save_sp, void* load_sp);
 extern "C" void mtl_fiber_start();
 #endif
 
@@ -61,8 +60,6 @@ void init(Fiber* f, void* lo, size_t size, Entry entry, void* arg) {
   f->sp = sp;
 }
 
-void switch_to(Fiber* from, Fiber* to) { mtl_fiber_switch(&from->sp, to->sp); }
-
 const char* kind() { return "x86-64 assembly"; }
 
 #elif defined(__aarch64__)
@@ -79,8 +76,6 @@ void init(Fiber* f, void* lo, size_t size, Entry entry, void* arg) {
   sp[20] = fpcr;
   f->sp = sp;
 }
-
-void switch_to(Fiber* from, Fiber* to) { mtl_fiber_switch(&from->sp, to->sp); }
 
 const char* kind() { return "arm64 assembly"; }
 

@@ -35,7 +35,12 @@ typedef void (*Entry)(void* arg);
 void init(Fiber* f, void* lo, size_t size, Entry entry, void* arg);
 
 // switch_to saves the current context in from and resumes to.
+#if defined(MTL_FIBER_PORTABLE)
 void switch_to(Fiber* from, Fiber* to);
+#else
+extern "C" void mtl_fiber_switch(void** save_sp, void* load_sp);
+inline void switch_to(Fiber* from, Fiber* to) { mtl_fiber_switch(&from->sp, to->sp); }
+#endif
 
 // kind names the implementation in use, for diagnostics.
 const char* kind();

@@ -3,7 +3,7 @@
 // void mtl_fiber_switch(void** save_sp, void* load_sp)
 // Saves rbp, rbx, r12-r15, the MXCSR and the x87 control word on the
 // current stack, stores rsp in *save_sp, switches to load_sp and restores
-// the same set from there. A fresh stack is laid out by fiber.cpp so that the
+// the same set from there (the FP control state only when it differs). A fresh stack is laid out by fiber.cpp so that the
 // final ret lands in mtl_fiber_start with r12 = argument and r13 = entry.
 #if defined(__x86_64__) && !defined(MTL_FIBER_PORTABLE)
 
@@ -31,10 +31,20 @@ SYM(mtl_fiber_switch):
 	subq $8, %rsp
 	stmxcsr (%rsp)
 	fnstcw 4(%rsp)
+	movl (%rsp), %eax
+	movzwl 4(%rsp), %ecx
 	movq %rsp, (%rdi)
 	movq %rsi, %rsp
+	// Loading MXCSR and the x87 control word is slow; skip it when the
+	// resumed fiber's saved modes are the ones already in force.
+	cmpl (%rsp), %eax
+	jne 1f
+	cmpw 4(%rsp), %cx
+	je 2f
+1:
 	ldmxcsr (%rsp)
 	fldcw 4(%rsp)
+2:
 	addq $8, %rsp
 	popq %r15
 	popq %r14

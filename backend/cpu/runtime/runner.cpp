@@ -108,15 +108,9 @@ void fill_canary(unsigned char* lo, unsigned char* hi) {
   for (unsigned char* p = lo; p < hi; p++) *p = canary_byte(reinterpret_cast<uintptr_t>(p));
 }
 
-// first_damage returns the first byte in [lo, hi) whose canary changed, or
-// nullptr.
-unsigned char* first_damage(unsigned char* lo, unsigned char* hi, bool from_end) {
-  if (from_end) {
-    for (unsigned char* p = hi; p > lo; p--) {
-      if (p[-1] != canary_byte(reinterpret_cast<uintptr_t>(p - 1))) return p - 1;
-    }
-    return nullptr;
-  }
+// first_damage returns the lowest byte in [lo, hi) whose canary changed
+// (the address a small out-of-bounds store started at), or nullptr.
+unsigned char* first_damage(unsigned char* lo, unsigned char* hi) {
   for (unsigned char* p = lo; p < hi; p++) {
     if (*p != canary_byte(reinterpret_cast<uintptr_t>(p))) return p;
   }
@@ -213,6 +207,8 @@ struct Worker {
   std::vector<FiberSlot*> fibers;
   std::vector<uint8_t> state;
   std::vector<int> order;
+  std::vector<FiberSlot*> runlist;  // this phase's fibers, in run order
+  size_t runpos = 0;                // next runlist entry to resume
   FiberSlot* cur = nullptr;
   unsigned char* arena = nullptr;
   size_t arena_cap = 0;
@@ -251,19 +247,6 @@ bool g_device[kMaxBuffers];
 size_t g_tg_size[kMaxBuffers];
 bool g_tg_bound[kMaxBuffers];
 
-void fiber_entry(void* arg) {
-  FiberSlot* f = static_cast<FiberSlot*>(arg);
-  Worker* w = f->worker;
-  const Job* job = w->job;
-  job->kernel->info->run(job->buffers, w->tgbufs);
-  w->state[f->index] = kDone;
-  w->n_runnable--;
-  w->n_done++;
-  mtl_fiber::switch_to(&f->fiber, &w->sched);
-  raw_str("runner: finished fiber resumed\n");
-  _exit(kExitCrash);
-}
-
 FiberSlot* new_fiber(Worker* w, int index) {
   size_t pg = page_size();
   size_t len = kStackSize + pg;
@@ -278,13 +261,33 @@ FiberSlot* new_fiber(Worker* w, int index) {
   return f;
 }
 
-// block parks the running fiber in state s and resumes the scheduler.
+// block parks the running fiber in state s and passes control straight to
+// the next fiber of the phase, or back to the scheduler after the last one:
+// one context switch per blocking call.
 inline void block(uint8_t s) {
   Worker* w = tls_worker;
   FiberSlot* f = w->cur;
-  w->state[f->index] = s;
+  w->state[size_t(f->index)] = s;
   w->n_runnable--;
-  mtl_fiber::switch_to(&f->fiber, &w->sched);
+  if (w->runpos < w->runlist.size()) {
+    FiberSlot* next = w->runlist[w->runpos++];
+    w->cur = next;
+    mtl_fiber::switch_to(&f->fiber, &next->fiber);
+  } else {
+    w->cur = nullptr;
+    mtl_fiber::switch_to(&f->fiber, &w->sched);
+  }
+}
+
+void fiber_entry(void* arg) {
+  FiberSlot* f = static_cast<FiberSlot*>(arg);
+  Worker* w = f->worker;
+  const Job* job = w->job;
+  job->kernel->info->run(job->buffers, w->tgbufs);
+  w->n_done++;
+  block(kDone);
+  raw_str("runner: finished fiber resumed\n");
+  _exit(kExitCrash);
 }
 
 uint64_t splitmix(uint64_t* x) {
@@ -294,11 +297,12 @@ uint64_t splitmix(uint64_t* x) {
   return z ^ (z >> 31);
 }
 
-inline void resume(Worker* w, int i) {
-  FiberSlot* f = w->fibers[size_t(i)];
-  w->cur = f;
-  mtl_fiber::switch_to(&w->sched, &f->fiber);
-  w->cur = nullptr;
+// run_phase runs each fiber of w->runlist once, in list order.
+void run_phase(Worker* w) {
+  if (w->runlist.empty()) return;
+  w->runpos = 1;
+  w->cur = w->runlist[0];
+  mtl_fiber::switch_to(&w->sched, &w->cur->fiber);
 }
 
 // release_simd releases the waiting lanes of simd group sg: lanes in
@@ -346,12 +350,14 @@ bool prepare_worker(Worker* w, const Job& job) {
   }
   w->state.assign(size_t(T), kRunnable);
   w->order.resize(size_t(T));
+  w->runlist.reserve(size_t(T));
   size_t need = std::max<size_t>(k->static_tg, 16);
   if (w->arena_cap < need) {
     std::free(w->arena);
     w->arena = static_cast<unsigned char*>(std::aligned_alloc(4096, round_up(need, 4096)));
     w->arena_cap = need;
   }
+  for (int i = job.ntg; i < kMaxBuffers; i++) w->tgbufs[i] = nullptr;
   w->tgmem.resize(size_t(job.ntg), nullptr);
   w->tgmem_cap.resize(size_t(job.ntg), 0);
   for (int i = 0; i < job.ntg; i++) {
@@ -405,7 +411,10 @@ void run_group(Worker* w, uint64_t g) {
     c.thread_index_in_quadgroup = idx % 4;
     c.quadgroup_index_in_threadgroup = idx / 4;
     c.quadgroups_per_threadgroup = quadgroups;
-    mtl_fiber::init(&f->fiber, f->stack_map + page_size(), kStackSize, fiber_entry, f);
+    // Stagger stack tops across a page so that the fibers' hot frames do
+    // not all compete for the same L1 cache sets.
+    size_t color = size_t((i * 7) % 64) * 64;
+    mtl_fiber::init(&f->fiber, f->stack_map + page_size(), kStackSize - color, fiber_entry, f);
     w->state[size_t(i)] = kRunnable;
   }
   w->n_runnable = T;
@@ -415,15 +424,19 @@ void run_group(Worker* w, uint64_t g) {
   uint64_t phase = 0;
   for (;;) {
     if (w->n_runnable > 0) {
-      uint8_t* st = w->state.data();
+      // Only the running fiber changes its own state during a phase, so
+      // the fibers runnable now are exactly the ones the phase runs.
+      const uint8_t* st = w->state.data();
+      FiberSlot* const* fs = w->fibers.data();
+      w->runlist.clear();
       switch (job.order) {
         case kInOrder:
           for (int i = 0; i < T; i++)
-            if (st[i] == kRunnable) resume(w, i);
+            if (st[i] == kRunnable) w->runlist.push_back(fs[i]);
           break;
         case kReversed:
           for (int i = T - 1; i >= 0; i--)
-            if (st[i] == kRunnable) resume(w, i);
+            if (st[i] == kRunnable) w->runlist.push_back(fs[i]);
           break;
         default: {
           int* ord = w->order.data();
@@ -434,9 +447,10 @@ void run_group(Worker* w, uint64_t g) {
             std::swap(ord[i], ord[j]);
           }
           for (int i = 0; i < T; i++)
-            if (st[ord[i]] == kRunnable) resume(w, ord[i]);
+            if (st[ord[i]] == kRunnable) w->runlist.push_back(fs[ord[i]]);
         }
       }
+      run_phase(w);
       phase++;
       continue;
     }
@@ -810,12 +824,12 @@ bool check_canaries(std::string* msg) {
     Guarded& g = g_buffers[i];
     if (!g.base) continue;
     unsigned char* end = g.data + g.size;
-    if (unsigned char* p = first_damage(end, g.tail_end, false)) {
+    if (unsigned char* p = first_damage(end, g.tail_end)) {
       *msg = "bad access: buffer " + std::to_string(i) + ", byte offset +" + std::to_string(p - end) +
              " past the end (size " + std::to_string(g.size) + "; canary overwritten)";
       return false;
     }
-    if (unsigned char* p = first_damage(g.head, g.data, true)) {
+    if (unsigned char* p = first_damage(g.head, g.data)) {
       *msg = "bad access: buffer " + std::to_string(i) + ", byte offset -" + std::to_string(g.data - p) +
              " before the start (size " + std::to_string(g.size) + "; canary overwritten)";
       return false;
@@ -956,7 +970,7 @@ int main(int argc, char** argv) {
   std::vector<unsigned char> payload;
   for (;;) {
     unsigned char hdr[5];
-    if (!read_full(hdr, 5)) return 0;
+    if (!read_full(hdr, 5)) _exit(0);  // metalab closed the pipe
     uint32_t len;
     std::memcpy(&len, hdr, 4);
     payload.resize(len);

@@ -163,6 +163,9 @@ func TestTranslate(t *testing.T) {
 			if u.Kernel != tt.entry {
 				t.Errorf("Kernel = %q, want %q", u.Kernel, tt.entry)
 			}
+			if out, err := syntaxCheck(t, u.CPP); err != nil {
+				t.Errorf("g++: %v\n%s\n%s", err, out, u.CPP)
+			}
 		})
 	}
 }
@@ -280,8 +283,10 @@ func TestLineDirectives(t *testing.T) {
 	}
 }
 
-// TestCompiles checks that translations compile against the prelude.
-func TestCompiles(t *testing.T) {
+// syntaxCheck compiles a translation with g++ -fsyntax-only against the
+// prelude; it skips the test when g++ or the prelude is missing.
+func syntaxCheck(t *testing.T, cpp []byte) ([]byte, error) {
+	t.Helper()
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
 		t.Skip("no g++ on PATH: cannot compile translations")
@@ -291,6 +296,13 @@ func TestCompiles(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(prelude, "metal_stdlib")); err != nil {
 		t.Skip("prelude not present: " + err.Error())
 	}
+	cmd := exec.Command(cxx, "-std=c++17", "-fsyntax-only", "-ffp-contract=off", "-I", prelude, "-I", runtime, "-x", "c++", "-")
+	cmd.Stdin = bytes.NewReader(cpp)
+	return cmd.CombinedOutput()
+}
+
+// TestCompiles checks that the conformance kernels translate and compile.
+func TestCompiles(t *testing.T) {
 	files, _ := filepath.Glob("../conformance/testdata/*.metal")
 	if len(files) == 0 {
 		t.Skip("no conformance kernels to compile")
@@ -307,12 +319,27 @@ func TestCompiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(cxx, "-std=c++17", "-fsyntax-only", "-ffp-contract=off", "-I", prelude, "-I", runtime, "-x", "c++", "-")
-			cmd.Stdin = bytes.NewReader(u.CPP)
-			if out, err := cmd.CombinedOutput(); err != nil {
+			if out, err := syntaxCheck(t, u.CPP); err != nil {
 				t.Errorf("g++: %v\n%s", err, out)
 			}
 		})
+	}
+}
+
+// TestCompilerErrorsPointAtSource checks that g++ reports an error in a
+// kernel at the .metal file and line, past inserted aliases.
+func TestCompilerErrorsPointAtSource(t *testing.T) {
+	src := header + "void h() {\n  threadgroup float t[4];\n  t[0] = 1;\n}\nkernel void k(device float* o [[buffer(0)]]) {\n  threadgroup float s[4];\n  h();\n  o[0] = s[0] + undefined_name;\n}\n"
+	u, err := Translate(backend.Source{Name: "dir/k.metal", Text: []byte(src), Entry: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := syntaxCheck(t, u.CPP)
+	if err == nil {
+		t.Fatalf("g++ accepted an undefined name:\n%s", u.CPP)
+	}
+	if !bytes.Contains(out, []byte("dir/k.metal:10:")) || !bytes.Contains(out, []byte("undefined_name")) {
+		t.Errorf("g++ output does not point at dir/k.metal:10:\n%s", out)
 	}
 }
 

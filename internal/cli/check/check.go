@@ -15,6 +15,8 @@ import (
 
 	"metalab/backend"
 	"metalab/backend/cpu"
+	"metalab/backend/cpu/prelude"
+	"metalab/backend/cpu/translate"
 	checkpkg "metalab/check"
 	"metalab/internal/cli/cmdutil"
 	"metalab/spec"
@@ -30,6 +32,7 @@ type CheckOptions struct {
 
 	Spec     string
 	Variants []string
+	Source   string // the spec source the variants replace; "" means the spec's main source
 	Backend  string
 	Cases    []string
 	TGLimit  int // bytes
@@ -71,8 +74,9 @@ The exit status is 0 only when the control and every variant pass.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&opts.Variants, "variant", nil, "variant source `FILE` (repeatable)")
+	cmd.Flags().StringVar(&opts.Source, "source", "", "the spec's source `FILE` the variants replace (default: the spec's source:)")
 	cmd.Flags().StringVar(&opts.Backend, "backend", "cpu", "backend `NAME` to compile and run on")
-	cmd.Flags().StringArrayVar(&opts.Cases, "cases", nil, "case set `NAME` (repeatable; default all)")
+	cmd.Flags().StringSliceVar(&opts.Cases, "cases", nil, "case set `NAME` (repeatable or comma-separated; default all)")
 	cmd.Flags().StringVar(&tgLimit, "tg-limit", "16KiB", "static threadgroup memory `LIMIT` (16384, 16KiB, 8K)")
 	cmd.Flags().BoolVar(&opts.Race, "race", false, "also run under several thread orders and fail on any difference")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
@@ -106,7 +110,22 @@ func ParseSize(s string) (int, error) {
 func newBackend(name string) (backend.Backend, error) {
 	switch name {
 	case "cpu":
-		return cpu.New(cpu.Options{}), nil
+		opts := cpu.Options{}
+		if cpu.DefaultTranslate == nil {
+			// The backend leaves its defaults unset in this build; use the
+			// translator and prelude packages directly.
+			opts.Translate = func(src backend.Source) ([]byte, string, error) {
+				u, err := translate.Translate(src)
+				if err != nil {
+					return nil, "", err
+				}
+				return u.CPP, u.Kernel, nil
+			}
+		}
+		if cpu.DefaultPrelude == nil {
+			opts.Prelude, opts.PreludeVersion = prelude.FS, prelude.Version
+		}
+		return cpu.New(opts), nil
 	}
 	return nil, cmdutil.FlagErrorf("unknown --backend %q (backends: cpu)", name)
 }
@@ -132,6 +151,17 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 			return cmdutil.FlagErrorf("--cases %q: %s has no such case set (sets: %s)", name, opts.Spec, strings.Join(have, ", "))
 		}
 	}
+	base := ""
+	if opts.Source != "" {
+		for _, st := range s.Stages {
+			if cmdutil.SameFile(st.Source, opts.Source) {
+				base = st.Source
+			}
+		}
+		if base == "" {
+			return cmdutil.FlagErrorf("--source %s: no stage of %s runs it", opts.Source, opts.Spec)
+		}
+	}
 	var variants []checkpkg.Variant
 	for _, path := range opts.Variants {
 		text, err := opts.ReadFile(path)
@@ -139,7 +169,7 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 			return fmt.Errorf("read variant: %w", err)
 		}
 		name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-		variants = append(variants, checkpkg.Variant{Name: name, Path: path, Text: text})
+		variants = append(variants, checkpkg.Variant{Name: name, Path: path, Text: text, Base: base})
 	}
 	mk := opts.NewBackend
 	if mk == nil {

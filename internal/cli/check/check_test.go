@@ -25,6 +25,7 @@ func TestNewCmdCheck(t *testing.T) {
 		{name: "defaults", args: "k.yaml", want: CheckOptions{Spec: "k.yaml", Backend: "cpu", TGLimit: 16384}},
 		{name: "everything", args: "k.yaml --variant a.metal --variant b.metal --backend fake --cases quick --cases edge --tg-limit 8K --race --json",
 			want: CheckOptions{Spec: "k.yaml", Variants: []string{"a.metal", "b.metal"}, Backend: "fake", Cases: []string{"quick", "edge"}, TGLimit: 8192, Race: true, JSON: true}},
+		{name: "comma cases", args: "k.yaml --cases quick,edge --cases full", want: CheckOptions{Spec: "k.yaml", Backend: "cpu", TGLimit: 16384, Cases: []string{"quick", "edge", "full"}}},
 		{name: "kib", args: "k.yaml --tg-limit 16KiB", want: CheckOptions{Spec: "k.yaml", Backend: "cpu", TGLimit: 16384}},
 		{name: "bytes", args: "k.yaml --tg-limit 12000", want: CheckOptions{Spec: "k.yaml", Backend: "cpu", TGLimit: 12000}},
 		{name: "bad limit", args: "k.yaml --tg-limit lots", wantErr: `--tg-limit: bad size "lots"`},

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"metalab/internal/cli/cmdutil"
@@ -11,7 +12,7 @@ import (
 func TestZZReal(t *testing.T) {
 	ios, _, out, _ := cmdutil.Test()
 	err := checkRun(context.Background(), &CheckOptions{IO: ios, ReadFile: os.ReadFile, Spec: os.Getenv("ZZSPEC"),
-		Variants: []string{os.Getenv("ZZVAR")}, Backend: "cpu", Cases: []string{"quick"}, TGLimit: 16384, Race: os.Getenv("ZZRACE") != ""})
+		Variants: strings.Fields(os.Getenv("ZZVAR")), Backend: "cpu", Cases: []string{os.Getenv("ZZSET")}, TGLimit: 16384, Race: os.Getenv("ZZRACE") != ""})
 	t.Log(out.String())
 	t.Log(err)
 }

@@ -11,6 +11,7 @@ import (
 
 	"metalab/internal/cli/cmdutil"
 	"metalab/msl"
+	"metalab/mutate"
 	"metalab/patches"
 )
 
@@ -109,6 +110,9 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 		f, err := msl.Parse(opts.Base, base)
 		if err != nil {
 			return err
+		}
+		if _, err := mutate.Funcs(f, opts.Fns); err != nil {
+			return &cmdutil.FlagError{Err: err}
 		}
 		if err := patches.CheckFuncScope(base, vari, f, opts.Fns); err != nil {
 			return fmt.Errorf("refusing patch: %w", err)

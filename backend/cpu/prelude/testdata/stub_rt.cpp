@@ -143,8 +143,3 @@ void run_threads(int n, const std::function<void()>& body) {
 }
 
 }  // namespace mtl_test
-
-extern "C" const mtl_rt::KernelInfo* mtl_kernels(int* count) {
-  *count = 0;
-  return nullptr;
-}

@@ -60,6 +60,23 @@ void guard_write_run(void* const* b, void* const*) {
   if (ctx().thread_position_in_grid[0] == 0) p[4096 + 64] = 1;
 }
 
+// recurse: unbounded recursion overflows the fiber's stack.
+uint32_t deep(volatile uint32_t* p, uint32_t n) {
+  volatile char pad[512];
+  pad[n % 512] = char(n);
+  return deep(p, n + 1) + pad[0];
+}
+void recurse_run(void* const* b, void* const*) {
+  volatile uint32_t* p = static_cast<uint32_t*>(b[0]);
+  p[0] = deep(p, 0);
+}
+
+// divide: integer division by zero (p[0] is 0).
+void divide_run(void* const* b, void* const*) {
+  volatile uint32_t* p = static_cast<uint32_t*>(b[0]);
+  p[1] = 7 / p[0];
+}
+
 const KernelInfo kernels[] = {
     {"copy", copy_run, 0, nullptr, 1024},
     {"null_write", null_write_run, 0, nullptr, 1024},
@@ -69,6 +86,8 @@ const KernelInfo kernels[] = {
     {"before_start", before_start_run, 0, nullptr, 1024},
     {"far_write", far_write_run, 0, nullptr, 1024},
     {"guard_write", guard_write_run, 0, nullptr, 1024},
+    {"recurse", recurse_run, 0, nullptr, 1024},
+    {"divide", divide_run, 0, nullptr, 1024},
 };
 
 }  // namespace

@@ -1,0 +1,48 @@
+package cpu
+
+import (
+	"testing"
+	"time"
+
+	"metalab/backend"
+)
+
+// benchBarriers runs the barriers kernel (n barriers per thread) b.N times
+// and reports the dispatch wall time and barrier crossings per second.
+func benchBarriers(b *testing.B, workers, groups, threads, n int) {
+	be := newBackend(b, Options{Workers: workers})
+	p := compileTU(b, be, "groups.cpp", "barriers")
+	d := backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: le32([]uint32{uint32(n)})}, {Index: 1, Data: make([]byte, 4*groups*threads)}},
+		Threadgroups: backend.Dim3{X: groups, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: threads, Y: 1, Z: 1},
+	}
+	run(b, p, d) // warm up: start the runner, map stacks
+	var total time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res := run(b, p, d)
+		total += res.Times[0]
+		if i == 0 {
+			for j, v := range u32s(res.Outputs[1]) {
+				if v != uint32(n) {
+					b.Fatalf("thread %d crossed %d barriers, want %d", j, v, n)
+				}
+			}
+		}
+	}
+	crossings := float64(b.N) * float64(groups*threads*n)
+	b.ReportMetric(crossings/total.Seconds()/float64(workers), "crossings/s/core")
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "dispatch-ns")
+}
+
+// BenchmarkBarrierCrossings measures the cost of one fiber reaching a
+// threadgroup barrier and being resumed: one threadgroup of 256 threads,
+// 1000 barriers each, on one worker.
+func BenchmarkBarrierCrossings(b *testing.B) { benchBarriers(b, 1, 1, 256, 1000) }
+
+// BenchmarkGrid64x256 is a whole-grid dispatch: 64 threadgroups of 256
+// threads with 8 barriers per thread, on every core.
+func BenchmarkGrid64x256(b *testing.B) {
+	benchBarriers(b, defaultWorkers(), 64, 256, 8)
+}

@@ -1,0 +1,98 @@
+// Package backends implements `metalab backends`: list the backends that
+// can compile and run kernels, whether each can run on this machine, and
+// why not.
+package backends
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"metalab/backend"
+	_ "metalab/backend/cpu" // registers the cpu backend
+	"metalab/internal/cli/cmdutil"
+)
+
+// BackendsOptions are the inputs of `metalab backends`.
+type BackendsOptions struct {
+	IO       *cmdutil.IOStreams
+	Backends func() []backend.Backend // the backends to report; default backend.All
+	Context  context.Context
+
+	JSON bool
+}
+
+// NewCmdBackends returns the backends command; runF, if non-nil, replaces
+// the run function.
+func NewCmdBackends(f *cmdutil.Factory, runF func(*BackendsOptions) error) *cobra.Command {
+	opts := &BackendsOptions{IO: f.IOStreams, Backends: backend.All}
+	cmd := &cobra.Command{
+		Use:   "backends [flags]",
+		Short: "List the backends and whether each can run here",
+		Long: `List every backend metalab knows (cpu, cuda, metal): whether it can compile
+and run kernels on this machine and, if not, exactly what is missing. The cpu
+backend needs a C++17 compiler; checking it builds the cpu runner once.`,
+		Example: "  metalab backends\n  metalab backends --json",
+		Args:    cmdutil.ExactArgs(0, ""),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Context = cmd.Context()
+			if runF != nil {
+				return runF(opts)
+			}
+			return backendsRun(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
+	return cmd
+}
+
+// A Describer is a backend that can say which toolchain and device it
+// would use; the backends command prints it for available backends.
+type Describer interface {
+	Describe() string
+}
+
+type jsonBackend struct {
+	Name      string `json:"name"`
+	Available bool   `json:"available"`
+	Why       string `json:"why,omitempty"`
+	Detail    string `json:"detail,omitempty"`
+}
+
+func backendsRun(opts *BackendsOptions) error {
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var rows []jsonBackend
+	for _, b := range opts.Backends() {
+		ok, why := b.Available(ctx)
+		row := jsonBackend{Name: b.Name(), Available: ok, Why: why}
+		if d, isD := b.(Describer); isD && ok {
+			row.Detail = d.Describe()
+		}
+		rows = append(rows, row)
+	}
+	out := opts.IO.Out
+	if opts.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if rows == nil {
+			rows = []jsonBackend{}
+		}
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BACKEND\tAVAILABLE\tDETAIL")
+	for _, r := range rows {
+		avail, detail := "yes", r.Detail
+		if !r.Available {
+			avail, detail = "no", r.Why
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, avail, detail)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,128 @@
+package backends
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"metalab/backend"
+	"metalab/internal/cli/cmdutil"
+)
+
+type stub struct {
+	name, why, detail string
+}
+
+func (s stub) Name() string { return s.name }
+func (s stub) Available(context.Context) (bool, string) {
+	return s.why == "", s.why
+}
+func (s stub) Compile(context.Context, backend.Source) (backend.Program, error) {
+	return nil, errors.New("stub")
+}
+func (s stub) Describe() string { return s.detail }
+
+func stubs() []backend.Backend {
+	return []backend.Backend{
+		stub{name: "cpu", detail: "g++ 12"},
+		stub{name: "cuda", why: "no NVIDIA driver"},
+	}
+}
+
+func TestNewCmdBackends(t *testing.T) {
+	tests := []struct {
+		args     string
+		wantJSON bool
+		wantErr  bool
+	}{
+		{"", false, false},
+		{"--json", true, false},
+		{"extra", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args, func(t *testing.T) {
+			ios, _, _, _ := cmdutil.Test()
+			var got *BackendsOptions
+			cmd := NewCmdBackends(&cmdutil.Factory{IOStreams: ios}, func(o *BackendsOptions) error {
+				got = o
+				return nil
+			})
+			var argv []string
+			if tt.args != "" {
+				argv = strings.Fields(tt.args)
+			}
+			cmd.SetArgs(argv)
+			cmd.SetOut(ios.Out)
+			cmd.SetErr(ios.ErrOut)
+			err := cmd.Execute()
+			if tt.wantErr {
+				var fe *cmdutil.FlagError
+				if !errors.As(err, &fe) {
+					t.Fatalf("got %v, want a FlagError", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.JSON != tt.wantJSON {
+				t.Errorf("JSON = %v, want %v", got.JSON, tt.wantJSON)
+			}
+			if got.Backends == nil {
+				t.Error("Backends not set")
+			}
+		})
+	}
+}
+
+func TestBackendsRunText(t *testing.T) {
+	ios, _, out, _ := cmdutil.Test()
+	if err := backendsRun(&BackendsOptions{IO: ios, Backends: stubs}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("got %d lines, want 3:\n%s", len(lines), out)
+	}
+	if f := strings.Fields(lines[1]); len(f) < 3 || f[0] != "cpu" || f[1] != "yes" || !strings.Contains(lines[1], "g++ 12") {
+		t.Errorf("cpu line = %q", lines[1])
+	}
+	if f := strings.Fields(lines[2]); len(f) < 3 || f[0] != "cuda" || f[1] != "no" || !strings.Contains(lines[2], "no NVIDIA driver") {
+		t.Errorf("cuda line = %q", lines[2])
+	}
+}
+
+func TestBackendsRunJSON(t *testing.T) {
+	ios, _, out, _ := cmdutil.Test()
+	if err := backendsRun(&BackendsOptions{IO: ios, Backends: stubs, JSON: true}); err != nil {
+		t.Fatal(err)
+	}
+	var got []jsonBackend
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := []jsonBackend{
+		{Name: "cpu", Available: true, Detail: "g++ 12"},
+		{Name: "cuda", Why: "no NVIDIA driver"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestDefaultListsKnownBackends(t *testing.T) {
+	var names []string
+	for _, b := range backend.All() {
+		names = append(names, b.Name())
+	}
+	if got := strings.Join(names, ","); !strings.HasPrefix(got, "cpu,cuda,metal") {
+		t.Errorf("backend.All() = %s, want cpu, cuda, metal first", got)
+	}
+}

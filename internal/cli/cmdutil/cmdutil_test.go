@@ -1,0 +1,69 @@
+package cmdutil
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "v.metal")
+	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(p, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(p)
+	if err != nil || string(got) != "new" {
+		t.Fatalf("read back %q, %v", got, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("temporary files left: %v", entries)
+	}
+	if err := WriteFileAtomic(filepath.Join(dir, "missing", "v.metal"), []byte("x")); err == nil {
+		t.Error("write into a missing directory succeeded")
+	}
+}
+
+func TestSameFile(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.metal")
+	if err := os.WriteFile(a, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(a, filepath.Join(dir, "link.metal")); err != nil {
+		t.Skip("symlinks unsupported here:", err)
+	}
+	for _, tt := range []struct {
+		a, b string
+		want bool
+	}{
+		{a, a, true},
+		{a, filepath.Join(dir, ".", "a.metal"), true},
+		{a, filepath.Join(dir, "link.metal"), true},
+		{a, filepath.Join(dir, "b.metal"), false},
+		{filepath.Join(dir, "x"), filepath.Join(dir, "sub", "..", "x"), true},
+	} {
+		if got := SameFile(tt.a, tt.b); got != tt.want {
+			t.Errorf("SameFile(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+func TestParseDefines(t *testing.T) {
+	got, err := ParseDefines([]string{"N=4", "FLAG", "E="})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["N"] != "4" || got["FLAG"] != "1" || got["E"] != "" || len(got) != 3 {
+		t.Errorf("ParseDefines = %v", got)
+	}
+	for _, bad := range []string{"=1", "4N=1", "A-B=2"} {
+		if _, err := ParseDefines([]string{bad}); err == nil || !strings.Contains(err.Error(), "bad -D") {
+			t.Errorf("ParseDefines(%q) error = %v", bad, err)
+		}
+	}
+}

@@ -1,0 +1,61 @@
+// Package msl is metalab's front end for the Metal Shading Language: a
+// lexer, a structural parser, a constant evaluator and a static
+// threadgroup-memory estimate. It models exactly what source-to-source
+// mutation and translation to C++ need and keeps everything else as opaque
+// byte ranges, so edits can be expressed as byte ranges of the original
+// text.
+//
+// # Tokens
+//
+// [Lex] splits a file into [Token]s with byte offsets: identifiers and
+// keywords, numeric literals with Metal suffixes (1.0h, 2.f, 0x1Fu, 0b101,
+// 1'000), string and character literals, every C++ operator (longest match),
+// comments, whole preprocessor lines (backslash continuations included) as
+// one Directive token, and [[...]] attribute lists as one Attribute token.
+// Whitespace is trivia: the tokens and the gaps between them reproduce the
+// file byte for byte.
+//
+// The lexer follows #if/#elif/#else/#endif. A branch whose condition is
+// certainly false, given integer literals and the object-like macros seen so
+// far, becomes one Skipped token and is not lexed (it may hold prose). A
+// branch whose condition is unknown (it depends on -D defines, say) is lexed
+// leniently: stray bytes there are tokens, not errors.
+//
+// # Structure
+//
+// [Parse] builds a [File]: functions (kernels, helpers, templates, struct
+// members, declarations), their parameters with address space, type, name
+// and attributes, explicit instantiations with their host_name, #defines,
+// structs, enums, typedefs and file-scope constants. Function bodies become
+// statement trees of [Block], [For], [While], [Do], [If], [Switch], [Decl],
+// [Barrier], [MacroUse] and [ExprStmt]. Pragmas before a loop (#pragma,
+// _Pragma, or a macro that expands to one) are recorded on the loop.
+// [Walk] visits nested statements; [File.Callees] finds the file's
+// functions a function calls.
+//
+// Malformed input yields a best-effort File and an [ErrorList] of errors
+// printed file:line:col: msg. A syntax problem in a body is reported and the
+// rest of the enclosing block is kept as one opaque statement. Parse never
+// panics on any input.
+//
+// # Constant evaluation
+//
+// [Env.Eval] evaluates integer constant expressions over literals,
+// object-like macros (command-line defines first), constexpr, constant and
+// const variables (file scope and the function's locals before [Env.At]),
+// enumerators, sizeof and bound template parameters. Anything else is
+// reported as unknown; the evaluator never guesses. [Env.Layout] gives the
+// size and alignment of Metal types: scalars, vectors (a 3-vector is laid
+// out like a 4-vector), packed vectors, matrices, atomics, arrays, typedefs
+// and the file's structs.
+//
+// # Threadgroup memory
+//
+// [ThreadgroupMemory] lists the threadgroup variables a kernel declares in
+// its body and in the helpers it calls, sizes them with [Env.Layout] and
+// [Env.Eval], places them in source order at their alignment and rounds the
+// total up to 16 bytes, the figure compared against the 16 KiB limit.
+// Parameters with [[threadgroup(n)]] are listed separately: the host sizes
+// them. A kernel may be named by its host_name, in which case the
+// instantiation's template arguments are bound.
+package msl

@@ -1,0 +1,579 @@
+package msl
+
+import (
+	"sort"
+	"strings"
+)
+
+// block parses the block whose '{' is token lb.
+func (p *parser) block(lb, end int) *Block {
+	rb := p.match[lb]
+	b := &Block{Lbrace: p.t[lb].Pos}
+	if rb < 0 || rb > end {
+		rb = end
+		b.Rbrace = p.t[end-1].End - 1
+	} else {
+		b.Rbrace = p.t[rb].Pos
+	}
+	b.Stmts = p.stmts(lb+1, rb)
+	return b
+}
+
+// stmts parses the statements in tokens [i, end).
+func (p *parser) stmts(i, end int) []Stmt {
+	var out []Stmt
+	for i < end {
+		s, next, prags := p.stmt(i, end)
+		if _, loop := s.(interface{ loop() }); !loop {
+			for _, pr := range prags {
+				if pr.Text != "" && (pr.Macro != "" || strings.HasPrefix(p.text(pr.Pos, pr.End), "_Pragma")) {
+					out = append(out, &ExprStmt{Pos: pr.Pos, End: pr.End})
+				}
+			}
+		}
+		if s != nil {
+			out = append(out, s)
+		}
+		if next <= i {
+			next = i + 1
+		}
+		i = next
+	}
+	return out
+}
+
+func (*For) loop()   {}
+func (*While) loop() {}
+func (*Do) loop()    {}
+
+// pragmaStmt recognises a pragma at token i: _Pragma("...") or a use of a
+// macro that expands to a pragma. It returns the pragma and the index after it.
+func (p *parser) pragmaStmt(i, end int) (*Pragma, int) {
+	t := p.t[i]
+	if t.Kind != Ident {
+		return nil, i
+	}
+	if t.Text == "_Pragma" && p.is(i+1, end, "(") {
+		j := p.after(i + 1)
+		pr := &Pragma{Pos: t.Pos, End: p.t[j-1].End}
+		if i+2 < end && p.t[i+2].Kind == String {
+			pr.Text = unquote(p.t[i+2].Text)
+		}
+		return pr, j
+	}
+	text := p.macroPragma(t.Text)
+	if text == nil {
+		return nil, i
+	}
+	d := p.f.lookupDefine(t.Text, t.Pos)
+	j := i + 1
+	if d != nil && d.FuncLike {
+		if !p.is(i+1, end, "(") {
+			return nil, i
+		}
+		j = p.after(i + 1)
+	}
+	return &Pragma{Pos: t.Pos, End: p.t[j-1].End, Text: *text, Macro: t.Text}, j
+}
+
+// macroPragma returns the pragma text of a macro whose body is a pragma,
+// or nil.
+func (p *parser) macroPragma(name string) *string {
+	if s, ok := p.pragmas[name]; ok {
+		return s
+	}
+	p.pragmas[name] = nil
+	d := p.f.lookupDefine(name, 0)
+	if d == nil {
+		return nil
+	}
+	body := d.Body
+	var text string
+	switch {
+	case strings.HasPrefix(body, "_Pragma"):
+		toks := lexExpr(body)
+		if len(toks) < 3 || toks[1].Text != "(" || groupEnd(toks, 1) != len(toks)-1 {
+			return nil // a pragma followed by more code, such as a loop header
+		}
+		text = body
+		if toks[2].Kind == String && len(toks) == 4 {
+			text = unquote(toks[2].Text)
+		}
+	case strings.HasPrefix(body, "#pragma") || strings.HasPrefix(body, "# pragma"):
+		text = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(body, "#"), " "), "pragma"))
+	default:
+		toks := lexExpr(body)
+		if len(toks) == 1 && toks[0].Kind == Ident && toks[0].Text != name {
+			if s := p.macroPragma(toks[0].Text); s != nil {
+				p.pragmas[name] = s
+				return s
+			}
+		}
+		return nil
+	}
+	p.pragmas[name] = &text
+	return &text
+}
+
+// groupEnd returns the index of the ')' matching the '(' at toks[i], or -1.
+func groupEnd(toks []Token, i int) int {
+	depth := 0
+	for k := i; k < len(toks); k++ {
+		switch toks[k].Text {
+		case "(":
+			depth++
+		case ")":
+			depth--
+			if depth == 0 {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+// loopHeaderMacro reports whether a function-like macro's body ends with a
+// loop header (`for (...)` or `while (...)`) that the statement after the
+// macro use is the body of.
+func (p *parser) loopHeaderMacro(name string) bool {
+	d := p.f.lookupDefine(name, 0)
+	if d == nil {
+		return false
+	}
+	toks := lexExpr(d.Body)
+	n := len(toks)
+	if n < 3 || toks[n-1].Text != ")" {
+		return false
+	}
+	depth := 0
+	for k := n - 1; k >= 0; k-- {
+		switch toks[k].Text {
+		case ")":
+			depth++
+		case "(":
+			depth--
+			if depth == 0 {
+				return k > 0 && (toks[k-1].Text == "for" || toks[k-1].Text == "while")
+			}
+		}
+	}
+	return false
+}
+
+// directivePragmas returns the #pragma directives in the byte range [a, b).
+func (p *parser) directivePragmas(a, b int) []*Pragma {
+	k := sort.Search(len(p.dirs), func(k int) bool { return p.dirs[k].Pos >= a })
+	var out []*Pragma
+	for ; k < len(p.dirs) && p.dirs[k].Pos < b; k++ {
+		d := p.dirs[k]
+		name, rest := directiveName([]byte(d.Text))
+		if name == "pragma" {
+			out = append(out, &Pragma{Pos: d.Pos, End: d.End, Text: strings.TrimSpace(stripComments(joinLines(rest)))})
+		}
+	}
+	return out
+}
+
+// stmt parses one statement at token i, with the pragmas before it.
+func (p *parser) stmt(i, end int) (Stmt, int, []*Pragma) {
+	first := i
+	var prags []*Pragma
+	for i < end {
+		pr, next := p.pragmaStmt(i, end)
+		if pr == nil {
+			break
+		}
+		prags = append(prags, pr)
+		i = next
+	}
+	if i >= end {
+		return nil, end, prags
+	}
+	s, next := p.stmt1(i, end)
+	var attach *[]*Pragma
+	switch s := s.(type) {
+	case *For:
+		attach = &s.Pragmas
+	case *While:
+		attach = &s.Pragmas
+	case *Do:
+		attach = &s.Pragmas
+	}
+	if attach != nil {
+		from := 0
+		if first > 0 {
+			from = p.t[first-1].End
+		}
+		all := append(p.directivePragmas(from, p.t[i].Pos), prags...)
+		sort.SliceStable(all, func(a, b int) bool { return all[a].Pos < all[b].Pos })
+		*attach = all
+	}
+	return s, next, prags
+}
+
+// stmtKeywords start statements that are never declarations.
+var stmtKeywords = map[string]bool{
+	"return": true, "break": true, "continue": true, "goto": true, "case": true, "default": true,
+	"else": true, "throw": true, "delete": true, "new": true, "using": true, "typedef": true,
+	"static_assert": true, "co_return": true, "co_yield": true, "co_await": true, "this": true,
+}
+
+// stmt1 parses one statement at token i (no pragmas).
+func (p *parser) stmt1(i, end int) (Stmt, int) {
+	t := p.t[i]
+	if t.Kind == Punct {
+		switch t.Text {
+		case "{":
+			b := p.block(i, end)
+			if m := p.match[i]; m < 0 || m >= end {
+				return b, end // unclosed: the block takes the rest
+			}
+			return b, p.after(i)
+		case ";":
+			return &ExprStmt{Pos: t.Pos, End: t.End}, i + 1
+		}
+		return p.exprStmt(i, end)
+	}
+	if t.Kind != Ident {
+		return p.exprStmt(i, end)
+	}
+	switch t.Text {
+	case "for":
+		return p.forStmt(i, end)
+	case "while":
+		cond, rp, ok := p.parenCond(i, end)
+		if !ok {
+			return p.recover(i, end)
+		}
+		body, next, ok := p.body(i, rp+1, end)
+		if !ok {
+			return p.recover(i, end)
+		}
+		return &While{Pos: t.Pos, End: p.endOf(body), Cond: cond, Body: body}, next
+	case "do":
+		body, next, ok := p.body(i, i+1, end)
+		if !ok || !p.is(next, end, "while") {
+			p.errorf(t.Pos, "expected 'while' after do body")
+			return p.recover(i, end)
+		}
+		cond, rp, ok := p.parenCond(next, end)
+		if !ok {
+			return p.recover(i, end)
+		}
+		d := &Do{Pos: t.Pos, Body: body, Cond: cond, End: p.t[rp].End}
+		next = rp + 1
+		if p.is(next, end, ";") {
+			d.End = p.t[next].End
+			next++
+		}
+		return d, next
+	case "if":
+		j := i
+		if p.is(i+1, end, "constexpr") {
+			j = i + 1
+		}
+		cond, rp, ok := p.parenCond(j, end)
+		if !ok {
+			return p.recover(i, end)
+		}
+		then, next, ok := p.body(i, rp+1, end)
+		if !ok {
+			return p.recover(i, end)
+		}
+		s := &If{Pos: t.Pos, Cond: cond, Then: then, End: p.endOf(then)}
+		if p.is(next, end, "else") {
+			els, n2, ok := p.body(next, next+1, end)
+			if !ok {
+				return p.recover(i, end)
+			}
+			s.Else, s.End, next = els, p.endOf(els), n2
+		}
+		return s, next
+	case "switch":
+		cond, rp, ok := p.parenCond(i, end)
+		if !ok {
+			return p.recover(i, end)
+		}
+		body, next, ok := p.body(i, rp+1, end)
+		if !ok {
+			return p.recover(i, end)
+		}
+		return &Switch{Pos: t.Pos, Cond: cond, Body: body, End: p.endOf(body)}, next
+	case "case", "default":
+		for j := i + 1; j < end; j++ {
+			if p.t[j].Text == ":" {
+				return &ExprStmt{Pos: t.Pos, End: p.t[j].End}, j + 1
+			}
+			if p.t[j].Text == ";" || p.t[j].Text == "{" {
+				break
+			}
+		}
+		return p.exprStmt(i, end)
+	case "threadgroup_barrier", "simdgroup_barrier":
+		if s, next, ok := p.barrier(i, i, end); ok {
+			return s, next
+		}
+	case "metal":
+		if p.is(i+1, end, "::") && i+2 < end && (p.t[i+2].Text == "threadgroup_barrier" || p.t[i+2].Text == "simdgroup_barrier") {
+			if s, next, ok := p.barrier(i, i+2, end); ok {
+				return s, next
+			}
+		}
+	}
+	if p.is(i+1, end, ":") && !stmtKeywords[t.Text] {
+		return &ExprStmt{Pos: t.Pos, End: p.t[i+1].End}, i + 2 // a label
+	}
+	if p.is(i+1, end, "(") {
+		if d := p.f.lookupDefine(t.Text, t.Pos); d != nil && d.FuncLike {
+			j := p.after(i + 1)
+			stEnd := p.t[min(j, end)-1].End
+			if p.is(j, end, ";") {
+				stEnd = p.t[j].End
+				j++
+			}
+			if h := p.macroHides(t.Text, 0); h != "" {
+				mu := &MacroUse{Pos: t.Pos, End: stEnd, Name: t.Text, Hides: h}
+				if !p.is(j-1, end, ";") && j < end && p.loopHeaderMacro(t.Text) {
+					body, next, ok := p.body(i, j, end)
+					if !ok {
+						return p.recover(i, end)
+					}
+					mu.Body, mu.End = body, p.endOf(body)
+					return mu, next
+				}
+				return mu, min(j, end)
+			}
+			return &ExprStmt{Pos: t.Pos, End: stEnd, Calls: p.calls(i, min(j, end))}, min(j, end)
+		}
+	}
+	if !stmtKeywords[t.Text] && p.looksLikeDecl(i, end) {
+		k := p.semi(i, end)
+		if d := p.decl(i, k); d != nil {
+			next := k + 1
+			if k >= end {
+				next = end
+			}
+			return d, next
+		}
+	}
+	return p.exprStmt(i, end)
+}
+
+// recover skips the rest of the enclosing block after a syntax error.
+func (p *parser) recover(i, end int) (Stmt, int) {
+	return &ExprStmt{Pos: p.t[i].Pos, End: p.t[end-1].End}, end
+}
+
+// endOf returns a statement's end offset.
+func (p *parser) endOf(s Stmt) int {
+	_, e := s.Span()
+	return e
+}
+
+// parenCond parses `kw ( cond )` with the keyword at i and returns the
+// condition span and the index of ')'.
+func (p *parser) parenCond(i, end int) (Span, int, bool) {
+	if !p.is(i+1, end, "(") || p.match[i+1] < 0 || p.match[i+1] >= end {
+		p.errorf(p.t[i].Pos, "expected '(' after "+p.t[i].Text)
+		return Span{}, 0, false
+	}
+	rp := p.match[i+1]
+	return p.span(i+2, rp), rp, true
+}
+
+// span returns the byte range of tokens [a, b), or an empty span at the
+// start of token b when there are none.
+func (p *parser) span(a, b int) Span {
+	if a >= b {
+		if b >= len(p.t) {
+			e := p.t[len(p.t)-1].End
+			return Span{e, e}
+		}
+		return Span{p.t[b].Pos, p.t[b].Pos}
+	}
+	return Span{p.t[a].Pos, p.t[b-1].End}
+}
+
+// body parses the statement that is the body of the construct at kw,
+// starting at token i.
+func (p *parser) body(kw, i, end int) (Stmt, int, bool) {
+	if i >= end {
+		p.errorf(p.t[kw].Pos, "missing body after "+p.t[kw].Text)
+		return nil, end, false
+	}
+	s, next, _ := p.stmt(i, end)
+	if s == nil {
+		p.errorf(p.t[kw].Pos, "missing body after "+p.t[kw].Text)
+		return nil, end, false
+	}
+	return s, next, true
+}
+
+func (p *parser) forStmt(i, end int) (Stmt, int) {
+	t := p.t[i]
+	if !p.is(i+1, end, "(") || p.match[i+1] < 0 || p.match[i+1] >= end {
+		p.errorf(t.Pos, "expected '(' after for")
+		return p.recover(i, end)
+	}
+	lp, rp := i+1, p.match[i+1]
+	s := &For{Pos: t.Pos, Lparen: p.t[lp].Pos, Rparen: p.t[rp].Pos}
+	var semis []int
+	colon := false
+	for j := lp + 1; j < rp; j++ {
+		switch p.t[j].Text {
+		case "(", "[", "{":
+			j = p.after(j) - 1
+		case ";":
+			semis = append(semis, j)
+		case ":":
+			colon = true
+		}
+	}
+	if len(semis) == 0 && !colon {
+		semis = append(semis, -1) // neither a counted nor a range-based loop
+	}
+	switch len(semis) {
+	case 2:
+		s.Init = p.span(lp+1, semis[0])
+		s.Cond = p.span(semis[0]+1, semis[1])
+		s.Post = p.span(semis[1]+1, rp)
+	case 0:
+		// A range-based for: the whole header is Init.
+		s.Init = p.span(lp+1, rp)
+		s.Cond = Span{p.t[rp].Pos, p.t[rp].Pos}
+		s.Post = s.Cond
+	default:
+		p.errorf(p.t[lp].Pos, "malformed for header")
+		return p.recover(i, end)
+	}
+	body, next, ok := p.body(i, rp+1, end)
+	if !ok {
+		return p.recover(i, end)
+	}
+	s.Body = body
+	s.End = p.endOf(body)
+	return s, next
+}
+
+// barrier parses a barrier call whose name is at token n.
+func (p *parser) barrier(i, n, end int) (Stmt, int, bool) {
+	if !p.is(n+1, end, "(") || p.match[n+1] < 0 || p.match[n+1] >= end {
+		return nil, 0, false
+	}
+	rp := p.match[n+1]
+	if !p.is(rp+1, end, ";") {
+		return nil, 0, false
+	}
+	return &Barrier{Pos: p.t[i].Pos, End: p.t[rp+1].End, Name: p.t[n].Text, Args: p.span(n+2, rp)}, rp + 2, true
+}
+
+// exprStmt parses any other statement, through its ';'.
+func (p *parser) exprStmt(i, end int) (Stmt, int) {
+	k := p.semi(i, end)
+	s := &ExprStmt{Pos: p.t[i].Pos, Calls: p.calls(i, k)}
+	if k < end {
+		s.End = p.t[k].End
+		return s, k + 1
+	}
+	s.End = p.t[end-1].End
+	return s, end
+}
+
+// callKeywords are identifiers followed by '(' that are not calls.
+var callKeywords = map[string]bool{
+	"sizeof": true, "alignof": true, "decltype": true, "if": true, "for": true, "while": true,
+	"switch": true, "return": true, "alignas": true, "noexcept": true, "_Pragma": true,
+	"static_assert": true, "catch": true,
+}
+
+// calls lists the identifiers in tokens [i, k) that are called: followed by
+// '(' or by template arguments and '('.
+func (p *parser) calls(i, k int) []string {
+	var out []string
+	for j := i; j < k; j++ {
+		t := p.t[j]
+		if t.Kind != Ident || callKeywords[t.Text] {
+			continue
+		}
+		if p.is(j+1, k, "(") || p.templateCall(j, k) > 0 {
+			out = append(out, t.Text)
+		}
+	}
+	return out
+}
+
+// templateCall returns the index of '(' when ident j is followed by template
+// arguments and a call, else 0.
+func (p *parser) templateCall(j, k int) int {
+	if !p.is(j+1, k, "<") {
+		return 0
+	}
+	depth := 0
+	for m := j + 1; m < k && m < j+24; m++ {
+		switch p.t[m].Text {
+		case "<":
+			depth++
+		case ">", ">>":
+			depth--
+			if p.t[m].Text == ">>" {
+				depth--
+			}
+			if depth <= 0 {
+				if depth == 0 && p.is(m+1, k, "(") {
+					return m + 1
+				}
+				return 0
+			}
+		case ";", "{", "}", "&&", "||":
+			return 0
+		case "(", "[":
+			m = p.after(m) - 1
+		}
+	}
+	return 0
+}
+
+// macroHides reports what a function-like macro's expansion hides: "barrier"
+// when it (or a macro it uses) contains a barrier call, else "loop" when it
+// contains a loop, else "". A hidden barrier wins because anything reasoning
+// about synchronisation must treat the statement as a barrier.
+func (p *parser) macroHides(name string, depth int) string {
+	if h, ok := p.hides[name]; ok {
+		return h
+	}
+	if depth > maxDepth {
+		return ""
+	}
+	p.hides[name] = "" // recursion guard
+	d := p.f.lookupDefine(name, 0)
+	if d == nil {
+		return ""
+	}
+	h := ""
+	for _, t := range lexExpr(d.Body) {
+		if t.Kind != Ident {
+			continue
+		}
+		switch t.Text {
+		case "threadgroup_barrier", "simdgroup_barrier":
+			h = "barrier"
+		case "for", "while", "do":
+			if h == "" {
+				h = "loop"
+			}
+		default:
+			if t.Text != name && p.f.lookupDefine(t.Text, 0) != nil {
+				switch p.macroHides(t.Text, depth+1) {
+				case "barrier":
+					h = "barrier"
+				case "loop":
+					if h == "" {
+						h = "loop"
+					}
+				}
+			}
+		}
+	}
+	p.hides[name] = h
+	return h
+}
