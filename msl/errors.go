@@ -62,8 +62,8 @@ func (l ErrorList) Error() string {
 	return b.String()
 }
 
-// Err returns the list as an error, or nil when it is empty, so that a nil
-// *ErrorList never hides inside a non-nil error interface.
+// Err returns the list as an error, or nil when it is empty, so that an
+// empty list never becomes a non-nil error.
 func (l ErrorList) Err() error {
 	if len(l) == 0 {
 		return nil

@@ -37,7 +37,8 @@ func (f *File) Text(pos, end int) string {
 }
 
 // Walk calls fn for s and every statement nested in it, in preorder: block
-// statements, loop bodies, if branches and switch bodies. When fn returns
+// statements, loop bodies, if branches, switch bodies and the bodies after
+// loop-header macros (MacroUse.Body). When fn returns
 // false the children of that statement are skipped. A nil s is ignored.
 func Walk(s Stmt, fn func(Stmt) bool) {
 	if s == nil || isNilStmt(s) || !fn(s) {

@@ -503,3 +503,42 @@ func TestCancel(t *testing.T) {
 	}
 	copyWorks(t, b)
 }
+
+// TestConcurrentRuns runs programs from several goroutines at once on one
+// Backend; requests to the shared runner are serialised.
+func TestConcurrentRuns(t *testing.T) {
+	b := newBackend(t, Options{})
+	reduce := compileTU(t, b, "groups.cpp", "reduce")
+	done := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		go func(w int) {
+			in := make([]uint32, 64)
+			var want uint32
+			for i := range in {
+				in[i] = uint32(w*1000 + i)
+				want += in[i]
+			}
+			for k := 0; k < 5; k++ {
+				res, err := reduce.Run(context.Background(), backend.Dispatch{
+					Buffers:      []backend.Buffer{{Index: 0, Data: le32(in)}, {Index: 1, Data: make([]byte, 4)}},
+					Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
+					Threads:      backend.Dim3{X: 64, Y: 1, Z: 1},
+				})
+				if err != nil {
+					done <- err
+					return
+				}
+				if got := u32s(res.Outputs[1])[0]; got != want {
+					done <- fmt.Errorf("goroutine %d: sum %d, want %d", w, got, want)
+					return
+				}
+			}
+			done <- nil
+		}(w)
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -238,3 +238,50 @@ func TestFull(t *testing.T) {
 		runSets(t, filepath.Join(kernelsDir(), "qsa_prep.yaml"), []string{"full"}, verifyPrep)
 	})
 }
+
+// TestThreadOrders runs some cases under several thread orders: the
+// kernels must have no threadgroup race, or the check harness's baseline
+// control would fail and no variant could be judged.
+func TestThreadOrders(t *testing.T) {
+	b := cpuBackend(t)
+	for _, file := range []string{"qsa_prompt.yaml", "qsa_prep.yaml"} {
+		s, err := spec.Load(filepath.Join(kernelsDir(), file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases, err := s.Cases("quick", "fallback", "edge")
+		if err != nil {
+			if cases, err = s.Cases("quick", "edge"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ps := &programs{b: b, texts: map[string][]byte{}, progs: map[string]backend.Program{}}
+		for _, c := range cases {
+			t.Run(file+"/"+c.Set+"/"+c.Name, func(t *testing.T) {
+				in, err := s.Instantiate(c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var progs []backend.Program
+				for _, st := range in.Stages {
+					progs = append(progs, ps.get(t, st))
+				}
+				var want map[string][]byte
+				for _, o := range []backend.Order{{}, {Kind: "reversed"}, {Kind: "shuffle", Seed: 1}, {Kind: "shuffle", Seed: 7}} {
+					got, err := check.Execute(context.Background(), progs, in, o, 2*time.Minute)
+					if err != nil {
+						t.Fatalf("%v: %v", o, err)
+					}
+					if want == nil {
+						want = got
+						continue
+					}
+					if m := check.Compare(in, want, got); m != nil {
+						t.Errorf("order %v changes the output: %v", o, m)
+					}
+				}
+			})
+		}
+		ps.close()
+	}
+}

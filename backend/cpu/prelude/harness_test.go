@@ -78,6 +78,43 @@ func stub(t *testing.T) string {
 // Any compiler warning that points into the prelude fails the test.
 func buildRun(t *testing.T, src string, stdin string, args ...string) string {
 	t.Helper()
+	return buildRunFlags(t, nil, src, stdin, args...)
+}
+
+// hostHasF16C reports whether this machine runs F16C instructions, so the
+// prelude's hardware conversion path (compiled with -mf16c) can be tested.
+func hostHasF16C() bool {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "flags") {
+			for _, f := range strings.Fields(line) {
+				if f == "f16c" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// flagSets returns the extra compiler flags to test the conversion paths
+// with: none (the portable code) and -mf16c where the host supports it.
+func flagSets(t *testing.T) [][]string {
+	sets := [][]string{nil}
+	if hostHasF16C() {
+		sets = append(sets, []string{"-mf16c"})
+	} else {
+		t.Log("host has no F16C: testing only the portable half conversions")
+	}
+	return sets
+}
+
+// buildRunFlags is buildRun with extra compiler flags.
+func buildRunFlags(t *testing.T, extra []string, src string, stdin string, args ...string) string {
+	t.Helper()
 	gxx := needGXX(t)
 	obj := stub(t)
 	dir := t.TempDir()
@@ -90,7 +127,7 @@ func buildRun(t *testing.T, src string, stdin string, args ...string) string {
 		t.Fatal(err)
 	}
 	exe := filepath.Join(dir, "main")
-	flags := append(append([]string{}, cxxFlags...), "-Wall", "-Wextra", "-pthread",
+	flags := append(append(append([]string{}, cxxFlags...), extra...), "-Wall", "-Wextra", "-pthread",
 		"-I", here, "-I", runtimeDir(t), "-I", filepath.Join(here, "testdata"), "-o", exe, file, obj)
 	out, err := exec.Command(gxx, flags...).CombinedOutput()
 	if err != nil {

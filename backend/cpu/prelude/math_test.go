@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -87,6 +88,14 @@ var exactMath = map[string]func(x, y, z f32) f32{
 			return x
 		}
 		return 0
+	},
+	"median3": func(x, y, z f32) f32 { return fmax32(fmin32(x, y), fmin32(fmax32(x, y), z)) },
+	"fmax3":   func(x, y, z f32) f32 { return fmax32(fmax32(x, y), z) },
+	"imedian3": func(x, y, z f32) f32 {
+		a, b, c := clampInt(x), clampInt(y), clampInt(z)
+		s := []int{a, b, c}
+		sort.Ints(s)
+		return f32(s[1])
 	},
 	"saturate": func(x, _, _ f32) f32 { return clamp32(x, 0, 1) },
 	"fmod":     func(x, y, _ f32) f32 { return f32(math.Mod(float64(x), float64(y))) },
@@ -177,6 +186,14 @@ func piExact(fn string, x f32) f32 {
 		return f32(math.Copysign(0, float64(x)))
 	}
 	return f32(math.Copysign(math.Inf(1), m))
+}
+
+// clampInt converts like the test program's int(x), for inputs in range.
+func clampInt(x f32) int {
+	if x != x || math.Abs(float64(x)) >= 1<<31 {
+		return 0
+	}
+	return int(x)
 }
 
 func b2f(b bool) f32 {

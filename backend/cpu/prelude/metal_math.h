@@ -284,6 +284,21 @@ inline vec<T, N> clamp(const basic_vec<T, N, P>& x, typename mtl_detail::id<T>::
   return r;
 }
 
+// fmin3, fmax3 and fmedian3 (floats) and min3, max3 and median3 (any
+// type) combine three values with min and max.
+template <class T>
+inline auto fmin3(const T& x, const T& y, const T& z) { return fmin(fmin(x, y), z); }
+template <class T>
+inline auto fmax3(const T& x, const T& y, const T& z) { return fmax(fmax(x, y), z); }
+template <class T>
+inline auto fmedian3(const T& x, const T& y, const T& z) { return fmax(fmin(x, y), fmin(fmax(x, y), z)); }
+template <class T>
+inline auto min3(const T& x, const T& y, const T& z) { return min(min(x, y), z); }
+template <class T>
+inline auto max3(const T& x, const T& y, const T& z) { return max(max(x, y), z); }
+template <class T>
+inline auto median3(const T& x, const T& y, const T& z) { return max(min(x, y), min(max(x, y), z)); }
+
 // pown raises x to an integer power; ldexp scales by 2^e.
 inline float pown(float x, int n) { return __builtin_powf(mtl_detail::opaque(x), float(n)); }
 template <class H, MTL_IF_F16(H)>

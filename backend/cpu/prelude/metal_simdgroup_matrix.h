@@ -78,31 +78,35 @@ inline void simdgroup_store(const simdgroup_matrix<T, C, R>& a, U* dst, ulong el
 }
 
 namespace mtl_detail {
-template <class T>
-inline void matmul_acc(T* out, const T* a, const T* b, const T* c) {
-  T tmp[64];
+// matmul_acc sets out = a * b (+ c when c is not null), accumulating each
+// element in order k = 0..7 with a float fused multiply-add rounded to the
+// destination type after every step. out may alias a, b or c.
+template <class TD, class TA, class TB, class TC>
+inline void matmul_acc(TD* out, const TA* a, const TB* b, const TC* c) {
+  TD tmp[64];
   for (int i = 0; i < 8; i++)
     for (int j = 0; j < 8; j++) {
-      float acc = c ? float(c[i * 8 + j]) : 0.0f;
-      for (int k = 0; k < 8; k++) acc = float(T(__builtin_fmaf(float(a[i * 8 + k]), float(b[k * 8 + j]), acc)));
-      tmp[i * 8 + j] = T(acc);
+      float acc = c ? float(TD(c[i * 8 + j])) : 0.0f;
+      for (int k = 0; k < 8; k++) acc = float(TD(__builtin_fmaf(float(a[i * 8 + k]), float(b[k * 8 + j]), acc)));
+      tmp[i * 8 + j] = TD(acc);
     }
   for (int i = 0; i < 64; i++) out[i] = tmp[i];
 }
 }  // namespace mtl_detail
 
-// simdgroup_multiply sets d = a * b.
-template <class T, int C, int R>
-inline void simdgroup_multiply(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<T, C, R>& a,
-                               const simdgroup_matrix<T, C, R>& b) {
-  mtl_detail::matmul_acc<T>(d.mtl_e, a.mtl_e, b.mtl_e, nullptr);
+// simdgroup_multiply sets d = a * b. The operands may have other element
+// types than d (half inputs into a float result); the result rounds to d's.
+template <class TD, class TA, class TB, int C, int R>
+inline void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, C, R>& a,
+                               const simdgroup_matrix<TB, C, R>& b) {
+  mtl_detail::matmul_acc<TD, TA, TB, TD>(d.mtl_e, a.mtl_e, b.mtl_e, nullptr);
 }
 
 // simdgroup_multiply_accumulate sets d = a * b + c.
-template <class T, int C, int R>
-inline void simdgroup_multiply_accumulate(simdgroup_matrix<T, C, R>& d, const simdgroup_matrix<T, C, R>& a,
-                                          const simdgroup_matrix<T, C, R>& b, const simdgroup_matrix<T, C, R>& c) {
-  mtl_detail::matmul_acc<T>(d.mtl_e, a.mtl_e, b.mtl_e, c.mtl_e);
+template <class TD, class TA, class TB, class TC, int C, int R>
+inline void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, C, R>& a,
+                                          const simdgroup_matrix<TB, C, R>& b, const simdgroup_matrix<TC, C, R>& c) {
+  mtl_detail::matmul_acc<TD, TA, TB, TC>(d.mtl_e, a.mtl_e, b.mtl_e, c.mtl_e);
 }
 
 }  // namespace metal

@@ -134,7 +134,15 @@ func TestHalfAndBfloatConversion(t *testing.T) {
 	for h := 0; h < 1<<16; h++ {
 		fmt.Fprintf(&in, "h2f %x\n", h)
 	}
-	out := lines(buildRun(t, readTestdata(t, "scalar.cpp"), in.String()))
+	for _, extra := range flagSets(t) {
+		t.Run(strings.Join(append([]string{"flags"}, extra...), " "), func(t *testing.T) {
+			checkConversions(t, buildRunFlags(t, extra, readTestdata(t, "scalar.cpp"), in.String()), floats, doubles)
+		})
+	}
+}
+
+func checkConversions(t *testing.T, output string, floats []float32, doubles []float64) {
+	out := lines(output)
 	if want := len(floats) + len(doubles) + 1<<16; len(out) != want {
 		t.Fatalf("got %d output lines, want %d", len(out), want)
 	}
@@ -178,7 +186,7 @@ func TestHalfAndBfloatConversion(t *testing.T) {
 
 func TestHalfArithmeticRoundsEachOperation(t *testing.T) {
 	r := rand.New(rand.NewSource(2))
-	type pair struct{ a, b uint16 }
+	type pair = halfPair
 	var pairs []pair
 	special := []uint16{0, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7bff, 0x0001, 0x03ff, 0x0400, 0x3c00, 0xbc00, 0x3555}
 	for _, a := range special {
@@ -204,7 +212,17 @@ func TestHalfArithmeticRoundsEachOperation(t *testing.T) {
 	for i, n := range ints {
 		fmt.Fprintf(&in, "hi %x %d\n", pairs[len(special)*len(special)+i].a, n)
 	}
-	out := lines(buildRun(t, readTestdata(t, "scalar.cpp"), in.String()))
+	for _, extra := range flagSets(t) {
+		t.Run(strings.Join(append([]string{"flags"}, extra...), " "), func(t *testing.T) {
+			out := lines(buildRunFlags(t, extra, readTestdata(t, "scalar.cpp"), in.String()))
+			checkArithmetic(t, out, pairs, bpairs, ints, len(special))
+		})
+	}
+}
+
+type halfPair struct{ a, b uint16 }
+
+func checkArithmetic(t *testing.T, out []string, pairs, bpairs []halfPair, ints []int, nspecial int) {
 	if len(out) != len(pairs)+len(bpairs)+len(ints) {
 		t.Fatalf("got %d lines", len(out))
 	}
@@ -239,7 +257,7 @@ func TestHalfArithmeticRoundsEachOperation(t *testing.T) {
 	for i, n := range ints {
 		var got [3]uint16
 		fmt.Sscanf(out[len(pairs)+len(bpairs)+i], "%x %x %x", &got[0], &got[1], &got[2])
-		a := pairs[len(special)*len(special)+i].a
+		a := pairs[nspecial*nspecial+i].a
 		x := halfValue(a)
 		nh := refHalf(float64(n))
 		want := [3]uint16{refHalf(x * halfValue(nh)), refHalf(x + halfValue(nh)), nh}

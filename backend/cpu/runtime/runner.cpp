@@ -358,8 +358,10 @@ bool prepare_worker(Worker* w, const Job& job) {
     w->arena_cap = need;
   }
   for (int i = job.ntg; i < kMaxBuffers; i++) w->tgbufs[i] = nullptr;
-  w->tgmem.resize(size_t(job.ntg), nullptr);
-  w->tgmem_cap.resize(size_t(job.ntg), 0);
+  if (w->tgmem.size() < size_t(job.ntg)) {
+    w->tgmem.resize(size_t(job.ntg), nullptr);
+    w->tgmem_cap.resize(size_t(job.ntg), 0);
+  }
   for (int i = 0; i < job.ntg; i++) {
     w->tgbufs[i] = nullptr;
     if (job.tg_sizes[i] == 0 && !g_tg_bound[i]) continue;

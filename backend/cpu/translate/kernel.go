@@ -160,14 +160,20 @@ func (t *tr) wrapper(f *fn) {
 	tk := t.toks[t.sig[f.nameK]]
 	line, _ := tk.f.lineCol(tk.Pos)
 	fmt.Fprintf(&t.tail, "#line %d %s\n", line, cQuote(tk.f.name))
+	if f.ns != "" {
+		fmt.Fprintf(&t.tail, "namespace %s {\n", f.ns)
+	}
 	call := "::" + f.qualName()
 	if f.tmpl != nil {
 		fmt.Fprintf(&t.tail, "%s\n", f.tmpl)
 		call += "<" + strings.Join(f.tmpl.names, ", ") + ">"
 	}
 	fmt.Fprintf(&t.tail, "static void mtl_run_%s(void* const* mtl_b, void* const* mtl_tg) {\n", f.name)
-	fmt.Fprintf(&t.tail, "  const mtl_rt::ThreadCtx& mtl_c = mtl_rt::ctx();\n  (void)mtl_b; (void)mtl_tg; (void)mtl_c;\n")
+	fmt.Fprintf(&t.tail, "  using namespace metal;\n  const mtl_rt::ThreadCtx& mtl_c = mtl_rt::ctx();\n  (void)mtl_b; (void)mtl_tg; (void)mtl_c;\n")
 	fmt.Fprintf(&t.tail, "  %s(%s);\n}\n", call, strings.Join(args, ",\n    "))
+	if f.ns != "" {
+		fmt.Fprintf(&t.tail, "}  // namespace %s\n", f.ns)
+	}
 }
 
 // paramExpr is the wrapper's argument expression for kernel parameter p, or
@@ -179,15 +185,15 @@ func (t *tr) paramExpr(p *param, used map[int]bool, next *int) (string, string) 
 			if len(a.args) != 1 {
 				return "", a.name + " attribute needs one index"
 			}
-			n, err := strconv.Atoi(a.args[0])
-			if err != nil {
-				return "", fmt.Sprintf("%s index %q is not an integer literal", a.name, a.args[0])
-			}
 			arr := "mtl_b"
 			if a.name == "threadgroup" {
 				arr = "mtl_tg"
 			}
-			return castArg(p.typ, fmt.Sprintf("%s[%d]", arr, n)), ""
+			idx := a.args[0]
+			if _, err := strconv.Atoi(idx); err != nil {
+				idx = "(" + idx + ")" // a constant expression the compiler evaluates
+			}
+			return castArg(p.typ, arr+"["+idx+"]"), ""
 		}
 		if ta, ok := threadAttrs[a.name]; ok {
 			return threadArg(p.typ, ta.field, ta.vector)
@@ -284,7 +290,10 @@ func (t *tr) table() {
 	}
 	t.tail.WriteString("static const mtl_rt::KernelInfo mtl_kernel_table[] = {\n")
 	for i, e := range t.entries {
-		run := "&mtl_run_" + e.fn.name
+		run := "&::mtl_run_" + e.fn.name
+		if e.fn.ns != "" {
+			run = "&::" + e.fn.ns + "::mtl_run_" + e.fn.name
+		}
 		if e.fn.tmpl != nil {
 			run += "<" + strings.Join(e.args, ", ") + ">"
 		}

@@ -550,6 +550,10 @@ func (t *tr) scanBody(f *fn) {
 					j = e
 					continue
 				}
+			default:
+				if !t.pointerFollows(j) {
+					t.errorf(j, "threadgroup declaration not supported here by the cpu translator")
+				}
 			}
 		}
 		if t.kind(j) == msl.Ident && (t.text(j+1) == "(" || t.text(j+1) == "<") && t.text(j-1) != "." && t.text(j-1) != "->" {
@@ -559,6 +563,21 @@ func (t *tr) scanBody(f *fn) {
 			}
 		}
 	}
+}
+
+// pointerFollows reports whether the threadgroup qualifier at k qualifies a
+// pointer or reference type (a cast, a pointer variable, a template
+// argument), not storage.
+func (t *tr) pointerFollows(k int) bool {
+	for j := k + 1; j < len(t.sig); j++ {
+		switch t.text(j) {
+		case "*", "&", "&&":
+			return true
+		case ";", ",", ")", "=", "{", "}", ">", "[":
+			return false
+		}
+	}
+	return false
 }
 
 // tgDecl rewrites the threadgroup declaration at k when it declares storage

@@ -81,7 +81,7 @@ func TestTranslate(t *testing.T) {
 			entry: "k",
 			want: []string{"void k( const float* a ,  float* o , const P& p , uint i )",
 				"static_cast<const float *>(mtl_b[0])", "*static_cast<const P*>(mtl_b[2])",
-				"static_cast<uint>(mtl_c.thread_position_in_grid[0])", `{"k", &mtl_run_k, 0, nullptr, 1024}`},
+				"static_cast<uint>(mtl_c.thread_position_in_grid[0])", `{"k", &::mtl_run_k, 0, nullptr, 1024}`},
 			notWant: []string{"device", "[[", "kernel void"},
 		},
 		{
@@ -126,7 +126,7 @@ func TestTranslate(t *testing.T) {
 			src:   header + "template <typename T, int N = 2>\nkernel void tk(device T* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  threadgroup T b[N];\n  b[i % N] = o[i]; o[i] = b[0];\n}\ntemplate [[host_name(\"tk_f\")]] [[kernel]] void tk<float, 4>(device float*, uint);\ntemplate [[host_name(\"tk_h\")]] kernel decltype(tk<half, 8>) tk<half, 8>;\n",
 			entry: "tk_h",
 			want: []string{"template<typename T, int N> using mtl_tg0_t = T[N];", "mtl_tg0_t<T, N>& b =",
-				"&mtl_run_tk<float, 4>", "&mtl_run_tk<half, 8>", "sizeof(::mtl_tg0_t<half, 8>)", `{"tk_h", &mtl_run_tk<half, 8>, 1, mtl_slots_1, 1024}`},
+				"&::mtl_run_tk<float, 4>", "&::mtl_run_tk<half, 8>", "sizeof(::mtl_tg0_t<half, 8>)", `{"tk_h", &::mtl_run_tk<half, 8>, 1, mtl_slots_1, 1024}`},
 			notWant: []string{"host_name"},
 		},
 		{
@@ -137,10 +137,17 @@ func TestTranslate(t *testing.T) {
 			notWant: []string{"vertex_id", "vs("},
 		},
 		{
+			name:  "namespaces and index expressions",
+			src:   "#include <metal_stdlib>\n#define OUT_IDX 1\nnamespace ops {\nstruct P { float s; };\nkernel void k(device const P* p [[buffer(0)]], device float* o [[buffer(OUT_IDX)]], metal::uint2 g [[thread_position_in_grid]]) {\n  threadgroup float t[4];\n  t[0] = p->s; o[g.x] = t[0];\n}\n}\n",
+			entry: "k",
+			want: []string{"namespace ops {\nstatic void mtl_run_k", "static_cast<float *>(mtl_b[(OUT_IDX)])", "&::ops::mtl_run_k",
+				"sizeof(::ops::mtl_tg0_t)", "uint2(static_cast<uint>(mtl_c.thread_position_in_grid[0])"},
+		},
+		{
 			name:  "max threads attribute",
 			src:   header + "[[max_total_threads_per_threadgroup(256)]] kernel void k(device float* o [[buffer(0)]]) { o[0] = 0; }\n",
 			entry: "k",
-			want:  []string{`{"k", &mtl_run_k, 0, nullptr, 256}`},
+			want:  []string{`{"k", &::mtl_run_k, 0, nullptr, 256}`},
 		},
 	}
 	for _, tt := range tests {
@@ -207,6 +214,7 @@ func TestErrors(t *testing.T) {
 		{"unbound param", header + "kernel void k(uint x) {}\n", "k", "", `^k\.metal:3:15: kernel k parameter x: no binding attribute`},
 		{"nonzero initialiser", header + "kernel void k() {\n  threadgroup float s[2] = {1, 0};\n}\n", "k", "", `^k\.metal:4:29: threadgroup variable s has a non-zero initialiser`},
 		{"macro storage", header + "#define TG threadgroup float s[4];\nkernel void k() {}\n", "k", "", `^k\.metal:3:1: threadgroup declaration inside macro`},
+		{"alignas threadgroup", header + "kernel void k() {\n  alignas(16) threadgroup float s[4];\n}\n", "k", "", `^k\.metal:4:15: threadgroup declaration not supported here`},
 		{"file scope", header + "threadgroup float g[4];\nkernel void k() {}\n", "k", "", `^k\.metal:3:1: threadgroup variable at file scope`},
 		{"bad instantiation", header + "template [[host_name(\"x\")]] kernel void nope<float>(device float*);\n", "x", "", `^k\.metal:3:1: host_name "x" instantiates nope`},
 		{"unterminated comment", "/* open", "k", "", `^k\.metal:1:1: unterminated comment`},

@@ -15,8 +15,6 @@ import (
 
 	"metalab/backend"
 	"metalab/backend/cpu"
-	"metalab/backend/cpu/prelude"
-	"metalab/backend/cpu/translate"
 	checkpkg "metalab/check"
 	"metalab/internal/cli/cmdutil"
 	"metalab/spec"
@@ -110,22 +108,7 @@ func ParseSize(s string) (int, error) {
 func newBackend(name string) (backend.Backend, error) {
 	switch name {
 	case "cpu":
-		opts := cpu.Options{}
-		if cpu.DefaultTranslate == nil {
-			// The backend leaves its defaults unset in this build; use the
-			// translator and prelude packages directly.
-			opts.Translate = func(src backend.Source) ([]byte, string, error) {
-				u, err := translate.Translate(src)
-				if err != nil {
-					return nil, "", err
-				}
-				return u.CPP, u.Kernel, nil
-			}
-		}
-		if cpu.DefaultPrelude == nil {
-			opts.Prelude, opts.PreludeVersion = prelude.FS, prelude.Version
-		}
-		return cpu.New(opts), nil
+		return cpu.New(cpu.Options{}), nil
 	}
 	return nil, cmdutil.FlagErrorf("unknown --backend %q (backends: cpu)", name)
 }

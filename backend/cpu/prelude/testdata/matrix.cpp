@@ -39,6 +39,10 @@ int main() {
   simdgroup_load(Ch, ch);
   simdgroup_multiply_accumulate(Dh, Ah, Bh, Ch);
   print(Dh);
+  // Mixed precision: half operands accumulate into a float matrix.
+  simdgroup_float8x8 Dm;
+  simdgroup_multiply_accumulate(Dm, Ah, Bh, C);
+  print(Dm);
   // In-place: the destination may alias an operand.
   simdgroup_multiply(A, A, B);
   print(A);
