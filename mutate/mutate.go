@@ -299,6 +299,9 @@ type SiteRef struct {
 
 // ID returns the site id part of r, without the choice.
 func (r SiteRef) ID() string {
+	if r.Hash == "" {
+		return fmt.Sprintf("%s/%s/%d", r.Mutation, r.Func, r.Ordinal)
+	}
 	return fmt.Sprintf("%s/%s/%d-%s", r.Mutation, r.Func, r.Ordinal, r.Hash)
 }
 
@@ -310,10 +313,12 @@ func (r SiteRef) String() string {
 	return r.ID() + "=" + r.Choice
 }
 
-// ParseSiteRef parses "<mutation>/<function>/<ordinal>-<hash>[=<choice>]".
+// ParseSiteRef parses "<mutation>/<function>/<ordinal>[-<hash>][=<choice>]".
+// The hash guards a saved id against a source that changed since the sites
+// were listed; a ref without it names the site by ordinal alone.
 func ParseSiteRef(s string) (SiteRef, error) {
 	bad := func(why string) (SiteRef, error) {
-		return SiteRef{}, fmt.Errorf("bad site %q: %s (want <mutation>/<function>/<n>-<hash>[=<choice>])", s, why)
+		return SiteRef{}, fmt.Errorf("bad site %q: %s (want <mutation>/<function>/<n>[-<hash>][=<choice>])", s, why)
 	}
 	id, choice, hasChoice := strings.Cut(s, "=")
 	if hasChoice && !validChoiceName(choice) {
@@ -329,15 +334,12 @@ func ParseSiteRef(s string) (SiteRef, error) {
 	if parts[1] == "" {
 		return bad("empty function name")
 	}
-	ordS, hash, ok := strings.Cut(parts[2], "-")
-	if !ok {
-		return bad("missing -<hash> after the ordinal")
-	}
+	ordS, hash, hasHash := strings.Cut(parts[2], "-")
 	ord, err := strconv.Atoi(ordS)
 	if err != nil || ord < 0 || strconv.Itoa(ord) != ordS {
 		return bad("bad ordinal")
 	}
-	if len(hash) != 6 || strings.Trim(hash, "0123456789abcdef") != "" {
+	if hasHash && (len(hash) != 6 || strings.Trim(hash, "0123456789abcdef") != "") {
 		return bad("hash must be 6 lowercase hex digits")
 	}
 	return SiteRef{Mutation: parts[0], Func: parts[1], Ordinal: ord, Hash: hash, Choice: choice}, nil
@@ -356,7 +358,7 @@ func Resolve(found []*FoundSite, ref SiteRef) (*FoundSite, *Choice, error) {
 		if s.Ordinal != ref.Ordinal {
 			continue
 		}
-		if s.Hash != ref.Hash {
+		if ref.Hash != "" && s.Hash != ref.Hash {
 			return nil, nil, fmt.Errorf("stale site %s: the text of %s site %d in %s now hashes to %s; list sites again", ref.ID(), ref.Mutation, ref.Ordinal, ref.Func, s.Hash)
 		}
 		c, err := s.Choice(ref.Choice)

@@ -6,13 +6,13 @@
 #include "metal_scalar.h"
 
 #ifndef INFINITY
-#define INFINITY (__builtin_inff())
+#define INFINITY (__builtin_inff ())
 #endif
 #ifndef NAN
-#define NAN (__builtin_nanf(""))
+#define NAN (__builtin_nanf (""))
 #endif
 #ifndef HUGE_VALF
-#define HUGE_VALF (__builtin_huge_valf())
+#define HUGE_VALF (__builtin_huge_valf ())
 #endif
 #ifndef MAXFLOAT
 #define MAXFLOAT 0x1.fffffep+127f
