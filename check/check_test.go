@@ -259,6 +259,15 @@ sets:
 	if m := rep.Variants[1].Mismatch; m == nil || m.Buffer != "mid" || m.Element != 0 || m.Differing != 8 {
 		t.Errorf("skip-add mismatch = %+v", m)
 	}
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"prep 0, score 0", "unchanged, max 0"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("pipeline table lacks %q:\n%s", want, text.String())
+		}
+	}
 }
 
 func TestVariantOfSecondSource(t *testing.T) {

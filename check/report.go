@@ -31,7 +31,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		if v == nil {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2fs\n", v.Name, v.Status, tgText(v.TGMem, false), tgText(v.TGMem, true), casesText(v), short(v.SHA256), v.Seconds)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2fs\n", v.Name, v.Status, tgText(v.TGMem, false, v == r.Control), tgText(v.TGMem, true, v == r.Control), casesText(v), short(v.SHA256), v.Seconds)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -74,21 +74,32 @@ func short(h string) string {
 	return h
 }
 
-func tgText(ts []TGMem, source bool) string {
+// tgText formats threadgroup memory for the table: before→after for one
+// stage; for several, the stages whose memory changed, or every stage's
+// size for the control.
+func tgText(ts []TGMem, source, control bool) string {
 	if len(ts) == 0 {
 		return "-"
 	}
 	var parts []string
+	most := -1
 	for _, t := range ts {
 		b, a := t.Before, t.After
 		if source {
 			b, a = t.SourceBefore, t.SourceAfter
 		}
-		s := bytesText(b) + "→" + bytesText(a)
-		if len(ts) > 1 {
-			s = t.Entry + " " + s
+		most = max(most, a)
+		switch {
+		case len(ts) == 1:
+			parts = append(parts, bytesText(b)+"→"+bytesText(a))
+		case control:
+			parts = append(parts, t.Entry+" "+bytesText(a))
+		case a != b:
+			parts = append(parts, t.Entry+" "+bytesText(b)+"→"+bytesText(a))
 		}
-		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return "unchanged, max " + bytesText(most)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -69,6 +69,7 @@ type Backend struct {
 
 	compilerRuns  atomic.Int64 // kernel compiler invocations, for tests
 	runnerDefines []string     // extra runner build flags, for tests (e.g. the portable fibers)
+	runnerWrap    []string     // command the runner is started under, for tests (e.g. an emulator)
 
 	mu   sync.Mutex // guards proc and gen, and serialises runner requests
 	proc *proc
@@ -234,7 +235,7 @@ func (b *Backend) runner() (*proc, error) {
 		b.proc.close()
 		b.proc = nil
 	}
-	p, err := startProc(b.runnerPath, b.opts.Workers)
+	p, err := startProc(b.runnerWrap, b.runnerPath, b.opts.Workers)
 	if err != nil {
 		return nil, err
 	}

@@ -31,13 +31,14 @@ type proc struct {
 	cancelled atomic.Bool
 }
 
-// startProc starts the runner binary at path.
-func startProc(path string, workers int) (*proc, error) {
-	args := []string{}
+// startProc starts the runner binary at path, under the command wrap if
+// it is not empty.
+func startProc(wrap []string, path string, workers int) (*proc, error) {
+	args := append(append([]string{}, wrap...), path)
 	if workers > 0 {
 		args = append(args, "-workers", strconv.Itoa(workers))
 	}
-	cmd := exec.Command(path, args...)
+	cmd := exec.Command(args[0], args[1:]...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("start runner: %w", err)
@@ -100,11 +101,16 @@ func (p *proc) call(ctx context.Context, typ byte, payload []byte, timeout time.
 	})
 	defer stop()
 
-	hdr := make([]byte, 5, 5+len(payload))
-	binary.LittleEndian.PutUint32(hdr, uint32(len(payload)))
+	var hdr [5]byte
+	binary.LittleEndian.PutUint32(hdr[:], uint32(len(payload)))
 	hdr[4] = typ
-	if _, err := p.in.Write(append(hdr, payload...)); err != nil {
+	if _, err := p.in.Write(hdr[:]); err != nil {
 		return nil, p.died(ctx, timeout, err)
+	}
+	if len(payload) > 0 {
+		if _, err := p.in.Write(payload); err != nil {
+			return nil, p.died(ctx, timeout, err)
+		}
 	}
 	var rh [5]byte
 	if _, err := io.ReadFull(p.out, rh[:]); err != nil {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"metalab/internal/cli/backends"
+	checkcmd "metalab/internal/cli/check"
 	"metalab/internal/cli/cmdutil"
 	diffcmd "metalab/internal/cli/diff"
 	mutatecmd "metalab/internal/cli/mutate"
@@ -50,6 +52,8 @@ variants from chosen site choices, and writes patches that git apply cleanly.`,
 		tgmem.NewCmdTgmem(f, nil),
 		mutatecmd.NewCmdMutate(f, nil),
 		diffcmd.NewCmdDiff(f, nil),
+		checkcmd.NewCmdCheck(f, nil),
+		backends.NewCmdBackends(f, nil),
 	)
 	return cmd
 }

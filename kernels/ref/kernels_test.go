@@ -100,6 +100,9 @@ func (ps *programs) close() {
 	}
 }
 
+// runTimeout bounds one kernel run; the full sets raise it.
+var runTimeout = 2 * time.Minute
+
 // runSets runs every case of the named sets of the spec at path and hands
 // the instance and its final buffers to verify.
 func runSets(t *testing.T, path string, sets []string, verify func(t *testing.T, in *spec.Instance, out map[string][]byte)) {
@@ -125,7 +128,7 @@ func runSets(t *testing.T, path string, sets []string, verify func(t *testing.T,
 				progs = append(progs, ps.get(t, st))
 			}
 			start := time.Now()
-			out, err := check.Execute(context.Background(), progs, in, backend.Order{}, 2*time.Minute)
+			out, err := check.Execute(context.Background(), progs, in, backend.Order{}, runTimeout)
 			if err != nil {
 				var f *backend.Failure
 				if errors.As(err, &f) {
@@ -231,6 +234,7 @@ func TestFull(t *testing.T) {
 	if os.Getenv("METALAB_FULL") != "1" {
 		t.Skip("full sets take minutes on the cpu backend; set METALAB_FULL=1")
 	}
+	runTimeout = 30 * time.Minute
 	t.Run("prompt", func(t *testing.T) {
 		runSets(t, filepath.Join(kernelsDir(), "qsa_prompt.yaml"), []string{"full"}, verifyPrompt)
 	})

@@ -205,4 +205,3 @@ func TestCompileTime(t *testing.T) {
 		t.Errorf("cached compile slower than cold: cold %v, cached %v, new backend %v", cold, warm, other)
 	}
 }
-

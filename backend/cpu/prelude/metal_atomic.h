@@ -9,6 +9,7 @@
 // spuriously.
 #pragma once
 #include "metal_scalar.h"
+#include "metal_sync.h"
 
 namespace metal {
 
@@ -114,6 +115,19 @@ template <class T>
 inline T atomic_fetch_max_explicit(volatile atomic<T>* obj, typename mtl_detail::id<T>::type v, memory_order o) {
   T x = v;
   return mtl_detail::cas_update(&obj->mtl_v, o, [&](T a) { return a < x ? x : a; });
+}
+
+// thread_scope is the scope argument of atomic_thread_fence.
+enum thread_scope {
+  thread_scope_thread = 0,
+  thread_scope_simdgroup = 1,
+  thread_scope_threadgroup = 2,
+  thread_scope_device = 3,
+};
+
+// atomic_thread_fence orders memory; every scope gets a full fence here.
+inline void atomic_thread_fence(mem_flags, memory_order o, thread_scope = thread_scope_device) {
+  __atomic_thread_fence(int(o));
 }
 
 // The forms without _explicit use memory_order_relaxed, Metal's only

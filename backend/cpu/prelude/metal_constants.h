@@ -5,6 +5,8 @@
 
 #include "metal_scalar.h"
 
+// INFINITY, NAN and HUGE_VALF are spelled exactly as glibc's <math.h>
+// spells them, so including it later does not redefine them differently.
 #ifndef INFINITY
 #define INFINITY (__builtin_inff ())
 #endif

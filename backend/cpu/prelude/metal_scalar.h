@@ -1,7 +1,6 @@
 // metal_scalar.h — Metal scalar types for the cpu backend: the integer
 // typedefs, IEEE binary16 `half` and `bfloat` with per-operation rounding,
-// type traits shared by the other pieces, numeric_limits, the float and half
-// constants, and as_type.
+// type traits shared by the other pieces, numeric_limits and as_type.
 //
 // half and bfloat hold their bit pattern. Every arithmetic operation on them
 // is computed in float and rounded back to the 16-bit format (round to

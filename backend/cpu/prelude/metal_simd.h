@@ -6,7 +6,10 @@
 // the participating lanes, a sequential left fold ((v0 op v1) op v2) ...
 // starting from the lowest participating lane. Every lane computes the same
 // fold from the same data, so all lanes get bitwise identical results, and
-// results do not depend on the fiber order. A quad is 4 consecutive lanes.
+// results do not depend on the fiber order. Scans start from the identity
+// (0 for sums, 1 for products) and fold the participating lanes below the
+// caller (exclusive) or up to it (inclusive). A quad is 4 consecutive lanes;
+// quad functions fold only the participating lanes of the caller's quad.
 #pragma once
 #include "metal_scalar.h"
 #include "metal_vector.h"

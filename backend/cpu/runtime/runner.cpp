@@ -857,6 +857,10 @@ void do_dispatch(Reader& r) {
                                    std::to_string(threads[2]) + " outside 1.." + std::to_string(max_threads));
   }
   uint64_t ngroups = uint64_t(groups[0]) * groups[1] * groups[2];
+  if (groups[0] > (1u << 31) || groups[1] > (1u << 31) || groups[2] > (1u << 31) || ngroups > (uint64_t(1) << 40)) {
+    return send_err(kErrUsage, "grid of " + std::to_string(groups[0]) + "x" + std::to_string(groups[1]) + "x" +
+                                   std::to_string(groups[2]) + " threadgroups is too large");
+  }
   g_job = Job();
   g_job.kernel = k;
   std::memcpy(g_job.groups, groups, sizeof groups);

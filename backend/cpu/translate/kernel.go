@@ -60,13 +60,27 @@ func (t *tr) buildKernels() {
 			t.ins[t.sig[f.start]] = strings.Join(f.aliases, "\n")
 		}
 	}
-	seen := map[string]bool{}
+	seen := map[string]*kernelEntry{}
 	wrapped := map[*fn]bool{}
 	add := func(e *kernelEntry) {
-		if seen[e.name] {
+		if prev := seen[e.name]; prev != nil {
+			// A second definition, e.g. in the other branch of an #if
+			// msl could not decide: the compiler picks one, so the table
+			// lays out the slots of both.
+			if e.fn != prev.fn {
+				have := map[*slot]bool{}
+				for _, s := range prev.slots {
+					have[s] = true
+				}
+				for _, s := range t.reachableSlots(e.fn) {
+					if !have[s] {
+						prev.slots = append(prev.slots, s)
+					}
+				}
+			}
 			return
 		}
-		seen[e.name] = true
+		seen[e.name] = e
 		e.slots = t.reachableSlots(e.fn)
 		t.entries = append(t.entries, e)
 		if !wrapped[e.fn] {
@@ -563,7 +577,7 @@ func (t *tr) rewriteAll() {
 		}
 	}
 	for i, tk := range t.toks {
-		if tk.Kind != msl.Directive || t.rep[i] != nil {
+		if tk.Kind != msl.Directive || t.rep[i] != nil || tk.dead {
 			continue
 		}
 		words := directiveWords(tk.Text)

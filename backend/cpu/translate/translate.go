@@ -71,7 +71,7 @@ func run(src backend.Source) (*tr, error) {
 		return nil, err
 	}
 	for i, tk := range t.toks {
-		if tk.Kind != msl.Comment && tk.Kind != msl.Directive {
+		if tk.Kind != msl.Comment && tk.Kind != msl.Directive && !tk.dead {
 			t.sig = append(t.sig, i)
 		}
 	}
@@ -120,6 +120,7 @@ type tok struct {
 	pre     string // trivia before the token
 	preLine int    // line on which pre starts
 	drop    bool   // directive consumed by the translator (#include "x", #pragma once)
+	dead    bool   // inside an #if branch that is inactive under src.Defines: copied verbatim
 }
 
 // tr holds the state of one translation.
@@ -166,11 +167,20 @@ func (t *tr) load(name, dir string, text []byte, depth int) error {
 	if err != nil {
 		return err
 	}
+	dead := inactiveRanges(name, text, t.src.Defines)
 	prev := 0
 	for _, mt := range toks {
 		line, _ := f.lineCol(prev)
 		tk := tok{Token: mt, f: f, pre: string(text[prev:mt.Pos]), preLine: line}
 		prev = mt.End
+		for len(dead) > 0 && dead[0][1] <= mt.Pos {
+			dead = dead[1:]
+		}
+		if len(dead) > 0 && dead[0][0] <= mt.Pos {
+			tk.dead = true
+			t.toks = append(t.toks, tk)
+			continue
+		}
 		if mt.Kind != msl.Directive {
 			t.toks = append(t.toks, tk)
 			continue
@@ -223,6 +233,29 @@ func (t *tr) resolve(from *srcFile, inc string) (string, string, error) {
 		}
 	}
 	return "", "", errors.New("file not found")
+}
+
+// inactiveRanges returns the byte ranges of #if branches that msl finds
+// certainly inactive given defines (and the file's own #defines). Code there
+// is copied verbatim and never scanned, so a kernel defined in both branches
+// of an #if is seen once. msl is only a source of extra knowledge here: if
+// it cannot parse the file, nothing is skipped.
+func inactiveRanges(name string, text []byte, defines map[string]string) (out [][2]int) {
+	defer func() {
+		if recover() != nil {
+			out = nil
+		}
+	}()
+	f, _ := msl.ParseWith(name, text, defines)
+	if f == nil {
+		return nil
+	}
+	for _, tk := range f.Tokens {
+		if tk.Kind == msl.Skipped {
+			out = append(out, [2]int{tk.Pos, tk.End})
+		}
+	}
+	return out
 }
 
 func hasPragmaOnce(body []byte) bool {

@@ -3,6 +3,7 @@ package translate
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,6 +201,30 @@ kernel void other(device float* o [[buffer(0)]]) { h2(nullptr); }
 	}
 	if got := strings.Join(u.Kernels, ","); got != "k,other" {
 		t.Errorf("Kernels = %s, want k,other", got)
+	}
+}
+
+func TestConditionalKernels(t *testing.T) {
+	src := header + "#if VARIANT == 1\nkernel void k(device float* o [[buffer(0)]]) { threadgroup float a[8]; o[0] = a[0]; }\n#else\nkernel void k(device float* o [[buffer(0)]]) { threadgroup half b[32]; o[0] = b[0]; }\n#endif\n"
+	tests := []struct {
+		defines map[string]string
+		want    string
+	}{
+		{map[string]string{"VARIANT": "1"}, "[{0 k a float[8]}]"},
+		{map[string]string{"VARIANT": "2"}, "[{0 k b half[32]}]"},
+		{nil, "[{0 k a float[8]} {1 k b half[32]}]"}, // undecided: both branches' slots
+	}
+	for _, tt := range tests {
+		u, err := Translate(backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k", Defines: tt.defines})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(u.Slots); got != tt.want {
+			t.Errorf("defines %v: slots %s, want %s", tt.defines, got, tt.want)
+		}
+		if n := strings.Count(string(u.CPP), "static void mtl_run_k("); n != 1 {
+			t.Errorf("defines %v: %d wrappers for k, want 1", tt.defines, n)
+		}
 	}
 }
 

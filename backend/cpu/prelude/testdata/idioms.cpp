@@ -113,6 +113,7 @@ float f5(atomic_bool* flag, half4 hv, uint2 u, float x, ushort lane) {
   atomic_store_explicit(flag, true, memory_order_relaxed);
   bool was = atomic_exchange_explicit(flag, false, memory_order_relaxed);
   bool now = atomic_load_explicit(flag, memory_order_relaxed);
+  atomic_thread_fence(mem_flags::mem_device, memory_order_seq_cst, thread_scope_device);
   half4 hs = simd_sum(hv) + simd_prefix_exclusive_sum(hv) + quad_shuffle(hv, 1) + simd_shuffle_down(hv, 4);
   uint2 us = simd_max(u) + simd_min(u) + quad_sum(u) + simd_or(u) + simd_broadcast_first(u);
   uint64_t m = (uint64_t)simd_ballot(x > 0);
