@@ -19,7 +19,8 @@
 //   part    float [T][H][nsel/64][132]  numerator[128], max, denominator, 0, 0
 //
 // Cell ids are sanitised on load: an id outside [0, ncells) counts as -1 and
-// is never dereferenced; its K/V reads go to row zero with a zero scale.
+// is never dereferenced; its K/V reads go to row zero with a zero scale, so
+// the attention kernels need ncells >= 1.
 
 #include <metal_stdlib>
 using namespace metal;
@@ -91,16 +92,18 @@ kernel void qsa_flash(
     if (tid < 32) {
         qs4[tid] = float4(q[((size_t)t * p.H + h) * 32 + tid]);
     }
-    for (uint r = 0; r < 2; ++r) {
-        uint e = r * 128 + tid;
-        uint c = e >> 2;
-        uint g = e & 3;
-        int id = row[c];
-        bool ok = uint(id) < p.ncells;
-        if (g == 0) {
-            cid[0][c] = ok ? id : -1;
+    if (nch > 0) {
+        for (uint r = 0; r < 2; ++r) {
+            uint e = r * 128 + tid;
+            uint c = e >> 2;
+            uint g = e & 3;
+            int id = row[c];
+            bool ok = uint(id) < p.ncells;
+            if (g == 0) {
+                cid[0][c] = ok ? id : -1;
+            }
+            kst[0][c][g] = ok ? ksc[((size_t)id * p.KVH + kvh) * 4 + g] : half(0.0h);
         }
-        kst[0][c][g] = ok ? ksc[((size_t)id * p.KVH + kvh) * 4 + g] : half(0.0h);
     }
 
     float acc = 0.0f;            // output dim tid, unnormalised

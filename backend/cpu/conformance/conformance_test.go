@@ -22,6 +22,7 @@ type tcase struct {
 	bufs    []backend.Buffer
 	want    map[int][]byte // expected outputs by buffer index
 	elem    int            // element size for difference reports
+	tgmem   int            // static threadgroup memory by Metal's layout rule (declarations in order, each aligned, total rounded up to 16)
 }
 
 func dim(x int) backend.Dim3 { return backend.Dim3{X: x, Y: 1, Z: 1} }
@@ -33,7 +34,7 @@ func cases() []tcase {
 	var cs []tcase
 	cs = append(cs, reduceCase(), simdUintCase(), simdFloatCase(), simdDivergentCase(), swizzleCase(),
 		halfConvertCase(), halfArithCase(), uintWrapCase(), atomicsCase(), attrsCase(), templateCase("scale_f32x64", 64, false),
-		templateCase("scale_i32x32", 32, true), tgParamCase(), raceFixedCase(), polyCase())
+		templateCase("scale_i32x32", 32, true), tgParamCase(), raceFixedCase(), polyCase(), helpersCase())
 	cs = append(cs, fconstCases()...)
 	cs = append(cs, matrixCases()...)
 	return cs
@@ -48,6 +49,9 @@ func TestConformance(t *testing.T) {
 			src := source(t, c.file, c.entry)
 			src.Defines, src.Constants = c.defines, c.consts
 			p := compile(t, b, src)
+			if p.ThreadgroupMemory() != c.tgmem {
+				t.Errorf("static threadgroup memory %d bytes, want %d", p.ThreadgroupMemory(), c.tgmem)
+			}
 			for _, o := range orders {
 				got := run(t, p, backend.Dispatch{Buffers: c.bufs, Threadgroups: c.tgs, Threads: c.threads, Order: o})
 				for idx, want := range c.want {
@@ -79,7 +83,7 @@ func reduceCase() tcase {
 	}
 	return tcase{name: "reduce", file: "reduce.metal", entry: "tg_reduce", tgs: dim(groups), threads: dim(n),
 		bufs: []backend.Buffer{in(0, f32bytes(x)), out(1, make([]byte, 4*groups))},
-		want: map[int][]byte{1: f32bytes(sums)}, elem: 4}
+		want: map[int][]byte{1: f32bytes(sums)}, elem: 4, tgmem: 4 * n}
 }
 
 // simdGroups calls f for each simd group of 32 consecutive values.
@@ -374,7 +378,7 @@ func atomicsCase() tcase {
 	}
 	return tcase{name: "atomics", file: "atomics.metal", entry: "atomics", tgs: dim(groups), threads: dim(n),
 		bufs: []backend.Buffer{out(0, u32bytes(counters)), out(1, make([]byte, 8*groups)), in(2, u32bytes(v))},
-		want: map[int][]byte{0: u32bytes(wantCounters), 1: u32bytes(outs)}, elem: 4}
+		want: map[int][]byte{0: u32bytes(wantCounters), 1: u32bytes(outs)}, elem: 4, tgmem: 16}
 }
 
 func matrixCases() []tcase {
@@ -455,7 +459,7 @@ func templateCase(host string, n int, isInt bool) tcase {
 		}
 		return tcase{name: "template_" + host, file: "template.metal", entry: host, tgs: dim(groups), threads: dim(n),
 			bufs: []backend.Buffer{in(0, u32bytes(x)), out(1, make([]byte, 4*len(x)))},
-			want: map[int][]byte{1: u32bytes(want)}, elem: 4}
+			want: map[int][]byte{1: u32bytes(want)}, elem: 4, tgmem: 4 * n}
 	}
 	x := make([]float32, groups*n)
 	for i := range x {
@@ -468,7 +472,7 @@ func templateCase(host string, n int, isInt bool) tcase {
 	}
 	return tcase{name: "template_" + host, file: "template.metal", entry: host, tgs: dim(groups), threads: dim(n),
 		bufs: []backend.Buffer{in(0, f32bytes(x)), out(1, make([]byte, 4*len(x)))},
-		want: map[int][]byte{1: f32bytes(want)}, elem: 4}
+		want: map[int][]byte{1: f32bytes(want)}, elem: 4, tgmem: 4 * n}
 }
 
 func tgParamCase() tcase {
@@ -507,7 +511,7 @@ func raceFixedCase() tcase {
 	x, want := raceInputs()
 	return tcase{name: "race_fixed", file: "race.metal", entry: "race_fixed", tgs: dim(2), threads: dim(128),
 		bufs: []backend.Buffer{in(0, u32bytes(x)), out(1, make([]byte, 4*len(x)))},
-		want: map[int][]byte{1: u32bytes(want)}, elem: 4}
+		want: map[int][]byte{1: u32bytes(want)}, elem: 4, tgmem: 512}
 }
 
 func fconstCases() []tcase {
@@ -634,4 +638,27 @@ func polyCase() tcase {
 	return tcase{name: "poly", file: "bench.metal", entry: "poly", tgs: dim(2), threads: dim(n / 2),
 		bufs: []backend.Buffer{in(0, f32bytes(x)), out(1, make([]byte, 4*n))},
 		want: map[int][]byte{1: f32bytes(want)}, elem: 4}
+}
+
+func helpersCase() tcase {
+	const groups, n = 3, 64
+	r := rng(15)
+	x := make([]float32, 4*groups*n)
+	for i := range x {
+		x[i] = r.float()
+	}
+	want := make([]float32, len(x))
+	for g := 0; g < groups; g++ {
+		for t := 0; t < n; t++ {
+			for c := 0; c < 4; c++ {
+				s := x[4*(g*n)+c] + x[4*(g*n+1)+c]
+				want[4*(g*n+t)+c] = (s + 4.5) + 30
+			}
+		}
+	}
+	return tcase{name: "helper_threadgroup_memory", file: "helpers.metal", entry: "helpers", tgs: dim(groups), threads: dim(n),
+		bufs: []backend.Buffer{in(0, f32bytes(x)), out(1, make([]byte, 4*len(x)))},
+		want: map[int][]byte{1: f32bytes(want)}, elem: 4,
+		tgmem: 64, // kernel h at 0 (6 B), stage_vec v at 16 (32 B), stage_bytes c at 48 (5 B)
+	}
 }

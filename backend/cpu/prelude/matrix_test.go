@@ -52,18 +52,20 @@ func TestSimdgroupMatrix(t *testing.T) {
 		}
 	}
 	out := lines(buildRun(t, readTestdata(t, "matrix.cpp"), in.String()))
-	if len(out) != 11 {
+	if len(out) != 13 {
 		t.Fatalf("got %d lines", len(out))
 	}
 	ident := func(x f32) f32 { return x }
-	check := func(line int, what, want string) {
+	line := 0
+	check := func(what, want string) {
 		t.Helper()
 		if got := strings.TrimSpace(out[line]); got != want {
 			t.Errorf("%s:\n got %s\nwant %s", what, got, want)
 		}
+		line++
 	}
-	check(0, "A*B", hexFloats(refMatmul(a, b, nil, ident)))
-	check(1, "A*B+C", hexFloats(refMatmul(a, b, c, ident)))
+	check("A*B", hexFloats(refMatmul(a, b, nil, ident)))
+	check("A*B+C", hexFloats(refMatmul(a, b, c, ident)))
 	ha, hb, hc := make([]f32, 64), make([]f32, 64), make([]f32, 64)
 	for i := range ha {
 		ha[i], hb[i], hc[i] = halfOf(a[i]), halfOf(b[i]), halfOf(c[i])
@@ -72,10 +74,15 @@ func TestSimdgroupMatrix(t *testing.T) {
 	for _, x := range refMatmul(ha, hb, hc, halfOf) {
 		fmt.Fprintf(&hw, "%x ", refHalf(float64(x)))
 	}
-	check(2, "half A*B+C", strings.TrimSpace(hw.String()))
-	check(3, "half A*B + float C into float", hexFloats(refMatmul(ha, hb, c, ident)))
-	check(4, "A = A*B in place", hexFloats(refMatmul(a, b, nil, ident)))
-	out = out[1:]
+	check("half A*B+C", strings.TrimSpace(hw.String()))
+	check("half A*B + float C into float", hexFloats(refMatmul(ha, hb, c, ident)))
+	check("C = A*B+C in place in memory", hexFloats(refMatmul(a, b, c, ident)))
+	check("Q = Q*B in place", hexFloats(refMatmul(a, b, nil, ident)))
+	scaled := make([]f32, 64)
+	for i := range scaled {
+		scaled[i] = a[i] * f32(i/2+1) // lane i/2 owns element i and scaled it by lane+1
+	}
+	check("product after thread_elements writes", hexFloats(refMatmul(scaled, b, nil, ident)))
 
 	big := func(row, col int) f32 { return f32(row*16 + col) }
 	load := make([]f32, 64)
@@ -86,8 +93,8 @@ func TestSimdgroupMatrix(t *testing.T) {
 			trans[i*8+j] = big(1+j, 2+i)
 		}
 	}
-	check(4, "load at origin (3,5) stride 16", hexFloats(load))
-	check(5, "transposed load at origin (2,1)", hexFloats(trans))
+	check("load at origin (3,5) stride 16", hexFloats(load))
+	check("transposed load at origin (2,1)", hexFloats(trans))
 	dst := make([]string, 256)
 	for i := range dst {
 		dst[i] = "0"
@@ -97,7 +104,7 @@ func TestSimdgroupMatrix(t *testing.T) {
 			dst[(6+j)*16+4+i] = fmt.Sprint(load[i*8+j])
 		}
 	}
-	check(6, "transposed store at origin (4,6)", strings.Join(dst, " "))
+	check("transposed store at origin (4,6)", strings.Join(dst, " "))
 	filled, diag := make([]f32, 64), make([]f32, 64)
 	for i := range filled {
 		filled[i] = 2.5
@@ -105,8 +112,8 @@ func TestSimdgroupMatrix(t *testing.T) {
 			diag[i] = 3
 		}
 	}
-	check(7, "make_filled_simdgroup_matrix", hexFloats(filled))
-	check(8, "diagonal constructor", hexFloats(diag))
+	check("make_filled_simdgroup_matrix", hexFloats(filled))
+	check("diagonal constructor", hexFloats(diag))
 	te := make([]string, 64)
 	for l := 0; l < 32; l++ {
 		// Lane l holds row l/4, columns 2(l%4) and 2(l%4)+1 of the 8-wide source.
@@ -114,7 +121,7 @@ func TestSimdgroupMatrix(t *testing.T) {
 		te[2*l] = fmt.Sprint(row*8 + col)
 		te[2*l+1] = fmt.Sprint(row*8 + col + 1)
 	}
-	check(9, "thread_elements", strings.Join(te, " "))
+	check("thread_elements", strings.Join(te, " "))
 }
 
 func TestMatrixTypes(t *testing.T) {

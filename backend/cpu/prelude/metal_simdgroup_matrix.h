@@ -1,19 +1,31 @@
-// metal_simdgroup_matrix.h — simdgroup_matrix 8x8 and its load, store and multiply
-// functions.
+// metal_simdgroup_matrix.h — simdgroup_matrix 8x8 and its load, store and
+// multiply functions.
 //
-// Emulation model: every lane holds the whole 8x8 matrix (row-major). Loads
-// and multiplies are computed redundantly by each lane from the same data,
-// so all lanes hold identical matrices without any exchange, and a store
-// writes all 64 elements from every lane (the same values). Products
-// accumulate over k = 0..7 in order, each step one fused multiply-add
-// computed in float and rounded to the element type (so per element for
-// half and bfloat).
+// Emulation model: the matrix is distributed over the simd group as on the
+// GPU. Lane l owns elements 2l and 2l+1 in row-major order (row l/4,
+// columns 2(l%4) and 2(l%4)+1); thread_elements() is a reference to them.
+// Each lane's simdgroup_matrix stores all 64 elements, but only its own two
+// are authoritative: the rest is a cache, refreshed by the operations that
+// need the whole matrix.
 //
-// thread_elements() gives lane l the elements 2l and 2l+1 in row-major order
-// (row l/4, columns 2(l%4) and 2(l%4)+1), as a reference into the lane's own
-// copy: writing through it changes only that lane's copy.
+//   - simdgroup_load: each lane reads its own elements, then one simd_exchange
+//     gives every lane the whole matrix. No lane goes on before every lane
+//     has read, so a lane storing to the same memory afterwards (an in-place
+//     update) cannot feed another lane's load.
+//   - simdgroup_multiply(_accumulate): one simd_exchange of every lane's own
+//     elements of the operands rebuilds the whole operands (so writes through
+//     thread_elements() count), then each lane computes its own elements of
+//     the result: a sum over k = 0..7 in order, each step one fused
+//     multiply-add computed in float and rounded to the result's element
+//     type (so per step for half and bfloat).
+//   - simdgroup_store: each lane writes its own elements, then a simd-group
+//     barrier, so no lane reads the destination before every lane wrote.
+//
+// Every simdgroup_matrix operation is therefore a simd-group collective: as
+// on the GPU, all lanes of the simd group must reach it.
 #pragma once
 #include "metal_scalar.h"
+#include "metal_simd.h"
 #include "metal_vector.h"
 
 namespace metal {
@@ -50,63 +62,105 @@ inline simdgroup_matrix<T, Cols, Rows> make_filled_simdgroup_matrix(T v) {
   return m;
 }
 
+namespace mtl_detail {
+
+inline uint32_t matrix_lane() { return mtl_rt::ctx().thread_index_in_simdgroup & 31; }
+
+// owned is one lane's two elements of a matrix.
+template <class T>
+struct owned {
+  T e[2];
+};
+
+// source_index is the index in a row-major source of element (r, c) of the
+// 8x8 block at origin, transposed or not.
+inline ulong source_index(int r, int c, ulong elements_per_row, ulong2 origin, bool transpose) {
+  ulong row = transpose ? ulong(c) : ulong(r);
+  ulong col = transpose ? ulong(r) : ulong(c);
+  return (origin.y + row) * elements_per_row + origin.x + col;
+}
+
+// operands is what a multiply exchanges: each lane's own elements of a, b
+// and c.
+template <class TA, class TB, class TC>
+struct operands {
+  owned<TA> a;
+  owned<TB> b;
+  owned<TC> c;
+};
+
+// matmul sets the caller's own elements of d to a * b (+ c when
+// accumulate), after rebuilding the whole operands from every lane.
+template <class TD, class TA, class TB, class TC>
+inline void matmul(TD* d, const TA* a, const TB* b, const TC* c, bool accumulate) {
+  uint32_t lane = matrix_lane();
+  operands<TA, TB, TC> mine{{{a[2 * lane], a[2 * lane + 1]}}, {{b[2 * lane], b[2 * lane + 1]}}, {{TC(0), TC(0)}}};
+  if (accumulate) mine.c = owned<TC>{{c[2 * lane], c[2 * lane + 1]}};
+  lanes<operands<TA, TB, TC>> l = exchange(mine);
+  TA fa[64];
+  TB fb[64];
+  for (int i = 0; i < 32; i++) {
+    fa[2 * i] = l.v[i].a.e[0];
+    fa[2 * i + 1] = l.v[i].a.e[1];
+    fb[2 * i] = l.v[i].b.e[0];
+    fb[2 * i + 1] = l.v[i].b.e[1];
+  }
+  for (int k2 = 0; k2 < 2; k2++) {
+    int idx = int(2 * lane) + k2;
+    int i = idx / 8, j = idx % 8;
+    float acc = accumulate ? float(TD(mine.c.e[k2])) : 0.0f;
+    for (int k = 0; k < 8; k++) acc = float(TD(__builtin_fmaf(float(fa[i * 8 + k]), float(fb[k * 8 + j]), acc)));
+    d[idx] = TD(acc);
+  }
+}
+
+}  // namespace mtl_detail
+
 // simdgroup_load reads the 8x8 block at matrix_origin (x = column, y = row)
 // of a row-major source with elements_per_row elements per row; transposed,
 // element (r, c) comes from source row origin.y + c, column origin.x + r.
 template <class T, int C, int R, class U>
 inline void simdgroup_load(simdgroup_matrix<T, C, R>& d, const U* src, ulong elements_per_row = 8,
                            ulong2 matrix_origin = ulong2(0), bool transpose_matrix = false) {
-  for (int r = 0; r < 8; r++)
-    for (int c = 0; c < 8; c++) {
-      ulong row = transpose_matrix ? ulong(c) : ulong(r);
-      ulong col = transpose_matrix ? ulong(r) : ulong(c);
-      d.mtl_e[r * 8 + c] = T(src[(matrix_origin.y + row) * elements_per_row + matrix_origin.x + col]);
-    }
+  uint32_t lane = mtl_detail::matrix_lane();
+  mtl_detail::owned<T> mine;
+  for (int k = 0; k < 2; k++) {
+    int idx = int(2 * lane) + k;
+    mine.e[k] = T(src[mtl_detail::source_index(idx / 8, idx % 8, elements_per_row, matrix_origin, transpose_matrix)]);
+  }
+  mtl_detail::lanes<mtl_detail::owned<T>> l = mtl_detail::exchange(mine);
+  for (int i = 0; i < 32; i++) {
+    d.mtl_e[2 * i] = l.v[i].e[0];
+    d.mtl_e[2 * i + 1] = l.v[i].e[1];
+  }
 }
 
 // simdgroup_store writes the matrix to the block at matrix_origin, the
-// inverse of simdgroup_load.
+// inverse of simdgroup_load: each lane writes its own elements.
 template <class T, int C, int R, class U>
 inline void simdgroup_store(const simdgroup_matrix<T, C, R>& a, U* dst, ulong elements_per_row = 8,
                             ulong2 matrix_origin = ulong2(0), bool transpose_matrix = false) {
-  for (int r = 0; r < 8; r++)
-    for (int c = 0; c < 8; c++) {
-      ulong row = transpose_matrix ? ulong(c) : ulong(r);
-      ulong col = transpose_matrix ? ulong(r) : ulong(c);
-      dst[(matrix_origin.y + row) * elements_per_row + matrix_origin.x + col] = U(a.mtl_e[r * 8 + c]);
-    }
+  uint32_t lane = mtl_detail::matrix_lane();
+  for (int k = 0; k < 2; k++) {
+    int idx = int(2 * lane) + k;
+    dst[mtl_detail::source_index(idx / 8, idx % 8, elements_per_row, matrix_origin, transpose_matrix)] = U(a.mtl_e[idx]);
+  }
+  mtl_rt::simdgroup_barrier();
 }
-
-namespace mtl_detail {
-// matmul_acc sets out = a * b (+ c when c is not null), accumulating each
-// element in order k = 0..7 with a float fused multiply-add rounded to the
-// destination type after every step. out may alias a, b or c.
-template <class TD, class TA, class TB, class TC>
-inline void matmul_acc(TD* out, const TA* a, const TB* b, const TC* c) {
-  TD tmp[64];
-  for (int i = 0; i < 8; i++)
-    for (int j = 0; j < 8; j++) {
-      float acc = c ? float(TD(c[i * 8 + j])) : 0.0f;
-      for (int k = 0; k < 8; k++) acc = float(TD(__builtin_fmaf(float(a[i * 8 + k]), float(b[k * 8 + j]), acc)));
-      tmp[i * 8 + j] = TD(acc);
-    }
-  for (int i = 0; i < 64; i++) out[i] = tmp[i];
-}
-}  // namespace mtl_detail
 
 // simdgroup_multiply sets d = a * b. The operands may have other element
 // types than d (half inputs into a float result); the result rounds to d's.
 template <class TD, class TA, class TB, int C, int R>
 inline void simdgroup_multiply(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, C, R>& a,
                                const simdgroup_matrix<TB, C, R>& b) {
-  mtl_detail::matmul_acc<TD, TA, TB, TD>(d.mtl_e, a.mtl_e, b.mtl_e, nullptr);
+  mtl_detail::matmul<TD, TA, TB, TD>(d.mtl_e, a.mtl_e, b.mtl_e, nullptr, false);
 }
 
 // simdgroup_multiply_accumulate sets d = a * b + c.
 template <class TD, class TA, class TB, class TC, int C, int R>
 inline void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d, const simdgroup_matrix<TA, C, R>& a,
                                           const simdgroup_matrix<TB, C, R>& b, const simdgroup_matrix<TC, C, R>& c) {
-  mtl_detail::matmul_acc<TD, TA, TB, TC>(d.mtl_e, a.mtl_e, b.mtl_e, c.mtl_e);
+  mtl_detail::matmul<TD, TA, TB, TC>(d.mtl_e, a.mtl_e, b.mtl_e, c.mtl_e, true);
 }
 
 }  // namespace metal

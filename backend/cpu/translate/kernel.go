@@ -512,7 +512,7 @@ func rewriteSeq(ts []msl.Token, fields map[string]bool, defined func(string) boo
 					}
 					switch prev {
 					case "", ";", "{", "}":
-						storage := true
+						storage := i+1 < len(ts) // a bare "threadgroup" body is a qualifier alias
 						for j := i + 1; j < len(ts) && text(j) != ";"; j++ {
 							if s := text(j); s == "*" || s == "&" || s == ")" {
 								storage = false

@@ -543,7 +543,7 @@ func splitTop(s string) []string {
 func (t *tr) scanBody(f *fn) {
 	seen := map[string]bool{}
 	for j := f.lbrace + 1; j < f.rbrace; j++ {
-		if t.text(j) == "threadgroup" && t.kind(j) == msl.Ident {
+		if t.isTG(j) {
 			switch t.text(j - 1) {
 			case "{", "}", ";", ":", "else":
 				if e := t.tgDecl(f, j); e > j {
@@ -563,6 +563,12 @@ func (t *tr) scanBody(f *fn) {
 			}
 		}
 	}
+}
+
+// isTG reports whether token k is the threadgroup qualifier or an
+// object-like macro defined as exactly that.
+func (t *tr) isTG(k int) bool {
+	return t.kind(k) == msl.Ident && (t.text(k) == "threadgroup" || t.tgMacros[t.text(k)])
 }
 
 // pointerFollows reports whether the threadgroup qualifier at k qualifies a
@@ -672,11 +678,16 @@ func (t *tr) tgDecl(f *fn, k int) int {
 		f.slots = append(f.slots, s)
 		alias := "mtl_tg" + strconv.Itoa(s.id) + "_t"
 		use := alias
+		// A #line before each alias makes compiler errors in it (a size
+		// naming a local constant, say) point at the declaration.
+		dtk := t.toks[t.sig[s.k]]
+		dline, _ := dtk.f.lineCol(dtk.Pos)
+		where := "#line " + strconv.Itoa(dline) + " " + cQuote(dtk.f.name) + "\n"
 		if f.tmpl != nil {
 			use = alias + "<" + strings.Join(f.tmpl.names, ", ") + ">"
-			f.aliases = append(f.aliases, f.tmpl.String()+" using "+alias+" = "+typ+s.dims+";")
+			f.aliases = append(f.aliases, where+f.tmpl.String()+" using "+alias+" = "+typ+s.dims+";")
 		} else {
-			f.aliases = append(f.aliases, "typedef "+typ+" "+alias+s.dims+";")
+			f.aliases = append(f.aliases, where+"typedef "+typ+" "+alias+s.dims+";")
 		}
 		out = append(out, use+"& "+s.name+" = *static_cast<"+use+"*>(mtl_rt::tg_slot("+strconv.Itoa(s.id)+"));")
 		if t.text(j) == "," {
@@ -776,7 +787,7 @@ func (t *tr) globalDecl(k, end int, owner string) {
 		t.functionConstant(k, fc, end)
 		return
 	}
-	if t.text(k) == "threadgroup" {
+	if t.isTG(k) {
 		for j := k; j < end; j++ {
 			if s := t.text(j); s == "*" || s == "&" {
 				return

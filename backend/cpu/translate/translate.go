@@ -61,6 +61,16 @@ func Translate(src backend.Source) (*Unit, error) {
 	return u, nil
 }
 
+// CPP is Translate in the shape of the cpu backend's translator hook
+// (cpu.TranslateFunc): the TU and the entry's name in its kernel table.
+func CPP(src backend.Source) ([]byte, string, error) {
+	u, err := Translate(src)
+	if err != nil {
+		return nil, "", err
+	}
+	return u.CPP, u.Kernel, nil
+}
+
 // run translates src up to the choice of entry.
 func run(src backend.Source) (*tr, error) {
 	t := &tr{src: src, name: src.Name, fields: map[string]bool{}, included: map[string]bool{}}
@@ -80,6 +90,12 @@ func run(src backend.Source) (*tr, error) {
 	for i, tk := range t.toks {
 		if tk.drop {
 			t.setRep(i, "")
+		}
+	}
+	t.tgMacros = map[string]bool{}
+	for _, tk := range t.toks {
+		if w := directiveWords(tk.Text); tk.Kind == msl.Directive && !tk.dead && len(w) == 3 && w[0] == "define" && w[2] == "threadgroup" {
+			t.tgMacros[w[1]] = true
 		}
 	}
 	t.scanScope(0, len(t.sig), "", "")
@@ -138,6 +154,7 @@ type tr struct {
 	slots    []*slot
 	entries  []*kernelEntry
 	included map[string]bool
+	tgMacros map[string]bool // object-like macros whose body is exactly "threadgroup"
 	errs     []error
 	tail     bytes.Buffer // generated wrappers and the kernel table
 }

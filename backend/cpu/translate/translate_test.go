@@ -145,6 +145,12 @@ func TestTranslate(t *testing.T) {
 				"sizeof(::ops::mtl_tg0_t)", "uint2(static_cast<uint>(mtl_c.thread_position_in_grid[0])"},
 		},
 		{
+			name:  "threadgroup macro",
+			src:   header + "#define TG threadgroup\nkernel void k(device float* o [[buffer(0)]]) {\n  TG float s[8];\n  TG float* p = s;\n  o[0] = p[0];\n}\n",
+			entry: "k",
+			want:  []string{"#define TG \n", "typedef float mtl_tg0_t[8];", "mtl_tg0_t& s = *static_cast<mtl_tg0_t*>(mtl_rt::tg_slot(0));", "TG float* p = s;"},
+		},
+		{
 			name:  "max threads attribute",
 			src:   header + "[[max_total_threads_per_threadgroup(256)]] kernel void k(device float* o [[buffer(0)]]) { o[0] = 0; }\n",
 			entry: "k",
@@ -362,6 +368,20 @@ func TestCompiles(t *testing.T) {
 // TestCompilerErrorsPointAtSource checks that g++ reports an error in a
 // kernel at the .metal file and line, past inserted aliases.
 func TestCompilerErrorsPointAtSource(t *testing.T) {
+	t.Run("alias", func(t *testing.T) {
+		src := header + "kernel void k(device float* o [[buffer(0)]]) {\n  constexpr int N = 4;\n  threadgroup float s[N];\n  o[0] = s[0];\n}\n"
+		u, err := Translate(backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := syntaxCheck(t, u.CPP)
+		if err == nil {
+			t.Skip("the compiler accepted a local constant in a threadgroup size")
+		}
+		if !bytes.Contains(out, []byte("k.metal:5:")) {
+			t.Errorf("g++ output does not point at k.metal:5:\n%s", out)
+		}
+	})
 	src := header + "void h() {\n  threadgroup float t[4];\n  t[0] = 1;\n}\nkernel void k(device float* o [[buffer(0)]]) {\n  threadgroup float s[4];\n  h();\n  o[0] = s[0] + undefined_name;\n}\n"
 	u, err := Translate(backend.Source{Name: "dir/k.metal", Text: []byte(src), Entry: "k"})
 	if err != nil {
