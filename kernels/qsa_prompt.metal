@@ -69,14 +69,14 @@ kernel void qsa_flash(
     uint  lane [[thread_index_in_simdgroup]],
     uint  sg   [[simdgroup_index_in_threadgroup]])
 {
-    threadgroup float4 qs4[32];      // query row in fp32
-    threadgroup int    cid[2][64];   // chunk cell ids, double-buffered
+    threadgroup float4 qs4[32];       // query row in fp32
+    threadgroup int    cid[2][64];    // chunk cell ids, double-buffered
     threadgroup half   kst[2][64][4]; // chunk K scales, double-buffered
-    threadgroup float  sp[2][64];    // score partials; sp[1] doubles as P
-    threadgroup float  ss[64];       // combined, scaled scores
-    threadgroup char4  vt[32][32];   // V staging: 32 cells x 128 bytes
-    threadgroup half   vst[32][4];   // V scales of the staged cells
-    threadgroup float  stat[4];      // [0] correction, [1] final denominator
+    threadgroup float  sp[2][64];     // score partials; sp[1] doubles as P
+    threadgroup float  ss[64];        // combined, scaled scores
+    threadgroup char4  vt[32][32];    // V staging: 32 cells x 128 bytes
+    threadgroup half   vst[32][4];    // V scales of the staged cells
+    threadgroup float  stat[4];       // [0] correction, [1] final denominator
 
     const uint tid = tpos.x;
     const uint h = tgp.x;

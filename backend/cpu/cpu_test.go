@@ -290,7 +290,7 @@ func TestSimdExchange(t *testing.T) {
 	b := newBackend(t, Options{})
 	p := compileTU(t, b, "groups.cpp", "simd")
 	const threads = 80 // two full simd groups and one of 16 lanes
-	for _, mode := range []uint32{0, 1} {
+	for _, mode := range []uint32{0, 1, 2} {
 		res := run(t, p, backend.Dispatch{
 			Buffers:      []backend.Buffer{{Index: 0, Data: le32([]uint32{mode})}, {Index: 1, Data: make([]byte, 8*threads)}},
 			Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
@@ -305,13 +305,13 @@ func TestSimdExchange(t *testing.T) {
 			}
 			var sum, mask uint32
 			for l := 0; l < lanes; l++ {
-				if mode == 1 && l%2 == 1 {
+				if mode >= 1 && l%2 == 1 {
 					continue
 				}
 				sum += uint32(l*3 + 1)
 				mask |= 1 << l
 			}
-			if mode == 1 && tid%2 == 1 {
+			if mode >= 1 && tid%2 == 1 {
 				sum, mask = 0, 0
 			}
 			if got[2*tid] != sum || got[2*tid+1] != mask {
@@ -369,18 +369,23 @@ func TestCompileCache(t *testing.T) {
 	if n := b.compilerRuns.Load() - before; n != 1 {
 		t.Fatalf("first compile ran the compiler %d times, want 1", n)
 	}
-	start := time.Now()
-	p2, err := b.CompileCPP(ctx, CPPSource{Name: "faults.cpp", CPP: src, Kernel: "copy"})
-	elapsed := time.Since(start)
-	if err != nil {
-		t.Fatal(err)
+	// The best of three cached compiles, so that a busy machine does not
+	// make the timing flaky.
+	best := time.Hour
+	for i := 0; i < 3; i++ {
+		start := time.Now()
+		p2, err := b.CompileCPP(ctx, CPPSource{Name: "faults.cpp", CPP: src, Kernel: "copy"})
+		best = min(best, time.Since(start))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p2.Close()
 	}
-	p2.Close()
 	if n := b.compilerRuns.Load() - before; n != 1 {
-		t.Errorf("second compile ran the compiler (%d runs in all)", n)
+		t.Errorf("cached compiles ran the compiler (%d runs in all)", n)
 	}
-	if elapsed > 50*time.Millisecond {
-		t.Errorf("second compile took %v, want < 50ms", elapsed)
+	if best > 50*time.Millisecond {
+		t.Errorf("cached compile took %v, want < 50ms", best)
 	}
 	// A different define is a different program.
 	p3, err := b.CompileCPP(ctx, CPPSource{Name: "faults.cpp", CPP: src, Kernel: "copy", Defines: map[string]string{"X": "1"}})
@@ -539,6 +544,25 @@ func TestConcurrentRuns(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		if err := <-done; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+func TestSimdgroupBarrier(t *testing.T) {
+	b := newBackend(t, Options{})
+	p := compileTU(t, b, "groups.cpp", "simd_barrier")
+	const threads = 96
+	for _, order := range []backend.Order{{Kind: "in-order"}, {Kind: "reversed"}, {Kind: "shuffle", Seed: 77}} {
+		res := run(t, p, backend.Dispatch{
+			Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 4*2*threads)}},
+			Threadgroups: backend.Dim3{X: 2, Y: 1, Z: 1},
+			Threads:      backend.Dim3{X: threads, Y: 1, Z: 1},
+			Order:        order,
+		})
+		for i, v := range u32s(res.Outputs[0]) {
+			if want := uint32((i%threads)^1) + 1; v != want {
+				t.Fatalf("%v: thread %d read %d, want %d", order, i, v, want)
+			}
 		}
 	}
 }

@@ -175,39 +175,20 @@ func expectOK(t *testing.T, e *ref.Expect, err error, name string, got []float64
 	}
 }
 
-func verifyPrompt(t *testing.T, in *spec.Instance, out map[string][]byte) {
-	p := params(t, in)
-	q, kq, ksc := data(t, in, "q"), data(t, in, "kq"), data(t, in, "ksc")
-	vq, vsc, ids := data(t, in, "vq"), data(t, in, "vsc"), data(t, in, "ids")
-
-	flash, err := ref.Flash(p, q, kq, ksc, vq, vsc, ids)
-	expectOK(t, flash, err, "out (qsa_flash)", ref.Halves(out["out"]))
-	part, err := ref.AttnPart(p, q, kq, ksc, vq, vsc, ids)
-	expectOK(t, part, err, "part (qsa_attn_part)", ref.Floats(out["part"]))
-	expectOK(t, flash, nil, "out_merge (qsa_merge)", ref.Halves(out["out_merge"]))
-	score, err := ref.Score(p, q, data(t, in, "pooled"), data(t, in, "scores"))
-	expectOK(t, score, err, "scores (qsa_score)", ref.Floats(out["scores"]))
+// verify checks a run with ref.Verify.
+func verify(t *testing.T, in *spec.Instance, out map[string][]byte) {
+	if err := ref.Verify(in, out); err != nil {
+		t.Error(err)
+	}
 }
 
-func verifyPrep(t *testing.T, in *spec.Instance, out map[string][]byte) {
+// verifyPrompt adds an end-to-end check to verify: the merged chunked
+// attention must also match the flash reference.
+func verifyPrompt(t *testing.T, in *spec.Instance, out map[string][]byte) {
+	verify(t, in, out)
 	p := params(t, in)
-	r, err := ref.Prep(p, data(t, in, "x"), data(t, in, "g"), data(t, in, "rope"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	expectOK(t, r.Q, nil, "qo (qsa_prep)", ref.Halves(out["qo"]))
-	if err := ref.CheckQuant("kq", p, r.K, data(t, in, "kq"), data(t, in, "ksc"), out["kq"], out["ksc"]); err != nil {
-		t.Error(err)
-	}
-	if err := ref.CheckQuant("vq", p, r.V, data(t, in, "vq"), data(t, in, "vsc"), out["vq"], out["vsc"]); err != nil {
-		t.Error(err)
-	}
-	// Later stages are checked against their own inputs, the bytes the
-	// earlier stages produced.
-	pool, err := ref.Pool(p, out["kq"], out["ksc"])
-	expectOK(t, pool, err, "pooled (qsa_pool)", ref.Floats(out["pooled"]))
-	score, err := ref.Score(p, out["qo"], out["pooled"], data(t, in, "scores"))
-	expectOK(t, score, err, "scores (qsa_score)", ref.Floats(out["scores"]))
+	flash, err := ref.Flash(p, data(t, in, "q"), data(t, in, "kq"), data(t, in, "ksc"), data(t, in, "vq"), data(t, in, "vsc"), data(t, in, "ids"))
+	expectOK(t, flash, err, "out_merge against qsa_flash's reference", ref.Halves(out["out_merge"]))
 }
 
 // kernelsDir is the directory holding the specs and kernels under test:
@@ -225,7 +206,7 @@ func TestPromptKernels(t *testing.T) {
 }
 
 func TestPrepKernels(t *testing.T) {
-	runSets(t, filepath.Join(kernelsDir(), "qsa_prep.yaml"), []string{"quick", "edge", "zeros", "cancel"}, verifyPrep)
+	runSets(t, filepath.Join(kernelsDir(), "qsa_prep.yaml"), []string{"quick", "edge", "zeros", "cancel"}, verify)
 }
 
 // TestFull runs the full sets: the production shapes take minutes on the
@@ -239,7 +220,7 @@ func TestFull(t *testing.T) {
 		runSets(t, filepath.Join(kernelsDir(), "qsa_prompt.yaml"), []string{"full"}, verifyPrompt)
 	})
 	t.Run("prep", func(t *testing.T) {
-		runSets(t, filepath.Join(kernelsDir(), "qsa_prep.yaml"), []string{"full"}, verifyPrep)
+		runSets(t, filepath.Join(kernelsDir(), "qsa_prep.yaml"), []string{"full"}, verify)
 	})
 }
 

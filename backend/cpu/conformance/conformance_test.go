@@ -25,11 +25,14 @@ type tcase struct {
 	tgmem   int            // static threadgroup memory by Metal's layout rule (declarations in order, each aligned, total rounded up to 16)
 }
 
+// dim is a one-dimensional size.
 func dim(x int) backend.Dim3 { return backend.Dim3{X: x, Y: 1, Z: 1} }
 
+// in and out are input and read-back buffers bound at index i.
 func in(i int, b []byte) backend.Buffer  { return backend.Buffer{Index: i, Data: b} }
 func out(i int, b []byte) backend.Buffer { return backend.Buffer{Index: i, Data: b, Output: true} }
 
+// cases lists the conformance cases, each with its Go-computed outputs.
 func cases() []tcase {
 	var cs []tcase
 	cs = append(cs, reduceCase(), simdUintCase(), simdFloatCase(), simdDivergentCase(), swizzleCase(),

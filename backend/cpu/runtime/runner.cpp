@@ -39,6 +39,7 @@ constexpr size_t kStackSize = 256 * 1024;
 constexpr int kMaxThreads = 1024;
 constexpr int kMaxBuffers = 128;
 constexpr size_t kAltStackSize = 64 * 1024;
+constexpr size_t kMaxExchange = 512;  // bytes one lane may deposit
 
 size_t page_size() {
   static size_t pg = size_t(sysconf(_SC_PAGESIZE));
@@ -154,7 +155,6 @@ struct Kernel {
   const mtl_rt::KernelInfo* info = nullptr;
   std::vector<ptrdiff_t> slot_offset;  // by slot id; -1 when not this kernel's
   size_t static_tg = 0;
-  size_t arena_align = 16;
   struct Slot {
     int id;
     size_t offset, size;
@@ -220,6 +220,7 @@ struct Worker {
   int n_runnable = 0, n_tgbar = 0, n_simdwait = 0, n_done = 0;
   uint32_t group_pos[3] = {0, 0, 0};
   void* altstack = nullptr;
+  unsigned char exchange[32 * 512];  // simd_exchange deposits, by lane
 };
 
 thread_local Worker* tls_worker = nullptr;
@@ -306,7 +307,8 @@ void run_phase(Worker* w) {
 }
 
 // release_simd releases the waiting lanes of simd group sg: lanes in
-// simd_exchange receive every waiting lane's deposit; lanes at a simdgroup
+// simd_exchange receive every waiting lane's deposit (gathered first, so a
+// lane's result buffer may overlap any deposit); lanes at a simdgroup
 // barrier simply continue.
 void release_simd(Worker* w, int sg) {
   int lo = sg * 32;
@@ -315,7 +317,11 @@ void release_simd(Worker* w, int sg) {
   int waiting = 0;
   for (int i = lo; i < hi; i++) {
     uint8_t s = w->state[size_t(i)];
-    if (s == kAtExchange) mask |= 1u << (i - lo);
+    if (s == kAtExchange) {
+      mask |= 1u << (i - lo);
+      FiberSlot* f = w->fibers[size_t(i)];
+      std::memcpy(w->exchange + size_t(i - lo) * kMaxExchange, f->ex_mine, f->ex_size);
+    }
     if (s == kAtExchange || s == kAtSimdBarrier) waiting++;
   }
   if (waiting == 0) return;
@@ -324,11 +330,16 @@ void release_simd(Worker* w, int sg) {
     if (s == kAtExchange) {
       FiberSlot* f = w->fibers[size_t(i)];
       unsigned char* all = static_cast<unsigned char*>(f->ex_all);
-      std::memset(all, 0, 32 * f->ex_size);
-      for (int j = lo; j < hi; j++) {
-        if (!(mask & (1u << (j - lo)))) continue;
-        FiberSlot* o = w->fibers[size_t(j)];
-        std::memcpy(all + size_t(j - lo) * f->ex_size, o->ex_mine, std::min(f->ex_size, o->ex_size));
+      size_t n = f->ex_size;
+      for (int j = 0; j < 32; j++) {
+        unsigned char* dst = all + size_t(j) * n;
+        if (mask & (1u << j)) {
+          size_t m = std::min(n, w->fibers[size_t(lo + j)]->ex_size);
+          std::memcpy(dst, w->exchange + size_t(j) * kMaxExchange, m);
+          std::memset(dst + m, 0, n - m);
+        } else {
+          std::memset(dst, 0, n);
+        }
       }
       if (f->ex_active) *f->ex_active = mask;
     }
@@ -554,7 +565,6 @@ void run_dispatch(uint64_t ngroups) {
 void on_fault(int sig, siginfo_t* si, void*) {
   uintptr_t addr = reinterpret_cast<uintptr_t>(si->si_addr);
   if (sig == SIGSEGV || sig == SIGBUS) {
-    size_t pg = page_size();
     for (int i = 0; i < kMaxBuffers; i++) {
       const Guarded& g = g_buffers[i];
       if (!g.base) continue;
@@ -575,7 +585,6 @@ void on_fault(int sig, siginfo_t* si, void*) {
       }
       raw_uint(g.size);
       raw_str(")\n");
-      (void)pg;
       _exit(kExitBadAccess);
     }
   }
@@ -763,7 +772,7 @@ void do_load(Reader& r) {
     k->slots.push_back({s.id, off, s.size});
     off += s.size;
     max_id = std::max(max_id, s.id);
-    k->arena_align = std::max(k->arena_align, a);
+    if (a > 4096) return send_err(kErrUsage, "threadgroup slot alignment " + std::to_string(a) + " exceeds 4096");
   }
   k->static_tg = round_up(off, 16);
   k->slot_offset.assign(size_t(max_id + 1), -1);
@@ -919,7 +928,7 @@ void simdgroup_barrier() {
 void simd_exchange(const void* mine, size_t size, void* all, uint32_t* active) {
   Worker* w = tls_worker;
   FiberSlot* f = w->cur;
-  if (size > 512) {
+  if (size > kMaxExchange) {
     raw_str("crash: simd_exchange of more than 512 bytes\n");
     _exit(mtl_proto::kExitCrash);
   }

@@ -49,9 +49,9 @@ var threadAttrs = map[string]struct {
 	"quadgroups_per_threadgroup":     {"quadgroups_per_threadgroup", false},
 }
 
-// buildKernels resolves entries, their threadgroup slots (own body and
-// transitively called helpers, in source order), inserts slot aliases before
-// their functions and generates wrappers and the kernel table.
+// buildKernels resolves entries and their threadgroup slots (see
+// reachableSlots), inserts slot aliases before their functions and
+// generates wrappers and the kernel table.
 func (t *tr) buildKernels() {
 	t.byName = map[string][]*fn{}
 	for _, f := range t.funcs {
@@ -91,6 +91,15 @@ func (t *tr) buildKernels() {
 	for _, f := range t.funcs {
 		if f.kind == kernelFn && f.tmpl == nil {
 			add(&kernelEntry{name: f.name, fn: f})
+			for _, a := range f.attrs {
+				// [[host_name("x")]] on a kernel renames it for the host;
+				// both names are exported.
+				if a.name == "host_name" && len(a.args) == 1 {
+					if h, err := strconv.Unquote(a.args[0]); err == nil && h != f.name {
+						add(&kernelEntry{name: h, fn: f})
+					}
+				}
+			}
 		}
 	}
 	for _, in := range t.insts {
@@ -585,7 +594,7 @@ func (t *tr) rewriteAll() {
 			continue
 		}
 		body := tk.Text[1:]
-		sub, err := lex(tk.f.name, []byte(body))
+		sub, err := msl.Lex(tk.f.name, []byte(body))
 		if err != nil {
 			t.errAtTok(tk, "%v", err)
 			continue

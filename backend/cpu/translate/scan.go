@@ -80,32 +80,31 @@ type inst struct {
 }
 
 // match returns the index of the token closing the bracket at k, or -1.
+// Pairs are computed once, per bracket kind, so scanning stays linear even
+// on badly unbalanced input.
 func (t *tr) match(k int) int {
-	open := t.text(k)
-	var close string
-	switch open {
-	case "(":
-		close = ")"
-	case "[":
-		close = "]"
-	case "{":
-		close = "}"
-	default:
-		return -1
-	}
-	depth := 0
-	for j := k; j < len(t.sig); j++ {
-		switch t.text(j) {
-		case open:
-			depth++
-		case close:
-			depth--
-			if depth == 0 {
-				return j
+	if t.pairs == nil {
+		t.pairs = make([]int, len(t.sig))
+		stacks := map[string][]int{}
+		closes := map[string]string{")": "(", "]": "[", "}": "{"}
+		for j := range t.sig {
+			t.pairs[j] = -1
+			switch tx := t.text(j); tx {
+			case "(", "[", "{":
+				stacks[tx] = append(stacks[tx], j)
+			case ")", "]", "}":
+				st := stacks[closes[tx]]
+				if len(st) > 0 {
+					t.pairs[st[len(st)-1]] = j
+					stacks[closes[tx]] = st[:len(st)-1]
+				}
 			}
 		}
 	}
-	return -1
+	if k < 0 || k >= len(t.pairs) {
+		return -1
+	}
+	return t.pairs[k]
 }
 
 // matchAngle returns the index of the '>' closing the '<' at k, or -1.
@@ -162,6 +161,8 @@ func (t *tr) scanScope(a, b int, ns, owner string) {
 	}
 }
 
+// scanDecl scans the declaration at k (a namespace, template, struct,
+// function or variable) and returns the index after it.
 func (t *tr) scanDecl(k, b int, ns, owner string) int {
 	switch t.text(k) {
 	case ";":
@@ -471,6 +472,8 @@ func (t *tr) rewriteTypeTok(k int) string {
 	return t.text(k)
 }
 
+// adjacentConst reports whether a constant qualifier between prev and next
+// is already expressed by a neighbouring const or constexpr.
 func adjacentConst(prev, next string) bool {
 	return prev == "const" || prev == "constexpr" || next == "const" || next == "constexpr"
 }
@@ -796,3 +799,5 @@ func (t *tr) globalDecl(k, end int, owner string) {
 		t.errorf(k, "threadgroup variable at file scope")
 	}
 }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -145,6 +145,7 @@ type tr struct {
 	name     string // main file name for diagnostics
 	toks     []tok
 	sig      []int     // indices of tokens that are neither comments nor directives
+	pairs    []int     // matching bracket of each significant token, or -1
 	rep      []*string // replacement text per token; nil keeps it
 	ins      []string  // text inserted before a token on lines of its own
 	funcs    []*fn
@@ -180,7 +181,7 @@ func (t *tr) load(name, dir string, text []byte, depth int) error {
 			f.lineStarts = append(f.lineStarts, i+1)
 		}
 	}
-	toks, err := lex(name, text)
+	toks, err := msl.Lex(name, text)
 	if err != nil {
 		return err
 	}
@@ -193,7 +194,7 @@ func (t *tr) load(name, dir string, text []byte, depth int) error {
 		for len(dead) > 0 && dead[0][1] <= mt.Pos {
 			dead = dead[1:]
 		}
-		if len(dead) > 0 && dead[0][0] <= mt.Pos {
+		if mt.Kind == msl.Skipped || len(dead) > 0 && dead[0][0] <= mt.Pos {
 			tk.dead = true
 			t.toks = append(t.toks, tk)
 			continue
@@ -276,7 +277,7 @@ func inactiveRanges(name string, text []byte, defines map[string]string) (out []
 }
 
 func hasPragmaOnce(body []byte) bool {
-	toks, err := lex("", body)
+	toks, err := msl.Lex("", body)
 	if err != nil {
 		return false
 	}

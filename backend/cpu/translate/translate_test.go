@@ -16,6 +16,8 @@ import (
 	"metalab/msl"
 )
 
+// TestLexRoundTrip checks the msl lexer properties the translator relies
+// on: tokens and blank trivia reproduce the source.
 func TestLexRoundTrip(t *testing.T) {
 	srcs := []string{
 		"#include <metal_stdlib>\nusing namespace metal;\n",
@@ -24,7 +26,7 @@ func TestLexRoundTrip(t *testing.T) {
 		"float4 v = float4(.5f); v.xy = v.zw; s >>= 2; p->x; a::b;",
 	}
 	for _, src := range srcs {
-		toks, err := lex("t.metal", []byte(src))
+		toks, err := msl.Lex("t.metal", []byte(src))
 		if err != nil {
 			t.Fatalf("lex(%q): %v", src, err)
 		}
@@ -45,9 +47,11 @@ func TestLexRoundTrip(t *testing.T) {
 	}
 }
 
+// TestLexKinds checks that directives (with continuations) and attribute
+// lists are single tokens and literals have the kinds the rewrites expect.
 func TestLexKinds(t *testing.T) {
 	src := "#define A 1 \\\n 2\n[[buffer(0)]] 1.0h 0x1Fu 2.f 7 x >>= \"s\" 'c' // end"
-	toks, err := lex("t.metal", []byte(src))
+	toks, err := msl.Lex("t.metal", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +153,12 @@ func TestTranslate(t *testing.T) {
 			src:   header + "#define TG threadgroup\nkernel void k(device float* o [[buffer(0)]]) {\n  TG float s[8];\n  TG float* p = s;\n  o[0] = p[0];\n}\n",
 			entry: "k",
 			want:  []string{"#define TG \n", "typedef float mtl_tg0_t[8];", "mtl_tg0_t& s = *static_cast<mtl_tg0_t*>(mtl_rt::tg_slot(0));", "TG float* p = s;"},
+		},
+		{
+			name:  "host_name on a kernel",
+			src:   header + "[[host_name(\"renamed\")]] kernel void k(device float* o [[buffer(0)]]) { o[0] = 0; }\n",
+			entry: "renamed",
+			want:  []string{`{"k", &::mtl_run_k, 0, nullptr, 1024}`, `{"renamed", &::mtl_run_k, 0, nullptr, 1024}`},
 		},
 		{
 			name:  "max threads attribute",
@@ -404,4 +414,49 @@ func firstEntry(t *testing.T, text []byte) string {
 		t.Fatalf("no kernels: %v", err)
 	}
 	return tr.entries[0].name
+}
+
+// TestNoPanicOnTruncatedInput translates every prefix (in steps) of the
+// conformance kernels and of mangled copies: bad input must give errors,
+// never a panic.
+func TestNoPanicOnTruncatedInput(t *testing.T) {
+	files, _ := filepath.Glob("../conformance/testdata/*.metal")
+	if len(files) == 0 {
+		t.Skip("no conformance kernels to mangle")
+	}
+	try := func(name string, text []byte) {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("Translate panicked on %s (%d bytes): %v\n%s", name, len(text), r, text)
+			}
+		}()
+		Translate(backend.Source{Name: name, Text: text, Entry: "k"})
+	}
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for cut := 0; cut <= len(text); cut += 3 {
+			try(f, text[:cut])
+			// Drop one byte instead: unbalances brackets and splits tokens.
+			if cut < len(text) {
+				mangled := append(append([]byte{}, text[:cut]...), text[cut+1:]...)
+				try(f, mangled)
+			}
+		}
+	}
+}
+
+// FuzzTranslate checks that no input makes Translate panic.
+func FuzzTranslate(f *testing.F) {
+	files, _ := filepath.Glob("../conformance/testdata/*.metal")
+	for _, file := range files {
+		if text, err := os.ReadFile(file); err == nil {
+			f.Add(text)
+		}
+	}
+	f.Fuzz(func(t *testing.T, text []byte) {
+		Translate(backend.Source{Name: "f.metal", Text: text, Entry: "k"})
+	})
 }

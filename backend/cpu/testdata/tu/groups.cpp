@@ -105,15 +105,19 @@ void positions(uint32_t* out) {
 }
 void positions_run(void* const* b, void* const*) { positions(static_cast<uint32_t*>(b[0])); }
 
-// simd: lanes selected by p[0] (0 = all, 1 = even lanes) exchange
-// lane*3+1; each writes the sum it received and the active mask.
+// simd: lanes selected by p[0] (0 = all, 1 = even lanes, 2 = even lanes
+// while the odd ones wait at a threadgroup barrier) exchange lane*3+1; each
+// writes the sum it received and the active mask.
 void simd(const uint32_t* p, uint32_t* out) {
   const ThreadCtx& c = ctx();
   uint32_t lane = c.thread_index_in_simdgroup;
   uint32_t gid = c.thread_position_in_grid[0];
   out[2 * gid] = 0;
   out[2 * gid + 1] = 0;
-  if (p[0] == 1 && lane % 2 == 1) return;
+  if (p[0] >= 1 && lane % 2 == 1) {
+    if (p[0] == 2) threadgroup_barrier();
+    return;
+  }
   uint32_t mine = lane * 3 + 1;
   uint32_t all[32];
   uint32_t active = 0;
@@ -122,6 +126,7 @@ void simd(const uint32_t* p, uint32_t* out) {
   for (int i = 0; i < 32; i++) sum += all[i];
   out[2 * gid] = sum;
   out[2 * gid + 1] = active;
+  if (p[0] == 2) threadgroup_barrier();
 }
 void simd_run(void* const* b, void* const*) {
   simd(static_cast<const uint32_t*>(b[0]), static_cast<uint32_t*>(b[1]));
@@ -144,6 +149,21 @@ void tgbuf_run(void* const* b, void* const* tg) {
   tgbuf(static_cast<uint32_t*>(b[0]), static_cast<uint32_t*>(tg[0]));
 }
 
+// simd_barrier: each thread stores t+1, passes a simdgroup barrier and
+// reads its lane neighbour's (t^1) value, which the barrier makes visible
+// in any thread order.
+typedef uint32_t tg4_t[1024];
+void simd_barrier(uint32_t* out) {
+  tg4_t& s = *static_cast<tg4_t*>(tg_slot(4));
+  const ThreadCtx& c = ctx();
+  uint32_t t = c.thread_index_in_threadgroup;
+  s[t] = t + 1;
+  simdgroup_barrier();
+  out[c.thread_position_in_grid[0]] = s[t ^ 1];
+}
+void simd_barrier_run(void* const* b, void* const*) { simd_barrier(static_cast<uint32_t*>(b[0])); }
+const TGSlot simd_barrier_slots[] = {{4, sizeof(tg4_t), alignof(tg4_t), "s"}};
+
 const KernelInfo kernels[] = {
     {"reduce", reduce_run, 1, reduce_slots, 1024},
     {"racy", racy_run, 1, neighbour_slots, 1024},
@@ -153,6 +173,7 @@ const KernelInfo kernels[] = {
     {"layout", layout_run, 2, layout_slots, 1024},
     {"positions", positions_run, 0, nullptr, 1024},
     {"simd", simd_run, 0, nullptr, 1024},
+    {"simd_barrier", simd_barrier_run, 1, simd_barrier_slots, 1024},
     {"tgbuf", tgbuf_run, 0, nullptr, 512},
 };
 
