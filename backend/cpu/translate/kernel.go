@@ -439,12 +439,20 @@ func halfToFloat(h uint16) float64 {
 	return sign * (1 + man/1024) * math.Pow(2, float64(exp-15))
 }
 
-// halfLiteral rewrites a literal with an h/H suffix to metal::half(x).
-func halfLiteral(tk msl.Token) (string, bool) {
+// literal rewrites a numeric literal whose meaning differs between Metal
+// and C++: an h/H suffix becomes metal::half(x), and an unsuffixed floating
+// literal, which is a float in Metal (there is no double), gets an f suffix
+// so it does not turn the arithmetic around it into double arithmetic.
+func literal(tk msl.Token) (string, bool) {
 	if tk.Kind != msl.Float && tk.Kind != msl.Int {
 		return "", false
 	}
 	s := tk.Text
+	if tk.Kind == msl.Float && s != "" {
+		if c := s[len(s)-1]; c == '.' || ('0' <= c && c <= '9') {
+			return s + "f", true
+		}
+	}
 	if len(s) < 2 || strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
 		return "", false
 	}
@@ -506,7 +514,7 @@ func rewriteSeq(ts []msl.Token, fields map[string]bool, defined func(string) boo
 		case msl.Attribute:
 			set(i, "")
 		case msl.Float, msl.Int:
-			if h, ok := halfLiteral(tk); ok {
+			if h, ok := literal(tk); ok {
 				set(i, h)
 			}
 		case msl.Ident:

@@ -466,7 +466,7 @@ func (t *tr) rewriteTypeTok(k int) string {
 	if r := t.rep[t.sig[k]]; r != nil {
 		return *r
 	}
-	if half, ok := halfLiteral(t.toks[t.sig[k]].Token); ok {
+	if half, ok := literal(t.toks[t.sig[k]].Token); ok {
 		return half
 	}
 	return t.text(k)

@@ -118,6 +118,12 @@ func TestTranslate(t *testing.T) {
 			want:  []string{"v.xy() = v.zw();", "v.x = v.w;", "o[0].xyz() = v.zyx();", "s.rg +", "metal::half(1.0)", "metal::half(2.0)", "metal::half(0.5)"},
 		},
 		{
+			name:  "unsuffixed float literals are float",
+			src:   header + "kernel void k(device float* o [[buffer(0)]]) { o[0] = o[1] * 0.1 + 1. + 1e3 + 0x1p3 + 2.5f + 3; }\n",
+			entry: "k",
+			want:  []string{"o[1] * 0.1f + 1.f + 1e3f + 0x1p3f + 2.5f + 3;"},
+		},
+		{
 			name:   "function constants",
 			src:    header + "constant bool has_b [[function_constant(0)]];\nconstant float scale [[function_constant(1)]];\nconstant half hv [[function_constant(2)]];\nconstant int count [[function_constant(3)]];\nconstexpr constant int N = 4;\nkernel void k(device float* o [[buffer(0)]]) { if (is_function_constant_defined(scale)) o[0] = scale * N; if (is_function_constant_defined(has_b)) o[1] = count; o[2] = hv; }\n",
 			entry:  "k",
