@@ -188,9 +188,14 @@ func (b *Backend) installHeaders() ([]string, error) {
 }
 
 // kernelFlags are the flags every kernel TU is compiled with (besides
-// include directories and defines).
+// include directories and defines). Beyond C++'s defaults they pin down
+// what Metal defines and C++ leaves to the optimiser, so a baseline and a
+// variant cannot differ through undefined behaviour: no contraction of
+// a*b+c into fma, wrapping signed overflow, no type-based alias analysis
+// (kernels reinterpret buffers), and a signed plain char as in Metal.
 func (b *Backend) kernelFlags() []string {
-	f := []string{"-std=c++17", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math"}
+	f := []string{"-std=c++17", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math",
+		"-fwrapv", "-fno-strict-aliasing", "-fsigned-char"}
 	if b.excessPrecision {
 		f = append(f, "-fexcess-precision=standard")
 	}
