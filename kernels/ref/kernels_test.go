@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -189,6 +190,24 @@ func verifyPrompt(t *testing.T, in *spec.Instance, out map[string][]byte) {
 	p := params(t, in)
 	flash, err := ref.Flash(p, data(t, in, "q"), data(t, in, "kq"), data(t, in, "ksc"), data(t, in, "vq"), data(t, in, "vsc"), data(t, in, "ids"))
 	expectOK(t, flash, err, "out_merge against qsa_flash's reference", ref.Halves(out["out_merge"]))
+	if in.Case.Set == "edge" {
+		// The edge inputs must reach the outputs, or the set tests nothing.
+		nonfinite := 0
+		for _, v := range ref.Floats(out["scores"]) {
+			if math.IsNaN(v) || math.IsInf(v, 1) {
+				nonfinite++
+			}
+		}
+		negzero := 0
+		for _, v := range ref.Halves(data(t, in, "q")) {
+			if v == 0 && math.Signbit(v) {
+				negzero++
+			}
+		}
+		if nonfinite == 0 || negzero == 0 {
+			t.Errorf("edge case has %d NaN/+Inf scores and %d negative zeros in q; want both > 0", nonfinite, negzero)
+		}
+	}
 }
 
 // kernelsDir is the directory holding the specs and kernels under test:
