@@ -96,7 +96,10 @@ type Dispatch struct {
 	Threads      Dim3 // threads per threadgroup
 	Repeat       int  // dispatches; 0 means 1
 	Order        Order
-	Timeout      time.Duration // 0 means the backend default
+	// Timeout bounds the whole run: all Repeat dispatches together, not
+	// each one. Past it the run is a Failure of kind Timeout. 0 means the
+	// backend default.
+	Timeout time.Duration
 }
 
 // A Result holds the outputs of a run.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -32,7 +33,7 @@ type Options struct {
 	Spec     *spec.Spec
 	Variants []Variant
 	Backend  backend.Backend
-	Sets     []string        // case sets; nil means all
+	Sets     []string        // case sets; nil means the spec's DefaultSets
 	TGLimit  int             // bytes; 0 means DefaultTGLimit
 	Race     bool            // also run under Orders and require equal outputs
 	Orders   []backend.Order // nil means DefaultOrders
@@ -74,6 +75,8 @@ type Report struct {
 	SourceSHA256 string    `json:"source_sha256"`
 	Backend      string    `json:"backend"`
 	Sets         []string  `json:"sets"`
+	DefaultSets  bool      `json:"default_sets"`         // Sets are the spec's defaults, none was named
+	OtherSets    []string  `json:"other_sets,omitempty"` // the spec's sets that did not run
 	Cases        int       `json:"cases"`
 	TGLimit      int       `json:"tg_limit"`
 	Race         bool      `json:"race"`
@@ -140,6 +143,8 @@ type Mismatch struct {
 	Differing int    `json:"differing"` // elements that differ
 	Elements  int    `json:"elements"`
 	Msg       string `json:"msg,omitempty"`
+	// Others are the other output buffers that differ, in spec order.
+	Others []string `json:"other_buffers,omitempty"`
 }
 
 // String formats m as one line of the text report.
@@ -156,6 +161,9 @@ func (m *Mismatch) String() string {
 	fmt.Fprintf(&b, "; %d of %d elements differ", m.Differing, m.Elements)
 	if m.Msg != "" {
 		b.WriteString("; " + m.Msg)
+	}
+	if len(m.Others) > 0 {
+		b.WriteString("; also differ: " + strings.Join(m.Others, ", "))
 	}
 	return b.String()
 }
@@ -207,11 +215,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 		text, err := opts.ReadFile(st.Source)
 		if err != nil {
-			return nil, fmt.Errorf("read baseline: %w", err)
+			return nil, &spec.Error{Pos: st.SourcePos, Msg: fmt.Sprintf("read baseline: %v", err)}
 		}
 		c.sources[st.Source] = text
 	}
-	cases, err := s.Cases(opts.Sets...)
+	sets, defaults := opts.Sets, false
+	if len(sets) == 0 {
+		sets, defaults = s.DefaultSets(), true
+	}
+	cases, err := s.Cases(sets...)
 	if err != nil {
 		return nil, err
 	}
@@ -224,11 +236,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	rep := &Report{
 		Spec: s.Path, Source: s.Source, SourceSHA256: sha(c.sources[s.Source]), Backend: opts.Backend.Name(),
-		Sets: opts.Sets, Cases: len(cases), TGLimit: opts.TGLimit, Race: opts.Race,
+		Sets: sets, DefaultSets: defaults, Cases: len(cases), TGLimit: opts.TGLimit, Race: opts.Race,
 	}
-	if rep.Sets == nil {
-		for _, set := range s.Sets {
-			rep.Sets = append(rep.Sets, set.Name)
+	for _, set := range s.Sets {
+		if !slices.Contains(sets, set.Name) {
+			rep.OtherSets = append(rep.OtherSets, set.Name)
 		}
 	}
 	if opts.Race {
@@ -324,6 +336,20 @@ func failure(r *Result, err error) error {
 	r.Status = Status(f.Kind)
 	r.Msg = err.Error()
 	r.Log = f.Log
+	return nil
+}
+
+// record makes err the variant's result: a kernel failure keeps its kind,
+// any other error (a translator that rejects the variant, a runner that
+// reports nonsense) becomes kind, so that one bad variant cannot stop the
+// others from being judged. Only a cancelled context is returned.
+func (c *checker) record(ctx context.Context, r *Result, kind Status, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("variant %s: %w", r.Name, err)
+	}
+	if failure(r, err) != nil {
+		r.Status, r.Msg = kind, err.Error()
+	}
 	return nil
 }
 
@@ -440,7 +466,7 @@ func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]by
 			seen[key] = true
 			after, err := c.compile(ctx, texts, st)
 			if err != nil {
-				return r, failure(r, fmt.Errorf("compile %s: %w", st.Entry, err))
+				return r, c.record(ctx, r, CompileError, fmt.Errorf("compile %s: %w", st.Entry, err))
 			}
 			before, err := c.compile(ctx, c.sources, st)
 			if err != nil {
@@ -472,11 +498,11 @@ func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]by
 		cr := CaseResult{Case: in.Case.Set + "/" + in.Case.Name, Status: Pass}
 		progs, err := c.programs(ctx, texts, in)
 		if err != nil {
-			return r, failure(r, err)
+			return r, c.record(ctx, r, CompileError, err)
 		}
 		got, err := Execute(ctx, progs, in, backend.Order{Kind: "in-order"}, c.opts.Timeout)
 		if err != nil {
-			if err := failure(r, err); err != nil {
+			if err := c.record(ctx, r, Crash, err); err != nil {
 				return nil, err
 			}
 			cr.Status, cr.Msg = r.Status, r.Msg
@@ -488,7 +514,7 @@ func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]by
 		} else if c.opts.Race {
 			m, err := c.orders(ctx, progs, in, got)
 			if err != nil {
-				if err := failure(r, err); err != nil {
+				if err := c.record(ctx, r, Crash, err); err != nil {
 					return nil, err
 				}
 				cr.Status, cr.Msg = r.Status, r.Msg

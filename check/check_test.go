@@ -323,3 +323,38 @@ kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1
 		t.Errorf("source estimate = %+v, want 256→512 from the defines", tg)
 	}
 }
+
+func TestCompareNamesEveryDifferingBuffer(t *testing.T) {
+	f32, _ := spec.LookupType("float")
+	h16, _ := spec.LookupType("half")
+	in := &spec.Instance{Case: spec.Case{Set: "s", Name: "c"}, Buffers: []*spec.Buffer{
+		{Name: "in", Type: f32, Count: 2, Role: spec.Input},
+		{Name: "a", Type: f32, Count: 2, Shape: []int{1, 2}, Role: spec.Output},
+		{Name: "b", Type: h16, Count: 4, Role: spec.Output},
+		{Name: "c", Type: h16, Count: 1, Role: spec.InOut},
+		{Name: "d", Type: h16, Count: 1, Role: spec.Output},
+	}}
+	want := map[string][]byte{"in": make([]byte, 8), "a": make([]byte, 8), "b": make([]byte, 8), "c": {0, 0}, "d": {0, 0}}
+	got := map[string][]byte{"in": make([]byte, 8), "a": make([]byte, 8), "b": {0, 0, 0, 0x80, 0, 0, 0x00, 0x3c}, "c": {0, 0}, "d": {1, 0}}
+	m := Compare(in, want, got)
+	if m == nil {
+		t.Fatal("no mismatch")
+	}
+	if m.Buffer != "b" || m.Element != 1 || m.Differing != 2 || m.Elements != 4 || m.Want != "0 (0x0000)" || m.Got != "-0 (0x8000)" {
+		t.Errorf("mismatch = %+v, want b[1]: 0 → -0, 2 of 4", m)
+	}
+	if strings.Join(m.Others, ",") != "d" {
+		t.Errorf("other buffers = %v, want [d]", m.Others)
+	}
+	if s := m.String(); !strings.HasSuffix(s, "; 2 of 4 elements differ; also differ: d") {
+		t.Errorf("String() = %q", s)
+	}
+	// A write into an input buffer is a difference too.
+	got["in"] = []byte{0, 0, 0, 0, 0, 0, 0x80, 0x3f}
+	if m := Compare(in, want, got); m == nil || m.Buffer != "in" || m.Coords[0] != 1 || strings.Join(m.Others, ",") != "b,d" {
+		t.Errorf("written input: mismatch %+v, want in[1], also b and d", m)
+	}
+	if m := Compare(in, want, want); m != nil {
+		t.Errorf("equal outputs: %+v", m)
+	}
+}

@@ -1,9 +1,11 @@
 // Package check decides whether kernel variants may replace their
 // baseline: each variant must compile, stay within the threadgroup memory
 // limit, and produce bitwise the same bytes as the baseline in every output
-// buffer, for every case of the chosen sets; with the race probe, its
-// outputs must also not change with the order in which a threadgroup's
-// threads run.
+// buffer, never-written regions included (outputs start as sentinel
+// bytes), and leave every input buffer as the baseline leaves it, for
+// every case of the chosen sets (by default the spec's DefaultSets); with
+// the race probe, its outputs must also not change with the order in which
+// a threadgroup's threads run.
 //
 // # Control
 //

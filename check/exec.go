@@ -50,15 +50,24 @@ func Execute(ctx context.Context, progs []backend.Program, in *spec.Instance, or
 	return state, nil
 }
 
-// Compare compares the output buffers of in between want and got and
-// returns the first difference, or nil when every byte is equal.
+// Compare compares the device buffers of in between want and got and
+// returns the first difference, or nil when every byte is equal. Input
+// buffers are compared too: a variant must not write where its baseline
+// does not, even into a buffer no later stage reads. The mismatch
+// describes the first differing buffer in spec order and names the other
+// differing buffers.
 func Compare(in *spec.Instance, want, got map[string][]byte) *Mismatch {
+	var first *Mismatch
 	for _, b := range in.Buffers {
-		if !b.Output() {
+		if b.Role == spec.Threadgroup {
 			continue
 		}
 		w, g := want[b.Name], got[b.Name]
 		if bytes.Equal(w, g) {
+			continue
+		}
+		if first != nil {
+			first.Others = append(first.Others, b.Name)
 			continue
 		}
 		m := &Mismatch{Case: in.Case.Set + "/" + in.Case.Name, Buffer: b.Name, Type: b.Type.Name, Elements: b.Count, Element: -1}
@@ -80,7 +89,7 @@ func Compare(in *spec.Instance, want, got map[string][]byte) *Mismatch {
 				m.Got = spec.FormatElement(b.Type, g[lo:hi])
 			}
 		}
-		return m
+		first = m
 	}
-	return nil
+	return first
 }

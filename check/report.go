@@ -22,7 +22,15 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Race {
 		race = ", race probe: " + strings.Join(r.Orders, " ")
 	}
-	fmt.Fprintf(w, "spec %s: %d cases (%s) on %s, tg limit %d bytes%s\n", r.Spec, r.Cases, strings.Join(r.Sets, ", "), r.Backend, r.TGLimit, race)
+	sets := "sets " + strings.Join(r.Sets, ", ")
+	if r.DefaultSets {
+		sets += " (the spec's default"
+		if len(r.OtherSets) > 0 {
+			sets += "; not run: " + strings.Join(r.OtherSets, ", ") + "; choose with --cases"
+		}
+		sets += ")"
+	}
+	fmt.Fprintf(w, "spec %s: %d cases of %s on %s, tg limit %d bytes%s\n", r.Spec, r.Cases, sets, r.Backend, r.TGLimit, race)
 	fmt.Fprintf(w, "baseline %s sha256 %s\n\n", r.Source, short(r.SourceSHA256))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VARIANT\tSTATUS\tTGMEM\tTGMEM (SOURCE)\tCASES\tSHA256\tTIME")

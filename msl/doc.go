@@ -35,8 +35,10 @@
 //
 // Malformed input yields a best-effort File and an [ErrorList] of errors
 // printed file:line:col: msg. A syntax problem in a body is reported and the
-// rest of the enclosing block is kept as one opaque statement. Parse never
-// panics on any input.
+// rest of the enclosing block is kept as one opaque statement. Brackets or
+// statements nested more than 256 deep are an error (clang's default
+// bracket depth bounds what the Metal compiler accepts), so a pathological
+// file cannot exhaust the stack. Parse never panics on any input.
 //
 // # Constant evaluation
 //
@@ -57,5 +59,8 @@
 // total up to 16 bytes, the figure compared against the 16 KiB limit.
 // Parameters with [[threadgroup(n)]] are listed separately: the host sizes
 // them. A kernel may be named by its host_name, in which case the
-// instantiation's template arguments are bound.
+// instantiation's template arguments are bound. Pointer and reference
+// declarators (`threadgroup float a[4], *p;`) allocate nothing and are left
+// out; each declaration's dimensions are kept, evaluated where possible, for
+// display as float[4][64].
 package msl

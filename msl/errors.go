@@ -1,6 +1,7 @@
 package msl
 
 import (
+	"fmt"
 	"go/token"
 	"sort"
 	"strings"
@@ -44,7 +45,13 @@ func (l ErrorList) dedupe() ErrorList {
 	return out
 }
 
-// Error joins the errors with newlines.
+// MaxShown is how many errors ErrorList.Error prints before summing up the
+// rest, so that a binary or badly broken file gives a readable message
+// rather than one line per byte.
+const MaxShown = 10
+
+// Error joins the errors with newlines, at most MaxShown of them, followed
+// by a count of those left out.
 func (l ErrorList) Error() string {
 	switch len(l) {
 	case 0:
@@ -54,6 +61,10 @@ func (l ErrorList) Error() string {
 	}
 	var b strings.Builder
 	for i, e := range l {
+		if i == MaxShown {
+			fmt.Fprintf(&b, "\n(and %d more errors)", len(l)-MaxShown)
+			break
+		}
 		if i > 0 {
 			b.WriteByte('\n')
 		}

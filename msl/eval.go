@@ -274,6 +274,7 @@ type exprParser struct {
 	toks  []Token
 	i     int
 	depth int
+	nest  int  // recursion depth of cond and unary, bounded by maxNesting
 	bad   bool // syntax error
 }
 
@@ -303,6 +304,11 @@ func (p *exprParser) expect(s string) {
 }
 
 func (p *exprParser) cond() val {
+	if p.nest++; p.nest > maxNesting {
+		p.bad = true
+		return val{}
+	}
+	defer func() { p.nest-- }()
 	c := p.binary(0)
 	if !p.accept("?") {
 		return c
@@ -425,6 +431,11 @@ func apply(op string, x, y val) val {
 }
 
 func (p *exprParser) unary() val {
+	if p.nest++; p.nest > maxNesting {
+		p.bad = true
+		return val{}
+	}
+	defer func() { p.nest-- }()
 	switch p.peek() {
 	case "+", "-", "!", "~":
 		op := p.peek()

@@ -268,3 +268,27 @@ func TestEvalBlowup(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 }
+
+// TestEvalDeep checks that expressions nested past the parser's limit are
+// unknown rather than exhausting the stack, and that those within it still
+// evaluate.
+func TestEvalDeep(t *testing.T) {
+	e := &Env{}
+	tests := []struct {
+		expr string
+		want int64
+		ok   bool
+	}{
+		{strings.Repeat("- ", 100) + "1", 1, true},
+		{strings.Repeat("(", 80) + "2" + strings.Repeat(")", 80), 2, true},
+		{strings.Repeat("- ", 100000) + "1", 0, false},
+		{strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000), 0, false},
+		{strings.Repeat("1 ? ", 100000) + "1" + strings.Repeat(" : 2", 100000), 0, false},
+	}
+	for _, tt := range tests {
+		v, ok := e.Eval(tt.expr)
+		if v != tt.want || ok != tt.ok {
+			t.Errorf("Eval(%.20q...) = %d, %v; want %d, %v", tt.expr, v, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package msl
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -180,5 +181,32 @@ func TestLexErrorOnce(t *testing.T) {
 	want := "t.metal:1:1: unterminated #if\nt.metal:2:11: unterminated comment"
 	if got := err.Error(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestErrorListCapped checks that a file of garbage gives at most MaxShown
+// error lines and a count of the rest, not one line per bad byte.
+func TestErrorListCapped(t *testing.T) {
+	src := make([]byte, 200)
+	for i := range src {
+		src[i] = byte(0x80 + i%64) // invalid UTF-8 leading bytes and continuations
+	}
+	_, err := Parse("bin.metal", src)
+	if err == nil {
+		t.Fatal("no error for binary input")
+	}
+	var l ErrorList
+	if !errors.As(err, &l) || len(l) <= MaxShown {
+		t.Fatalf("error = %v, want an ErrorList of more than %d errors", err, MaxShown)
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != MaxShown+1 {
+		t.Errorf("got %d lines, want %d:\n%s", len(lines), MaxShown+1, err)
+	}
+	if want := fmt.Sprintf("(and %d more errors)", len(l)-MaxShown); lines[len(lines)-1] != want {
+		t.Errorf("last line %q, want %q", lines[len(lines)-1], want)
+	}
+	if !strings.HasPrefix(lines[0], "bin.metal:1:1: ") {
+		t.Errorf("first line %q is not positioned at bin.metal:1:1", lines[0])
 	}
 }

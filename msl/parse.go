@@ -1,6 +1,7 @@
 package msl
 
 import (
+	"fmt"
 	"go/token"
 	"strconv"
 	"strings"
@@ -60,6 +61,9 @@ func ParseWith(filename string, src []byte, defines map[string]string) (*File, e
 	}
 	p.dropAlternatives()
 	p.matchBrackets()
+	if p.tooDeep {
+		return f, p.errs.dedupe().Err()
+	}
 	p.scope(0, len(p.t), nil)
 	f.funcs = map[string]*Func{}
 	for _, fn := range f.Funcs {
@@ -83,7 +87,16 @@ type parser struct {
 	enumSeen map[string]bool    // enumerators defined more than once are ambiguous
 	hides    map[string]string  // memoised macroHides
 	pragmas  map[string]*string // memoised macroPragma; nil: not a pragma macro
+
+	depth   int  // statement nesting of the stmt call in progress
+	tooDeep bool // brackets nest deeper than maxNesting; structure is not parsed
 }
+
+// maxNesting bounds bracket and statement nesting, as clang's default
+// -fbracket-depth of 256 bounds brackets in any source the Metal compiler
+// accepts, so that a pathological file gives an error rather than
+// exhausting the stack of the recursive parser and evaluator.
+const maxNesting = 256
 
 func (p *parser) errorf(off int, msg string) {
 	p.errs.Add(p.f.Position(off), msg)
@@ -239,6 +252,10 @@ func (p *parser) matchBrackets() {
 		switch t.Text {
 		case "(", "[", "{":
 			stack = append(stack, i)
+			if len(stack) > maxNesting && !p.tooDeep {
+				p.errorf(t.Pos, fmt.Sprintf("brackets nested more than %d deep", maxNesting))
+				p.tooDeep = true
+			}
 		case ")", "]", "}":
 			open := map[string]string{")": "(", "]": "[", "}": "{"}[t.Text]
 			k := len(stack) - 1

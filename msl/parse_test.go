@@ -88,6 +88,10 @@ func TestParseErrors(t *testing.T) {
 		{"missing loop body", "kernel void f() { while (1) }", "e.metal:1:19: missing body after while"},
 		{"bad template header", "template <typename T\nkernel void f() {}", "e.metal:1:1: unterminated template parameter list"},
 		{"several sorted", "}\nkernel void f() { @ }", "e.metal:1:1: unmatched '}'\ne.metal:2:19: invalid character \"@\""},
+		{"brackets too deep", "kernel void f() {" + strings.Repeat("{", 300) + strings.Repeat("}", 300) + "}",
+			"e.metal:1:273: brackets nested more than 256 deep"},
+		{"statements too deep", "kernel void f() {" + strings.Repeat("if (x) ", 300) + "y = 1; }",
+			fmt.Sprintf("e.metal:1:%d: statements nested more than 256 deep", 18+256*7)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

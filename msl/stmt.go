@@ -1,6 +1,7 @@
 package msl
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -176,6 +177,13 @@ func (p *parser) directivePragmas(a, b int) []*Pragma {
 
 // stmt parses one statement at token i, with the pragmas before it.
 func (p *parser) stmt(i, end int) (Stmt, int, []*Pragma) {
+	if p.depth >= maxNesting {
+		p.errorf(p.t[i].Pos, fmt.Sprintf("statements nested more than %d deep", maxNesting))
+		s, next := p.recover(i, end)
+		return s, next, nil
+	}
+	p.depth++
+	defer func() { p.depth-- }()
 	first := i
 	var prags []*Pragma
 	for i < end {
@@ -346,6 +354,11 @@ func (p *parser) stmt1(i, end int) (Stmt, int) {
 			return &ExprStmt{Pos: t.Pos, End: stEnd, Calls: p.calls(i, min(j, end))}, min(j, end)
 		}
 	}
+	if t.Kind == Ident {
+		if s, next, ok := p.objectMacroUse(i, end); ok {
+			return s, next
+		}
+	}
 	if !stmtKeywords[t.Text] && p.looksLikeDecl(i, end) {
 		k := p.semi(i, end)
 		if d := p.decl(i, k); d != nil {
@@ -357,6 +370,38 @@ func (p *parser) stmt1(i, end int) (Stmt, int) {
 		}
 	}
 	return p.exprStmt(i, end)
+}
+
+// objectMacroUse parses a use of an object-like macro at i whose expansion
+// hides a loop or a barrier (`#define SYNC threadgroup_barrier(...)`, then
+// `SYNC;`), as a MacroUse; a macro that expands to a loop header
+// (`#define EACH4 for (int i = 0; i < 4; ++i)`) takes the statement after
+// it as its body. Any other use is left to the caller.
+func (p *parser) objectMacroUse(i, end int) (Stmt, int, bool) {
+	t := p.t[i]
+	d := p.f.lookupDefine(t.Text, t.Pos)
+	if d == nil || d.FuncLike {
+		return nil, 0, false
+	}
+	h := p.macroHides(t.Text, 0)
+	if h == "" {
+		return nil, 0, false
+	}
+	mu := &MacroUse{Pos: t.Pos, End: t.End, Name: t.Text, Hides: h}
+	switch {
+	case p.is(i+1, end, ";"):
+		mu.End = p.t[i+1].End
+		return mu, i + 2, true
+	case i+1 < end && p.loopHeaderMacro(t.Text):
+		body, next, ok := p.body(i, i+1, end)
+		if !ok {
+			s, next := p.recover(i, end)
+			return s, next, true
+		}
+		mu.Body, mu.End = body, p.endOf(body)
+		return mu, next, true
+	}
+	return nil, 0, false
 }
 
 // recover skips the rest of the enclosing block after a syntax error.

@@ -206,8 +206,9 @@ type Barrier struct {
 	Args     Span
 }
 
-// A MacroUse is a statement that is a use of a function-like macro whose body
-// hides a loop or a barrier.
+// A MacroUse is a statement that is a use of a macro whose body hides a loop
+// or a barrier: a function-like macro, or an object-like one used as a
+// statement (`SYNC;`) or as a loop header (`EACH4 { ... }`).
 type MacroUse struct {
 	Pos, End int
 	Name     string

@@ -17,12 +17,24 @@ type TGMem struct {
 
 // A TGDecl is one threadgroup variable.
 type TGDecl struct {
-	Func, Name, Type string
+	Func, Name, Type string   // Type is the element type, without array dimensions
+	Dims             []string // array dimensions, outermost first: each evaluated to a decimal, or its source text where it cannot be
 	Pos              int
 	Size, Align      int64
 	Offset           int64 // placement within the threadgroup block
 	Known            bool
 	Why              string // why the size is unknown
+}
+
+// FullType is the declared type with its array dimensions, e.g.
+// float[4][64], so a reader sees what was allocated, not just the element.
+func (d TGDecl) FullType() string {
+	var b strings.Builder
+	b.WriteString(d.Type)
+	for _, dim := range d.Dims {
+		b.WriteString("[" + dim + "]")
+	}
+	return b.String()
 }
 
 // A HostTG is a threadgroup parameter whose size the host sets.
@@ -85,14 +97,21 @@ func ThreadgroupMemory(f *File, kernel string, env Env) (*TGMem, error) {
 		}
 		Walk(g.Body, func(s Stmt) bool {
 			d, ok := s.(*Decl)
-			if !ok || d.AddrSpace != Threadgroup || strings.HasSuffix(d.Type, "*") || strings.HasSuffix(d.Type, "&") {
-				// `threadgroup float* p` is a thread-local pointer into
-				// threadgroup memory, not an allocation.
+			if !ok || d.AddrSpace != Threadgroup {
 				return true
 			}
 			e.At = d.Pos
+			// The type text carries the first declarator's * or &
+			// (`threadgroup float *q, c;` has type float* and declares
+			// a float c).
+			base := strings.TrimRight(d.Type, "*& ")
 			for _, n := range d.Names {
-				td := tgDecl(&e, g, d, n)
+				if f.pointerDeclarator(n) {
+					// `threadgroup float* p` is a thread-local pointer
+					// into threadgroup memory, not an allocation.
+					continue
+				}
+				td := tgDecl(&e, g, base, n)
 				if td.Known {
 					off = alignUp(off, td.Align)
 					td.Offset = off
@@ -107,6 +126,26 @@ func ThreadgroupMemory(f *File, kernel string, env Env) (*TGMem, error) {
 	}
 	m.Total = alignUp(off, 16)
 	return m, nil
+}
+
+// pointerDeclarator reports whether declarator n declares a pointer or a
+// reference: the token before its name, cv-qualifiers aside, is *, & or &&.
+func (f *File) pointerDeclarator(n *Declarator) bool {
+	j := searchTokens(f.Tokens, n.NamePos) - 1
+	for ; j >= 0; j-- {
+		switch f.Tokens[j].Kind {
+		case Comment, Directive, Skipped:
+			continue
+		}
+		switch f.Tokens[j].Text {
+		case "const", "volatile", "restrict", "__restrict":
+			continue
+		case "*", "&", "&&":
+			return true
+		}
+		return false
+	}
+	return false
 }
 
 // Entry finds the function to run for a kernel name: the host_name of an
@@ -156,37 +195,66 @@ func (f *File) Entry(kernel string) (fn *Func, targs map[string]string, err erro
 }
 
 // tgDecl sizes one threadgroup declarator.
-func tgDecl(e *Env, g *Func, d *Decl, n *Declarator) TGDecl {
-	td := TGDecl{Func: g.Name, Name: n.Name, Type: d.Type, Pos: n.NamePos}
-	size, align, ok := e.Layout(d.Type)
+func tgDecl(e *Env, g *Func, typ string, n *Declarator) TGDecl {
+	td := TGDecl{Func: g.Name, Name: n.Name, Type: boundType(typ, e.TemplateArgs), Pos: n.NamePos}
+	// Evaluate every dimension first, so the full type is shown even when
+	// the element size is unknown.
+	n2 := int64(1)
+	dimWhy := ""
+	for _, dim := range n.Dims {
+		text := strings.Join(strings.Fields(e.File.Text(dim.Pos, dim.End)), " ")
+		if text == "" {
+			td.Dims = append(td.Dims, "")
+			if dimWhy == "" {
+				dimWhy = "array dimension is empty"
+			}
+			continue
+		}
+		v, ok := e.Eval(text)
+		switch {
+		case !ok:
+			td.Dims = append(td.Dims, text)
+			if dimWhy == "" {
+				dimWhy = fmt.Sprintf("cannot evaluate array dimension %s", text)
+			}
+		case v < 0:
+			td.Dims = append(td.Dims, text)
+			if dimWhy == "" {
+				dimWhy = fmt.Sprintf("negative array dimension %s = %d", text, v)
+			}
+		default:
+			td.Dims = append(td.Dims, fmt.Sprint(v))
+			n2 *= v
+		}
+	}
+	size, align, ok := e.Layout(typ)
 	if !ok {
-		td.Why = fmt.Sprintf("unknown size of type %s", d.Type)
+		td.Why = fmt.Sprintf("unknown size of type %s", typ)
 		for _, tp := range g.Template {
-			if tp == normType(d.Type) && e.TemplateArgs[tp] == "" {
+			if tp == normType(typ) && e.TemplateArgs[tp] == "" {
 				td.Why += fmt.Sprintf(" (template parameter of %s not bound)", g.Name)
 			}
 		}
 		return td
 	}
-	for _, dim := range n.Dims {
-		text := strings.TrimSpace(e.File.Text(dim.Pos, dim.End))
-		if text == "" {
-			td.Why = "array dimension is empty"
-			return td
-		}
-		v, ok := e.Eval(text)
-		if !ok {
-			td.Why = fmt.Sprintf("cannot evaluate array dimension %s", text)
-			return td
-		}
-		if v < 0 {
-			td.Why = fmt.Sprintf("negative array dimension %s = %d", text, v)
-			return td
-		}
-		size *= v
+	if dimWhy != "" {
+		td.Why = dimWhy
+		return td
 	}
-	td.Size, td.Align, td.Known = size, align, true
+	td.Size, td.Align, td.Known = size*n2, align, true
 	return td
+}
+
+// boundType is a declaration's type text with the bound template parameters
+// replaced by their arguments, so an instantiation shows half, not T.
+func boundType(typ string, targs map[string]string) string {
+	bound := map[string]string{}
+	for k, v := range targs {
+		if v != "" {
+			bound[k] = v
+		}
+	}
+	return substitute(typ, bound)
 }
 
 // maxInsts bounds the instantiations reach follows, against recursive

@@ -59,9 +59,9 @@ func render(m *TGMem) string {
 	fmt.Fprintf(&b, "total=%d known=%v", m.Total, m.Known)
 	for _, d := range m.Decls {
 		if d.Known {
-			fmt.Fprintf(&b, " %s.%s:%s@%d+%d/%d", d.Func, d.Name, d.Type, d.Offset, d.Size, d.Align)
+			fmt.Fprintf(&b, " %s.%s:%s@%d+%d/%d", d.Func, d.Name, d.FullType(), d.Offset, d.Size, d.Align)
 		} else {
-			fmt.Fprintf(&b, " %s.%s:?(%s)", d.Func, d.Name, d.Why)
+			fmt.Fprintf(&b, " %s.%s:%s?(%s)", d.Func, d.Name, d.FullType(), d.Why)
 		}
 	}
 	for _, h := range m.HostSet {
@@ -81,14 +81,14 @@ func TestThreadgroupMemory(t *testing.T) {
 		want   string
 	}{
 		{"plain", Env{},
-			"total=352 known=true plain.a:float@0+256/4 plain.b:half@256+6/2 plain.c:float4@272+16/16 plain.d:float4@288+32/16" +
-				" mid.pairs:Pair@320+16/4 leaf.flags:uint@336+16/4 host[0]=dyn:float* host[2]=dyn2:half4*"},
-		{"tmpl_h128", Env{}, "total=256 known=true tmpl.buf:T@0+256/2"},
-		{"tmpl", Env{TemplateArgs: map[string]string{"T": "float", "N": "3"}}, "total=16 known=true tmpl.buf:T@0+12/4"},
-		{"tmpl", Env{}, "total=0 known=false tmpl.buf:?(unknown size of type T (template parameter of tmpl not bound))"},
-		{"dynamic", Env{}, "total=64 known=false dynamic.good:float@0+64/4 dynamic.bad:?(cannot evaluate array dimension n) dynamic.m:?(unknown size of type simdgroup_float8x8)"},
-		{"renamed", Env{Defines: map[string]string{"EXTRA": "5"}}, "total=16 known=true hn.c:char@0+5/1"},
-		{"hn", Env{}, "total=0 known=false hn.c:?(cannot evaluate array dimension EXTRA)"},
+			"total=352 known=true plain.a:float[32][2]@0+256/4 plain.b:half[3]@256+6/2 plain.c:float4@272+16/16 plain.d:float4[2]@288+32/16" +
+				" mid.pairs:Pair[2]@320+16/4 leaf.flags:uint[4]@336+16/4 host[0]=dyn:float* host[2]=dyn2:half4*"},
+		{"tmpl_h128", Env{}, "total=256 known=true tmpl.buf:half[128]@0+256/2"},
+		{"tmpl", Env{TemplateArgs: map[string]string{"T": "float", "N": "3"}}, "total=16 known=true tmpl.buf:float[3]@0+12/4"},
+		{"tmpl", Env{}, "total=0 known=false tmpl.buf:T[N]?(unknown size of type T (template parameter of tmpl not bound))"},
+		{"dynamic", Env{}, "total=64 known=false dynamic.good:float[16]@0+64/4 dynamic.bad:float[n]?(cannot evaluate array dimension n) dynamic.m:simdgroup_float8x8?(unknown size of type simdgroup_float8x8)"},
+		{"renamed", Env{Defines: map[string]string{"EXTRA": "5"}}, "total=16 known=true hn.c:char[5]@0+5/1"},
+		{"hn", Env{}, "total=0 known=false hn.c:char[EXTRA]?(cannot evaluate array dimension EXTRA)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kernel, func(t *testing.T) {
@@ -122,8 +122,8 @@ func TestThreadgroupMemoryFlash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "total=6656 known=true qsa_flash.Qs:half@0+2048/2 qsa_flash.S0:float@2048+1024/4 qsa_flash.S1:float@3072+1024/4" +
-		" qsa_flash.S2:float@4096+1024/4 qsa_flash.S3:float@5120+1024/4 qsa_flash.red:float@6144+512/4 host[0]=dyn:float*"
+	want := "total=6656 known=true qsa_flash.Qs:half[1024]@0+2048/2 qsa_flash.S0:float[256]@2048+1024/4 qsa_flash.S1:float[256]@3072+1024/4" +
+		" qsa_flash.S2:float[256]@4096+1024/4 qsa_flash.S3:float[256]@5120+1024/4 qsa_flash.red:float[128]@6144+512/4 host[0]=dyn:float*"
 	if got := render(m); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
@@ -235,7 +235,7 @@ kernel void r() { rec<0>(1); }
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "total=48 known=false red.scratch:T@0+32/2 red.scratch:T@32+16/4 deduced.buf:?(unknown size of type T (template parameter of deduced not bound))"
+	want := "total=48 known=false red.scratch:half[16]@0+32/2 red.scratch:float[4]@32+16/4 deduced.buf:T[2]?(unknown size of type T (template parameter of deduced not bound))"
 	if got := render(m); got != want {
 		t.Errorf("k_h:\n got %s\nwant %s", got, want)
 	}
@@ -245,5 +245,32 @@ kernel void r() { rec<0>(1); }
 	}
 	if n := len(m.Decls); n != maxInsts-1 {
 		t.Errorf("recursive template: %d decls, want %d", n, maxInsts-1)
+	}
+}
+
+// TestThreadgroupMemoryPointers checks that pointer and reference
+// declarators into threadgroup memory allocate nothing, wherever they sit in
+// a declaration.
+func TestThreadgroupMemoryPointers(t *testing.T) {
+	src := `kernel void k(device float *o [[buffer(0)]]) {
+    threadgroup float a[4], *p, b[2];
+    threadgroup float *q, c;
+    threadgroup float &r = a[0];
+    threadgroup float (*pa)[4] = nullptr;
+    threadgroup float /* note */ * s;
+    threadgroup float * const cp = a;
+}
+`
+	f, err := Parse("p.metal", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ThreadgroupMemory(f, "k", Env{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "total=32 known=true k.a:float[4]@0+16/4 k.b:float[2]@16+8/4 k.c:float@24+4/4"
+	if got := render(m); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

@@ -185,47 +185,69 @@ func Sum(b []byte) string {
 }
 
 // Verify checks that patch applies cleanly with git to the file at path
-// whose content is base. With a repository directory, the file at path
-// there must still have base's sha256 (else the baseline is stale) and
-// `git apply --check` runs in that directory, which must be the
-// repository's top level. Without one, Verify makes a temporary git
-// repository holding base at path and checks there.
-func Verify(ctx context.Context, patch string, path string, base []byte, repoDir string) error {
+// whose content is base, and that applying it yields exactly variant. It
+// always applies the patch with `git apply` in a temporary git repository
+// holding base at path and compares the result byte for byte, so a patch
+// printed wrong cannot pass. With a repository directory, the file at path
+// there must also still have base's sha256 (else the baseline is stale)
+// and `git apply --check` must pass in that directory, which must be the
+// repository's top level.
+func Verify(ctx context.Context, patch string, path string, base, variant []byte, repoDir string) error {
 	if patch == "" {
 		return errors.New("verify patch: empty patch")
 	}
 	if !filepath.IsLocal(filepath.FromSlash(path)) {
 		return fmt.Errorf("verify patch: path %q is not a relative path inside the repository", path)
 	}
-	dir := repoDir
-	if dir != "" {
-		cur, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path)))
+	if repoDir != "" {
+		cur, err := os.ReadFile(filepath.Join(repoDir, filepath.FromSlash(path)))
 		if err != nil {
 			return fmt.Errorf("verify patch: %w", err)
 		}
 		if got, want := Sum(cur), Sum(base); got != want {
 			return fmt.Errorf("stale baseline: %s has sha256 %s, patch was made against %s", path, got, want)
 		}
-	} else {
-		tmp, err := os.MkdirTemp("", "metalab-verify-")
-		if err != nil {
-			return fmt.Errorf("verify patch: %w", err)
+		if err := git(ctx, repoDir, patch, "apply", "--check", "--verbose", "-"); err != nil {
+			return fmt.Errorf("verify patch for %s: %w", path, err)
 		}
-		defer os.RemoveAll(tmp)
-		if err := git(ctx, tmp, "", "init", "-q"); err != nil {
-			return fmt.Errorf("verify patch: %w", err)
-		}
-		full := filepath.Join(tmp, filepath.FromSlash(path))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return fmt.Errorf("verify patch: %w", err)
-		}
-		if err := os.WriteFile(full, base, 0o644); err != nil {
-			return fmt.Errorf("verify patch: %w", err)
-		}
-		dir = tmp
 	}
-	if err := git(ctx, dir, patch, "apply", "--check", "--verbose", "-"); err != nil {
+	return roundTrip(ctx, patch, path, base, variant)
+}
+
+// roundTrip applies patch with git to base at path in a temporary
+// repository and checks that the result is variant.
+func roundTrip(ctx context.Context, patch string, path string, base, variant []byte) error {
+	tmp, err := os.MkdirTemp("", "metalab-verify-")
+	if err != nil {
+		return fmt.Errorf("verify patch: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := git(ctx, tmp, "", "init", "-q"); err != nil {
+		return fmt.Errorf("verify patch: %w", err)
+	}
+	// Line endings stay as they are, whatever the user's git config says.
+	if err := git(ctx, tmp, "", "config", "core.autocrlf", "false"); err != nil {
+		return fmt.Errorf("verify patch: %w", err)
+	}
+	full := filepath.Join(tmp, filepath.FromSlash(path))
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return fmt.Errorf("verify patch: %w", err)
+	}
+	if err := os.WriteFile(full, base, 0o644); err != nil {
+		return fmt.Errorf("verify patch: %w", err)
+	}
+	if err := git(ctx, tmp, patch, "apply", "--check", "--verbose", "-"); err != nil {
 		return fmt.Errorf("verify patch for %s: %w", path, err)
+	}
+	if err := git(ctx, tmp, patch, "apply", "-"); err != nil {
+		return fmt.Errorf("verify patch for %s: %w", path, err)
+	}
+	got, err := os.ReadFile(full)
+	if err != nil {
+		return fmt.Errorf("verify patch: %w", err)
+	}
+	if !bytes.Equal(got, variant) {
+		return fmt.Errorf("verify patch for %s: git apply gives %d bytes (sha256 %s), not the variant's %d bytes (sha256 %s)", path, len(got), Sum(got), len(variant), Sum(variant))
 	}
 	return nil
 }

@@ -141,7 +141,7 @@ func TestUnified(t *testing.T) {
 			if res := applyPatch(t, got, tt.base); res != tt.vari {
 				t.Errorf("applied patch gives %q, want %q", res, tt.vari)
 			}
-			if err := patches.Verify(context.Background(), got, path, []byte(tt.base), ""); err != nil {
+			if err := patches.Verify(context.Background(), got, path, []byte(tt.base), []byte(tt.vari), ""); err != nil {
 				t.Errorf("Verify: %v", err)
 			}
 			// git apply itself must produce exactly the variant.
@@ -200,33 +200,47 @@ func TestVerifyRepo(t *testing.T) {
 	ctx := context.Background()
 	t.Run("ok", func(t *testing.T) {
 		dir := gitRepo(t, path, base)
-		if err := patches.Verify(ctx, patch, path, []byte(base), dir); err != nil {
+		if err := patches.Verify(ctx, patch, path, []byte(base), []byte(vari), dir); err != nil {
 			t.Fatalf("Verify: %v", err)
 		}
 	})
 	t.Run("stale", func(t *testing.T) {
 		dir := gitRepo(t, path, base+"moved\n")
-		err := patches.Verify(ctx, patch, path, []byte(base), dir)
+		err := patches.Verify(ctx, patch, path, []byte(base), []byte(vari), dir)
 		if err == nil || !strings.Contains(err.Error(), "stale baseline: metal/k.metal has sha256 ") {
 			t.Fatalf("Verify error = %v, want stale baseline", err)
 		}
 	})
 	t.Run("subdir_skips", func(t *testing.T) {
 		dir := gitRepo(t, "sub/"+path, base)
-		err := patches.Verify(ctx, patch, path, []byte(base), filepath.Join(dir, "sub"))
+		err := patches.Verify(ctx, patch, path, []byte(base), []byte(vari), filepath.Join(dir, "sub"))
 		if err == nil {
 			t.Fatal("Verify in a repository subdirectory succeeded, want an error")
 		}
 	})
 	t.Run("does_not_apply", func(t *testing.T) {
 		other := strings.Replace(base, "line 3\n", "three\n", 1)
-		err := patches.Verify(ctx, patch, path, []byte(other), "")
+		err := patches.Verify(ctx, patch, path, []byte(other), []byte(vari), "")
 		if err == nil || !strings.Contains(err.Error(), "git apply") {
 			t.Fatalf("Verify error = %v, want git apply failure", err)
 		}
 	})
+	// A patch that applies but does not give the variant (a printing bug)
+	// is refused, with and without a repository.
+	t.Run("wrong_result", func(t *testing.T) {
+		wrong := []byte(vari + "extra\n")
+		err := patches.Verify(ctx, patch, path, []byte(base), wrong, "")
+		if err == nil || !strings.Contains(err.Error(), "not the variant's") {
+			t.Fatalf("Verify error = %v, want a result mismatch", err)
+		}
+		dir := gitRepo(t, path, base)
+		err = patches.Verify(ctx, patch, path, []byte(base), wrong, dir)
+		if err == nil || !strings.Contains(err.Error(), "not the variant's") {
+			t.Fatalf("Verify in a repository: error = %v, want a result mismatch", err)
+		}
+	})
 	t.Run("bad_path", func(t *testing.T) {
-		if err := patches.Verify(ctx, patch, "../x.metal", []byte(base), ""); err == nil {
+		if err := patches.Verify(ctx, patch, "../x.metal", []byte(base), []byte(vari), ""); err == nil {
 			t.Fatal("Verify accepted a path outside the repository")
 		}
 	})

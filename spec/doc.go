@@ -36,7 +36,14 @@
 //	buffers:    list of buffers (below)
 //	stages:     list of stages (below), run in order in one instance
 //	sets:       named case sets, name: {vars?, defines?, constants?, gen?, cases}
+//	defaults:   {cases: [set, ...]}: the sets to run when none is named;
+//	            without it, "quick" when the spec has that set, else every
+//	            set (see Spec.DefaultSets). Keep production shapes that take
+//	            minutes on the cpu backend out of the defaults.
 //
+// A relative source path resolves against the YAML file's directory; a
+// source that cannot be read is reported at the line that names it when
+// the spec is run.
 // # Expressions
 //
 // Numbers in a spec (counts, shapes, geometry, generator parameters, struct
@@ -48,6 +55,17 @@
 //	ceil_div(a, b)  (a + b - 1) / b
 //	div(a, b)       floor(a / b)
 //	align(a, b)     a rounded up to a multiple of b
+//
+// YAML splits a flow list at every comma, so an expression with a comma
+// inside a flow list must be quoted:
+//
+//	threadgroups: [NPOOL / 64, "ceil_div(T, 64)", H]   # right
+//	threadgroups: [NPOOL / 64, ceil_div(T, 64), H]     # four items: an error
+//
+// The same holds for flow mappings ({min: "min(a, b)"}); a block list or a
+// plain scalar value needs no quotes. Quote also an expression that YAML
+// would read as something else: "true", "-1" are fine unquoted, but one
+// starting with [, {, *, &, !, | or > is not.
 //
 // Note that expr's "/" divides as floating point; an expression whose value
 // must be an integer (a count, a dimension) is an error if it is not
@@ -65,9 +83,12 @@
 //	count:    element count, an expression (default 1)
 //	shape:    optional list of expressions whose product is count; used to
 //	          report the coordinates of a differing element
-//	role:     input (filled by gen), output (filled with the sentinel),
-//	          inout (filled by gen, compared after the run), or threadgroup
-//	          (host-sized threadgroup memory of count elements; no data)
+//	role:     input (filled by gen), output (filled with the sentinel,
+//	          so bytes a kernel never writes are compared too), inout
+//	          (filled by gen, an output of the run), or threadgroup
+//	          (host-sized threadgroup memory of count elements; no data).
+//	          Buffer.Output reports output and inout; check compares the
+//	          final bytes of every device buffer, inputs included.
 //	gen:      the input generator (input and inout; see below). A struct
 //	          buffer needs no gen: its bytes come from the field values.
 //	values:   for a struct buffer, field: expression overrides of the
@@ -124,5 +145,18 @@
 // optional overrides that apply to every case of the set: vars, defines,
 // constants (a bare value keeps the declared type), and gen (buffer:
 // generator keys that replace the buffer's keys, so {q: {edge: cancel}}
-// keeps q's kind and range).
+// keeps q's kind and range). Set names are free; the qsa specs use quick
+// (seconds on the cpu backend), full (production shapes), edge and cancel
+// (edge-mode inputs) and fallback (a function constant flipped).
+//
+// # Errors
+//
+// Every error about the spec itself reads file:line:col: msg and points at
+// the YAML node at fault: a YAML syntax error, an unknown or duplicate key,
+// an unknown element type, role or generator kind, an expression that does
+// not compile or reads a variable no case binds, a duplicate buffer index
+// or binding, a case that is not a number. Errors that need a case's
+// values (a count that is not an integer, a shape whose product is not the
+// count, a selected-ids buffer of the wrong size) are found by Instantiate
+// and still point at the expression's line, prefixed with the case.
 package spec

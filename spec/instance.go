@@ -2,6 +2,7 @@ package spec
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -87,6 +88,24 @@ func (s *Spec) Set(name string) *Set {
 	return nil
 }
 
+// DefaultSets returns the case sets to run when the user names none: the
+// spec's defaults: when it declares them, else "quick" when the spec has
+// such a set, else every set. Large production shapes belong in a set that
+// is not a default, so that a plain run stays quick on the cpu backend.
+func (s *Spec) DefaultSets() []string {
+	if len(s.Defaults) > 0 {
+		return append([]string(nil), s.Defaults...)
+	}
+	if s.Set("quick") != nil {
+		return []string{"quick"}
+	}
+	var all []string
+	for _, set := range s.Sets {
+		all = append(all, set.Name)
+	}
+	return all
+}
+
 // Cases returns the cases of the named sets in order, or of every set when
 // none is named.
 func (s *Spec) Cases(sets ...string) ([]Case, error) {
@@ -168,7 +187,13 @@ func (s *Spec) Instantiate(c Case) (*Instance, error) {
 	return in, nil
 }
 
+// caseErr names the case in err; a positioned error keeps its position
+// first, so that it still reads file:line:col: msg.
 func caseErr(c Case, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return &Error{Pos: e.Pos, Msg: fmt.Sprintf("case %s/%s: %s", c.Set, c.Name, e.Msg)}
+	}
 	return fmt.Errorf("case %s/%s: %w", c.Set, c.Name, err)
 }
 

@@ -15,15 +15,20 @@ import (
 // A Spec is a parsed kernel spec. See the package documentation for the
 // file format.
 type Spec struct {
-	Path       string // the YAML file as given to Load or Parse
-	Dir        string // directory of Path; relative paths resolve against it
-	Source     string // the main .metal file, resolved against Dir
-	Seed       uint64
-	Structs    map[string]*Type
-	Buffers    []*BufferSpec
-	Stages     []*StageSpec
-	Sets       []*Set
+	Path    string // the YAML file as given to Load or Parse
+	Dir     string // directory of Path; relative paths resolve against it
+	Source  string // the main .metal file, resolved against Dir
+	Seed    uint64
+	Structs map[string]*Type
+	Buffers []*BufferSpec
+	Stages  []*StageSpec
+	Sets    []*Set
+	// Defaults are the case sets to run when none is named, as the spec's
+	// defaults: key declares them; nil when it declares none (see
+	// DefaultSets).
+	Defaults   []string
 	dispatches *Expr
+	sourcePos  token.Position
 	vars       []namedExpr
 	lets       []namedExpr
 	defines    []define
@@ -57,7 +62,8 @@ const (
 // A StageSpec is one kernel of a pipeline as the spec declares it.
 type StageSpec struct {
 	Entry        string
-	Source       string // resolved .metal path
+	Source       string         // resolved .metal path
+	SourcePos    token.Position // where the spec names Source
 	Pos          token.Position
 	threadgroups []*Expr
 	threads      []*Expr
@@ -207,7 +213,11 @@ func (p *parser) expr(n *yaml.Node, what string) *Expr {
 	}
 	e, err := compileExpr(n.Value, p.pos(n))
 	if err != nil {
-		p.errorf(n, "%s: %v", what, err)
+		hint := ""
+		if strings.Count(n.Value, "(") != strings.Count(n.Value, ")") {
+			hint = "; an expression with a comma inside a YAML flow list [a, b] must be quoted, e.g. \"ceil_div(T, 64)\""
+		}
+		p.errorf(n, "%s: %v%s", what, err, hint)
 		return nil
 	}
 	return e
@@ -292,9 +302,10 @@ func (p *parser) constants(n *yaml.Node, bare bool) []constant {
 func (p *parser) spec(root *yaml.Node) *Spec {
 	s := &Spec{Path: p.file, Dir: filepath.Dir(p.file), Seed: 1, Structs: map[string]*Type{}}
 	f := p.fields(root, "spec", "source", "seed", "dispatches", "vars", "let", "defines",
-		"constants", "structs", "buffers", "stages", "sets")
+		"constants", "structs", "buffers", "stages", "sets", "defaults")
 	if n := f["source"]; n != nil {
 		s.Source = filepath.Join(s.Dir, p.str(n, "source"))
+		s.sourcePos = p.pos(n)
 	} else {
 		p.errorf(root, "spec: missing source")
 	}
@@ -336,10 +347,41 @@ func (p *parser) spec(root *yaml.Node) *Spec {
 	} else {
 		p.errorf(root, "spec: missing sets")
 	}
+	if n := f["defaults"]; n != nil {
+		p.defaults(s, n)
+	}
 	if len(p.errs) == 0 {
 		p.checkVars(s, root)
 	}
 	return s
+}
+
+// defaults parses the defaults: mapping, whose cases: lists the case sets
+// that run when none is named.
+func (p *parser) defaults(s *Spec, n *yaml.Node) {
+	f := p.fields(n, "defaults", "cases")
+	cn := f["cases"]
+	if cn == nil {
+		return
+	}
+	if cn.Kind != yaml.SequenceNode || len(cn.Content) == 0 {
+		p.errorf(cn, "defaults: cases: want a non-empty list of case set names")
+		return
+	}
+	seen := map[string]bool{}
+	for _, c := range cn.Content {
+		name := p.str(c, "defaults: cases")
+		switch {
+		case name == "":
+		case s.Set(name) == nil:
+			p.errorf(c, "defaults: cases: no case set %q", name)
+		case seen[name]:
+			p.errorf(c, "defaults: cases: set %q listed twice", name)
+		default:
+			s.Defaults = append(s.Defaults, name)
+		}
+		seen[name] = true
+	}
 }
 
 func (p *parser) structs(s *Spec, n *yaml.Node) {
@@ -534,7 +576,7 @@ func (p *parser) stages(s *Spec, n *yaml.Node) {
 	}
 	for _, sn := range n.Content {
 		f := p.fields(sn, "stage", "entry", "source", "threadgroups", "threads", "buffers", "bind", "defines", "constants")
-		st := &StageSpec{Source: s.Source, Pos: p.pos(sn)}
+		st := &StageSpec{Source: s.Source, SourcePos: s.sourcePos, Pos: p.pos(sn)}
 		if n := f["entry"]; n != nil {
 			st.Entry = p.str(n, "stage entry")
 		}
@@ -545,6 +587,7 @@ func (p *parser) stages(s *Spec, n *yaml.Node) {
 		what := fmt.Sprintf("stage %q", st.Entry)
 		if n := f["source"]; n != nil {
 			st.Source = filepath.Join(s.Dir, p.str(n, what+" source"))
+			st.SourcePos = p.pos(n)
 		}
 		for _, k := range []string{"threadgroups", "threads"} {
 			n := f[k]

@@ -191,6 +191,9 @@ sets:
 		{"bad case value", "{T: 4}", "{T: four}", `case variable "T": want a number or a boolean`},
 		{"no source", "source: k.metal\n", "", "spec: missing source"},
 		{"yaml syntax", "    count: T\n", "\tcount: T\n", "k.yaml:5:1: found a tab character that violates indentation"},
+		{"unquoted comma in flow list", "threadgroups: [1]", "threadgroups: [ceil_div(T, 4)]", `k.yaml:11:31: stage "k" threadgroups: bad expression "ceil_div(T"`},
+		{"defaults unknown set", "    cases: [{T: 4}]\n", "    cases: [{T: 4}]\ndefaults: {cases: [s, full]}\n", `k.yaml:15:23: defaults: cases: no case set "full"`},
+		{"defaults unknown key", "    cases: [{T: 4}]\n", "    cases: [{T: 4}]\ndefaults: {sets: [s]}\n", `k.yaml:15:12: defaults: unknown field "sets"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -210,6 +213,43 @@ sets:
 	}
 	if _, err := Parse("k.yaml", []byte(good)); err != nil {
 		t.Errorf("good spec: %v", err)
+	}
+	// The unquoted-comma error says how to fix it.
+	_, err := Parse("k.yaml", []byte(strings.Replace(good, "threadgroups: [1]", "threadgroups: [ceil_div(T, 4)]", 1)))
+	if err == nil || !strings.Contains(err.Error(), `must be quoted, e.g. "ceil_div(T, 64)"`) {
+		t.Errorf("unquoted comma error = %v, want the quoting hint", err)
+	}
+	if _, err := Parse("k.yaml", []byte(strings.Replace(good, "threadgroups: [1]", `threadgroups: ["ceil_div(T, 4)"]`, 1))); err != nil {
+		t.Errorf("quoted comma: %v", err)
+	}
+}
+
+func TestDefaultSets(t *testing.T) {
+	const base = `source: k.metal
+buffers:
+  - {name: o, index: 0, type: float, count: T, role: output}
+stages:
+  - {entry: k, threadgroups: [1], threads: [T]}
+sets:
+`
+	tests := []struct {
+		name, sets, defaults string
+		want                 []string
+	}{
+		{"declared", "  quick: {cases: [{T: 1}]}\n  edge: {cases: [{T: 2}]}\n  full: {cases: [{T: 3}]}\n", "defaults: {cases: [edge, full]}\n", []string{"edge", "full"}},
+		{"quick", "  full: {cases: [{T: 3}]}\n  quick: {cases: [{T: 1}]}\n", "", []string{"quick"}},
+		{"all", "  a: {cases: [{T: 3}]}\n  b: {cases: [{T: 1}]}\n", "", []string{"a", "b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Parse("k.yaml", []byte(base+tt.sets+tt.defaults))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.DefaultSets(); strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("DefaultSets = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -237,11 +277,34 @@ sets:
 		t.Fatal(err)
 	}
 	_, err = s2.Instantiate(cs[0])
-	if err == nil || !strings.Contains(err.Error(), `k.yaml:5:31: expression "T / 3": value 1.3333333333333333 is not an integer`) {
+	if err == nil || !strings.Contains(err.Error(), `k.yaml:5:31: case s/T=4: expression "T / 3": value 1.3333333333333333 is not an integer`) {
 		t.Errorf("non-integral geometry error = %v", err)
 	}
 	if _, err := s.Cases("nope"); err == nil {
 		t.Error("Cases of an unknown set: no error")
+	}
+
+	// A variable that one set binds and another does not is found only
+	// when the other set's case is instantiated; the error still starts
+	// with the YAML position of the expression.
+	s3, err := Parse("k.yaml", []byte(`source: k.metal
+buffers:
+  - {name: o, index: 0, type: float, count: T * U, role: output}
+stages:
+  - {entry: k, threadgroups: [1], threads: [32]}
+sets:
+  a:
+    cases: [{T: 4, U: 2}]
+  b:
+    cases: [{T: 4}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs3, _ := s3.Cases("b")
+	_, err = s3.Instantiate(cs3[0])
+	if err == nil || !strings.HasPrefix(err.Error(), `k.yaml:3:45: case b/T=4: expression "T * U": unknown variable "U"`) {
+		t.Errorf("instantiate-time unknown variable error = %v", err)
 	}
 }
 

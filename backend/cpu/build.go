@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"metalab/backend"
 )
@@ -266,8 +267,10 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	if err := os.MkdirAll(soDir, 0o755); err != nil {
 		return "", fmt.Errorf("compile %s: %w", in.name, err)
 	}
+	// The TU is written under a unique name and renamed into place, so a
+	// second process compiling the same key never reads a half-written file.
 	cppPath := filepath.Join(soDir, key+".cpp")
-	if err := os.WriteFile(cppPath, in.cpp, 0o644); err != nil {
+	if err := writeAtomic(cppPath, in.cpp); err != nil {
 		return "", fmt.Errorf("compile %s: %w", in.name, err)
 	}
 	tmp, err := os.CreateTemp(soDir, ".tmp-"+key+"-*.so")
@@ -333,4 +336,88 @@ func firstError(log, name string) string {
 		}
 	}
 	return name + ": C++ compiler failed"
+}
+
+// writeAtomic writes b to path through a temporary file in the same
+// directory and a rename, so readers see the old file or the whole new one.
+func writeAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+	}
+	return werr
+}
+
+// staleAge is how old a temporary file in the cache must be before setup
+// deletes it: a compile or runner build that was killed leaves its
+// temporaries behind, and none takes anywhere near this long.
+const staleAge = time.Hour
+
+// cleanStale removes the temporaries (".tmp-*", ".probe-*") older than
+// staleAge directly in root and in root/so. It reads two directories, so it
+// is cheap enough to run at every setup.
+func cleanStale(root string, now time.Time) {
+	for _, dir := range []string{root, filepath.Join(root, "so")} {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if !strings.HasPrefix(e.Name(), ".tmp-") && !strings.HasPrefix(e.Name(), ".probe-") {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil || now.Sub(info.ModTime()) < staleAge {
+				continue
+			}
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// CacheDir returns the directory holding the runner, the installed headers
+// and the compiled kernels, or "" before the backend was set up. Deleting it
+// clears the cache; the next use rebuilds what it needs.
+func (b *Backend) CacheDir() string {
+	if b.setupErr != nil {
+		return ""
+	}
+	return b.root
+}
+
+// CacheSize returns the bytes used by the files under the cache directory.
+func (b *Backend) CacheSize() (int64, error) {
+	root := b.CacheDir()
+	if root == "" {
+		return 0, errors.New("cache size: backend not set up")
+	}
+	var n int64
+	err := filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed by a concurrent cleanup
+			}
+			return err
+		}
+		if d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("cache size: %w", err)
+	}
+	return n, nil
 }

@@ -6,6 +6,14 @@
 // sources in runtime/, that executes each threadgroup's threads as
 // cooperative fibers. Faults in a kernel kill only the runner; they come
 // back as *backend.Failure values and the runner is restarted.
+//
+// The runner, the installed headers and every compiled kernel are cached by
+// content hash in one directory: Options.CacheDir, else $METALAB_CACHE, else
+// <user cache dir>/metalab (~/.cache/metalab on Linux). Concurrent metalab
+// processes may share it: every file appears by an atomic rename. It is never
+// pruned, but deleting it at any time is safe (`metalab backends` shows where
+// it is and its size); temporaries left by killed compiles are removed once
+// they are an hour old.
 package cpu
 
 import (
@@ -19,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"metalab/backend"
 	"metalab/backend/cpu/prelude"
@@ -126,6 +135,7 @@ func (b *Backend) doSetup(ctx context.Context) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return fmt.Errorf("create cache dir: %w", err)
 	}
+	cleanStale(root, time.Now())
 	id, err := compilerID(ctx, b.cxx)
 	if err != nil {
 		return fmt.Errorf("%s: %w", noCompiler, err)
@@ -157,7 +167,11 @@ func (b *Backend) Describe() string {
 	if workers <= 0 {
 		workers = defaultWorkers()
 	}
-	return fmt.Sprintf("%s; %d workers; cache %s", b.id, workers, b.root)
+	cache := b.root
+	if n, err := b.CacheSize(); err == nil {
+		cache = fmt.Sprintf("%s (%s; delete it to clear)", b.root, humanBytes(n))
+	}
+	return fmt.Sprintf("%s; %d workers; cache %s", b.id, workers, cache)
 }
 
 // Available reports whether a C++17 compiler is present and the runner
@@ -251,3 +265,17 @@ func firstLine(s string) string {
 
 // defaultWorkers is the runner's worker count when Options.Workers is 0.
 func defaultWorkers() int { return runtime.NumCPU() }
+
+// humanBytes formats n bytes with a binary unit, e.g. "12.3 MiB".
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -90,9 +90,8 @@ func Run(f *cmdutil.Factory, args []string) ExitCode {
 		fmt.Fprintf(errOut, "Run '%s --help' for usage.\n", name)
 		return ExitUsage
 	case errors.As(err, &list):
-		for _, e := range list {
-			fmt.Fprintln(errOut, e)
-		}
+		// One error a line, the first msl.MaxShown of them.
+		fmt.Fprintln(errOut, list.Error())
 		return ExitError
 	default:
 		fmt.Fprintf(errOut, "metalab: %v\n", err)

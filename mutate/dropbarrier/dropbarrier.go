@@ -2,6 +2,7 @@ package dropbarrier
 
 import (
 	_ "embed"
+	"sort"
 	"strings"
 
 	"metalab/internal/edit"
@@ -47,12 +48,27 @@ func run(p *mutate.Pass) error {
 				Pos:     s.Pos,
 				End:     s.End,
 				Message: strings.Join(strings.Fields(string(src[s.Pos:s.End])), " "),
-				Choices: []mutate.Choice{{Name: "drop", Message: "remove the barrier", Edits: []edit.Edit{removal(src, s, bodies[s])}}},
+				Choices: []mutate.Choice{{Name: "drop", Message: "remove the barrier", Edits: []edit.Edit{removal(src, s, bodies[s] || afterLabel(p.File, s.Pos))}}},
 			})
 		}
 		return true
 	})
 	return nil
+}
+
+// afterLabel reports whether the significant token before off is the colon
+// of a label or case: a label must label a statement, so a barrier there is
+// replaced by `;` rather than removed.
+func afterLabel(f *msl.File, off int) bool {
+	i := sort.Search(len(f.Tokens), func(i int) bool { return f.Tokens[i].Pos >= off })
+	for i--; i >= 0; i-- {
+		switch f.Tokens[i].Kind {
+		case msl.Comment, msl.Directive, msl.Skipped:
+			continue
+		}
+		return f.Tokens[i].Text == ":"
+	}
+	return false
 }
 
 // removal returns the edit that removes barrier b from src.

@@ -20,7 +20,8 @@
 // quoted regexps. Sites or skips on lines without a matching comment, and
 // comments without a site or skip, fail the test. Every want file and the
 // diff, parsed back with sourcegraph/go-diff and applied, must give the
-// variant, and every variant must still parse. With -update, Run rewrites
+// variant, and every variant, built with variants.Build as metalab mutate
+// builds it, must still parse. With -update, Run rewrites
 // the want files and want.diff of existing archives instead of failing.
 package mutatetest
 
@@ -38,10 +39,10 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/sourcegraph/go-diff/diff"
 
-	"metalab/internal/edit"
 	"metalab/msl"
 	"metalab/mutate"
 	"metalab/patches"
+	"metalab/variants"
 )
 
 var update = flag.Bool("update", false, "rewrite the want sections of golden archives")
@@ -60,6 +61,16 @@ func Run(t *testing.T, dir string, m *mutate.Mutation) {
 		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
 		t.Run(name, func(t *testing.T) { runCase(t, file, m) })
 	}
+}
+
+// tb is the part of testing.TB a golden case reports through; a recorder
+// can stand in for it to check that a bad golden fails.
+type tb interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Logf(format string, args ...any)
 }
 
 // A caseFlags holds an archive's flag lines.
@@ -88,7 +99,7 @@ func parseFlags(comment []byte) (caseFlags, error) {
 	return cf, nil
 }
 
-func runCase(t *testing.T, file string, m *mutate.Mutation) {
+func runCase(t tb, file string, m *mutate.Mutation) {
 	ar, err := txtar.ParseFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -130,11 +141,13 @@ func runCase(t *testing.T, file string, m *mutate.Mutation) {
 		if idx < 0 || idx >= len(found) {
 			return nil, fmt.Errorf("want %q: no site %d (found %d)", key, idx, len(found))
 		}
-		c, err := found[idx].Choice(choice)
+		s := found[idx]
+		ref := mutate.SiteRef{Mutation: s.Mutation.Name, Func: s.Func.Name, Ordinal: s.Ordinal, Hash: s.Hash, Choice: choice}
+		v, err := variants.Build(f, found, []mutate.SiteRef{ref})
 		if err != nil {
 			return nil, err
 		}
-		return edit.Apply(input, c.Edits)
+		return v.Source, nil
 	}
 
 	changed := false
@@ -197,7 +210,7 @@ func runCase(t *testing.T, file string, m *mutate.Mutation) {
 
 // checkPatch checks that the patch from input to want, parsed back and
 // applied, yields want.
-func checkPatch(t *testing.T, name string, input, want []byte) {
+func checkPatch(t tb, name string, input, want []byte) {
 	t.Helper()
 	p, err := patches.Unified("input.metal", input, want)
 	if err != nil {
@@ -296,7 +309,7 @@ type expectation struct {
 
 // checkComments matches sites and skips against the input's want and skip
 // comments, line by line.
-func checkComments(t *testing.T, f *msl.File, found []*mutate.FoundSite, skips []*mutate.FoundSkip) {
+func checkComments(t tb, f *msl.File, found []*mutate.FoundSite, skips []*mutate.FoundSkip) {
 	t.Helper()
 	var exps []*expectation
 	for i, line := range strings.Split(string(f.Src), "\n") {

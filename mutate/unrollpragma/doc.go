@@ -9,10 +9,13 @@
 // loop's trip count when the loop header gives a constant trip count,
 // otherwise count2 and count4) and `#pragma clang loop unroll(disable)`
 // (choice disable). A pragma only changes how the compiler schedules the
-// loop, never what it computes.
+// loop, never what it computes. A `for` that follows other code on its line
+// (`if (c) for`, `{ for`) is moved to a new line, indented like the line it
+// was on, with the pragma on the line between; a pragma is not a statement,
+// so `if (c)` keeps the loop as its body.
 //
-// It skips, with a reason: loops that already carry a loop pragma (written
-// out, as _Pragma, or through a macro), loops whose `for` is not the first
-// token on its line (the pragma needs a line of its own), loops hidden
-// behind a macro, and while and do loops.
+// It skips, with a reason: loops that already carry a loop pragma (unroll,
+// nounroll, clang loop, GCC unroll or ivdep; written out, as _Pragma, or
+// through a macro; other pragmas such as diagnostics do not count), loops hidden behind a macro, and
+// while and do loops.
 package unrollpragma

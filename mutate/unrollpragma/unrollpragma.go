@@ -35,8 +35,7 @@ func run(p *mutate.Pass) error {
 			}
 		case *msl.For:
 			header := s.Rparen + 1
-			if len(s.Pragmas) > 0 {
-				pr := s.Pragmas[0]
+			if pr := loopPragma(s.Pragmas); pr != nil {
 				why := fmt.Sprintf("loop already has pragma %q", pr.Text)
 				if pr.Macro != "" {
 					why = fmt.Sprintf("loop already has pragma %q from macro %s", pr.Text, pr.Macro)
@@ -44,13 +43,7 @@ func run(p *mutate.Pass) error {
 				p.Skip(mutate.Skip{Pos: s.Pos, End: header, Reason: why})
 				return true
 			}
-			start, first := mutate.LineStart(src, s.Pos)
-			if !first {
-				p.Skip(mutate.Skip{Pos: s.Pos, End: header, Reason: "for is not the first token on its line, so a pragma line cannot go before it"})
-				return true
-			}
-			indent := string(src[start:s.Pos])
-			eol := mutate.EOL(src, s.Pos)
+			at, end, before, after := placement(src, s.Pos)
 			trips, known := TripCount(p.File, p.Func, s)
 			msg := "for loop, trip count unknown"
 			if known {
@@ -60,7 +53,7 @@ func run(p *mutate.Pass) error {
 				return mutate.Choice{
 					Name:    name,
 					Message: message,
-					Edits:   []edit.Edit{{Start: start, End: start, New: indent + "#pragma clang loop " + text + eol}},
+					Edits:   []edit.Edit{{Start: at, End: end, New: before + "#pragma clang loop " + text + after}},
 				}
 			}
 			choices := []mutate.Choice{pragma("full", "unroll(full)", "unroll fully")}
@@ -76,6 +69,77 @@ func run(p *mutate.Pass) error {
 		return true
 	})
 	return nil
+}
+
+// loopPragma returns the first of pragmas that tells the compiler how to
+// treat the loop (unroll, nounroll, clang loop ..., GCC unroll/ivdep), or
+// nil. Other pragmas before a loop (diagnostics, messages) do not stop a
+// loop pragma being added.
+func loopPragma(pragmas []*msl.Pragma) *msl.Pragma {
+	for _, pr := range pragmas {
+		w := strings.Fields(pr.Text)
+		if len(w) == 0 {
+			continue
+		}
+		first := w[0]
+		if i := strings.IndexByte(first, '('); i >= 0 {
+			first = first[:i] // unroll(4)
+		}
+		switch first {
+		case "unroll", "nounroll", "unroll_and_jam", "nounroll_and_jam", "loop":
+			return pr
+		case "clang", "GCC":
+			if len(w) > 1 && (w[1] == "loop" || w[1] == "unroll" || w[1] == "ivdep") {
+				return pr
+			}
+		}
+	}
+	return nil
+}
+
+// placement says where a pragma line for the loop at pos goes: the edit
+// replaces src[at:end] by before + pragma + after. A for first on its line
+// gets the pragma on the line above, indented like the loop. A for that
+// follows other code on its line (`if (c) for`, `{ for`, `} else for`) has
+// the blanks before it replaced by a line break, so the pragma sits on a
+// line of its own directly before the loop, and the loop moves to the next
+// line; both are indented like the line the loop was on. A pragma is not a
+// statement, so `if (c)` followed by the pragma line and the loop is still
+// a single-statement body. A line ending in a backslash continuation would
+// splice the pragma onto the line before, so a line break is put first.
+func placement(src []byte, pos int) (at, end int, before, after string) {
+	eol := mutate.EOL(src, pos)
+	start, first := mutate.LineStart(src, pos)
+	indentEnd := start
+	for indentEnd < len(src) && (src[indentEnd] == ' ' || src[indentEnd] == '\t') {
+		indentEnd++
+	}
+	indent := string(src[start:indentEnd])
+	if first {
+		before = indent
+		if continued(src, start) {
+			before = eol + indent
+		}
+		return start, start, before, eol
+	}
+	at = pos
+	for at > start && (src[at-1] == ' ' || src[at-1] == '\t') {
+		at--
+	}
+	return at, pos, eol + indent, eol + indent
+}
+
+// continued reports whether the line before the one starting at start ends
+// in a backslash, splicing the two lines.
+func continued(src []byte, start int) bool {
+	i := start - 1 // the newline
+	if i < 0 || src[i] != '\n' {
+		return false
+	}
+	if i > 0 && src[i-1] == '\r' {
+		i--
+	}
+	return i > 0 && src[i-1] == '\\'
 }
 
 // TripCount returns the number of iterations of a counted loop, written

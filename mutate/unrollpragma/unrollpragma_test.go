@@ -46,3 +46,26 @@ func TestChoices(t *testing.T) {
 		})
 	}
 }
+
+func TestPlacement(t *testing.T) {
+	tests := []struct {
+		name, src, want string
+	}{
+		{"own_line", "{\n    for (;;) {}\n}\n", "{\n    #pragma P\n    for (;;) {}\n}\n"},
+		{"after_if", "{\n\tif (c) for (;;) {}\n}\n", "{\n\tif (c)\n\t#pragma P\n\tfor (;;) {}\n}\n"},
+		{"after_brace_tab", "{\n  {\tfor (;;) {} }\n}\n", "{\n  {\n  #pragma P\n  for (;;) {} }\n}\n"},
+		{"crlf", "{\r\n  if (c) for (;;) {}\r\n}\r\n", "{\r\n  if (c)\r\n  #pragma P\r\n  for (;;) {}\r\n}\r\n"},
+		{"continued", "{\n  if (c) \\\n  for (;;) {}\n}\n", "{\n  if (c) \\\n\n  #pragma P\n  for (;;) {}\n}\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := []byte(tt.src)
+			pos := strings.Index(tt.src, "for")
+			at, end, before, after := unrollpragma.Placement(src, pos)
+			got := tt.src[:at] + before + "#pragma P" + after + tt.src[end:]
+			if got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -148,10 +149,14 @@ func TestBarrierKernel(t *testing.T) {
 	if df := diff(res.Outputs[0], want, 4); df != "" {
 		t.Fatalf("barriers8: %s", df)
 	}
-	if len(res.Times) > 0 {
-		t.Logf("barriers8 64x256 threads, 8 barriers each: median %v per dispatch over %d (wall %v for all, incl. transfer)", median(res.Times), len(res.Times), wall)
-	} else {
-		t.Logf("barriers8 64x256 threads, 8 barriers each: %v wall for %d dispatches", wall, d.Repeat)
+	if len(res.Times) == 0 {
+		t.Fatalf("the cpu backend reported no dispatch times")
+	}
+	t.Logf("barriers8 64x256 threads, 8 barriers each: median %v per dispatch over %d (wall %v for all, incl. transfer)", median(res.Times), len(res.Times), wall)
+	// The bar: well under a second. A second per dispatch leaves
+	// room for a loaded two-core machine (it takes milliseconds).
+	if m := median(res.Times); m > time.Second {
+		t.Errorf("barriers8 took %v per dispatch, want well under a second", m)
 	}
 }
 
@@ -186,7 +191,7 @@ func TestCompileTime(t *testing.T) {
 	b := newBackendAt(t, dir, 0)
 	setup := time.Since(start)
 	src := source(t, "reduce.metal", "tg_reduce")
-	timeCompile := func(b backend.Backend) time.Duration {
+	timeCompile := func(b backend.Backend, src backend.Source) time.Duration {
 		start := time.Now()
 		p, err := b.Compile(context.Background(), src)
 		if err != nil {
@@ -196,12 +201,27 @@ func TestCompileTime(t *testing.T) {
 		p.Close()
 		return el
 	}
-	cold := timeCompile(b)
-	warm := timeCompile(b)
+	cold := timeCompile(b, src)
+	warm := timeCompile(b, src)
 	b2 := newBackendAt(t, dir, 0)
-	other := timeCompile(b2)
+	other := timeCompile(b2, src)
 	t.Logf("runner build + setup %v; reduce.metal compile: cold %v, cached %v, cached in a new Backend %v", setup, cold, warm, other)
 	if warm > cold || other > cold {
 		t.Errorf("cached compile slower than cold: cold %v, cached %v, new backend %v", cold, warm, other)
+	}
+
+	// The kernel metalab is developed against: a flash-attention kernel
+	// with simdgroup matrices, a function constant and threadgroup tiles.
+	text, err := os.ReadFile(filepath.Join("..", "..", "..", "kernels", "qsa_prompt.metal"))
+	if err != nil {
+		t.Logf("qsa_prompt.metal not timed: %v", err)
+		return
+	}
+	qsa := backend.Source{Name: "qsa_prompt.metal", Text: text, Entry: "qsa_flash"}
+	cold = timeCompile(b, qsa)
+	warm = timeCompile(b, qsa)
+	t.Logf("qsa_prompt.metal qsa_flash compile: cold %v, cached %v", cold, warm)
+	if warm > cold {
+		t.Errorf("cached qsa_flash compile slower than cold: cold %v, cached %v", cold, warm)
 	}
 }

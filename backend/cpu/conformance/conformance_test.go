@@ -35,7 +35,7 @@ func out(i int, b []byte) backend.Buffer { return backend.Buffer{Index: i, Data:
 // cases lists the conformance cases, each with its Go-computed outputs.
 func cases() []tcase {
 	var cs []tcase
-	cs = append(cs, reduceCase(), simdUintCase(), simdFloatCase(), simdDivergentCase(), swizzleCase(),
+	cs = append(cs, reduceCase(), simdUintCase(), simdFloatCase(), simdDivergentCase(), simdVoteAllCase(), swizzleCase(),
 		halfConvertCase(), halfArithCase(), uintWrapCase(), atomicsCase(), attrsCase(), templateCase("scale_f32x64", 64, false),
 		templateCase("scale_i32x32", 32, true), tgParamCase(), raceFixedCase(), polyCase(), helpersCase())
 	cs = append(cs, fconstCases()...)
@@ -253,6 +253,25 @@ func simdDivergentCase() tcase {
 		want: map[int][]byte{1: u32bytes(want)}, elem: 4}
 }
 
+// simdVoteAllCase runs 48 threads: a full SIMD-group and one of 16 lanes.
+func simdVoteAllCase() tcase {
+	const n = 48
+	want := make([]uint32, n)
+	for i := range want {
+		full := uint32(0)
+		if i < 32 {
+			full = 1
+		}
+		want[i] = full | 1<<1 | 1<<2
+		if i%2 == 0 {
+			want[i] |= 1<<4 | 1<<5 // half the lanes voted: all() is false
+		}
+	}
+	return tcase{name: "simd_vote_all", file: "simd.metal", entry: "simd_vote_all", tgs: dim(1), threads: dim(n),
+		bufs: []backend.Buffer{out(0, make([]byte, 4*n))},
+		want: map[int][]byte{0: u32bytes(want)}, elem: 4}
+}
+
 func swizzleCase() tcase {
 	const n = 32
 	r := rng(5)
@@ -260,18 +279,22 @@ func swizzleCase() tcase {
 	for i := range v {
 		v[i] = r.float() * 8
 	}
-	want := make([]float32, 16*n)
+	want := make([]float32, 20*n)
 	for i := 0; i < n; i++ {
 		x, y, z, w := v[4*i], v[4*i+1], v[4*i+2], v[4*i+3]
-		o := want[16*i:]
+		o := want[20*i:]
 		copy(o[0:4], []float32{w, z, y, x})
 		copy(o[4:8], []float32{x, y, z * 2, w * 2})
 		// c = (z, w, z+1, w+2); d = (z, y, x, x+y)
 		copy(o[8:12], []float32{z + z, w + y, (z + 1) + x, (w + 2) + (x + y)})
 		copy(o[12:16], []float32{x * z, y * y, z * x, (x + y) - (x + y)})
+		// f = (x-1, y+1, z+1+10, w-1+20), written through swizzles;
+		// t = addmul(v.zw, f.xy).
+		fx, fy, fz, fw := x-1, y+1, (z+1)+10, (w-1)+20
+		copy(o[16:20], []float32{z + float32(fx*2), w + float32(fy*2), fz, fw})
 	}
 	return tcase{name: "swizzle", file: "swizzle.metal", entry: "swizzle", tgs: dim(1), threads: dim(n),
-		bufs: []backend.Buffer{in(0, f32bytes(v)), out(1, make([]byte, 64*n))},
+		bufs: []backend.Buffer{in(0, f32bytes(v)), out(1, make([]byte, 80*n))},
 		want: map[int][]byte{1: f32bytes(want)}, elem: 4}
 }
 

@@ -212,6 +212,8 @@ var libmMath = map[string]func(x, y float64) float64{
 	"tanh": func(x, _ float64) float64 { return math.Tanh(x) }, "pow": func(x, y float64) float64 { return math.Pow(x, y) },
 	"powr": func(x, y float64) float64 { return math.Pow(x, y) }, "atan2": func(x, y float64) float64 { return math.Atan2(x, y) },
 	"fast_exp": func(x, _ float64) float64 { return math.Exp(x) },
+	"erf":      func(x, _ float64) float64 { return math.Erf(x) }, "precise_erf": func(x, _ float64) float64 { return math.Erf(x) },
+	"fast_erf": func(x, _ float64) float64 { return math.Erf(x) },
 	"sinpi":    func(x, _ float64) float64 { return math.Sin(math.Mod(x, 2) * math.Pi) },
 	"cospi":    func(x, _ float64) float64 { return math.Cos(math.Mod(x, 2) * math.Pi) },
 	"tanpi":    func(x, _ float64) float64 { return math.Tan(math.Mod(x, 1) * math.Pi) },
@@ -280,6 +282,9 @@ func TestMathFunctions(t *testing.T) {
 			calls = append(calls, call{fn, x, y, 0})
 		}
 	}
+	for i := 0; i < 120; i++ {
+		calls = append(calls, call{"h_erf", f32(r.Float64()*6 - 3), 0, 0})
+	}
 	for i := 0; i < 50; i++ {
 		calls = append(calls, call{"vec", arg(i % 20), f32(r.Float64()), f32(r.Float64() * 3)})
 	}
@@ -314,6 +319,16 @@ func TestMathFunctions(t *testing.T) {
 			if !same && bad < 30 {
 				bad++
 				t.Errorf("%s(%g, %g, %g) = %g (%08x), want %g (%08x)", c.fn, c.x, c.y, c.z, got, bitsGot, want, math.Float32bits(want))
+			}
+			continue
+		}
+		if c.fn == "h_erf" {
+			// The half result of a float libm erf: within one half ulp of
+			// the correctly rounded value.
+			want := refHalf(math.Erf(float64(hin(c.x))))
+			if d := int(refHalf(float64(got))) - int(want); (d > 1 || d < -1) && bad < 30 {
+				bad++
+				t.Errorf("erf(half(%g)) = %g, want half bits %04x within 1 ulp", c.x, got, want)
 			}
 			continue
 		}

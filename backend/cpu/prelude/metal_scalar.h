@@ -167,7 +167,14 @@ struct half {
     h.bits = b;
     return h;
   }
-  constexpr operator float() const { return mtl_detail::float_from_half_bits(bits); }
+  // A half converts implicitly to float only, and explicitly (int(h),
+  // static_cast, if (h)) to the other arithmetic types. An implicit
+  // conversion to int would make `c ? h : 0` ambiguous (0 converts to half
+  // and h to int); this way it is a half, as in Metal.
+  template <class T, typename std::enable_if<std::is_same<T, float>::value, int>::type = 0>
+  constexpr operator T() const { return mtl_detail::float_from_half_bits(bits); }
+  template <class T, typename std::enable_if<std::is_arithmetic<T>::value && !std::is_same<T, float>::value, long>::type = 0>
+  constexpr explicit operator T() const { return T(mtl_detail::float_from_half_bits(bits)); }
 
   template <class T>
   half& operator+=(T v) { return *this = half(*this + v); }
@@ -201,7 +208,12 @@ struct bfloat {
     h.bits = b;
     return h;
   }
-  constexpr operator float() const { return mtl_detail::float_of(uint32_t(bits) << 16); }
+  // Conversions as for half: implicit to float only, so `c ? b : 0` is a
+  // bfloat.
+  template <class T, typename std::enable_if<std::is_same<T, float>::value, int>::type = 0>
+  constexpr operator T() const { return mtl_detail::float_of(uint32_t(bits) << 16); }
+  template <class T, typename std::enable_if<std::is_arithmetic<T>::value && !std::is_same<T, float>::value, long>::type = 0>
+  constexpr explicit operator T() const { return T(mtl_detail::float_of(uint32_t(bits) << 16)); }
 
   template <class T>
   bfloat& operator+=(T v) { return *this = bfloat(*this + v); }
@@ -237,6 +249,15 @@ template <class A, class B>
 struct f16_result<A, B, typename std::enable_if<is_f16<A>::value && std::is_integral<B>::value>::type> { typedef A type; };
 template <class A, class B>
 struct f16_result<B, A, typename std::enable_if<is_f16<A>::value && std::is_integral<B>::value>::type> { typedef A type; };
+
+// wide_result picks the type of an operation between a 16-bit float and a
+// float (or double): the wider type, as in Metal.
+template <class A, class B, class = void>
+struct wide_result {};
+template <class A, class B>
+struct wide_result<A, B, typename std::enable_if<is_f16<A>::value && std::is_floating_point<B>::value>::type> { typedef B type; };
+template <class A, class B>
+struct wide_result<B, A, typename std::enable_if<is_f16<A>::value && std::is_floating_point<B>::value>::type> { typedef B type; };
 
 // is_scalar is true for every Metal scalar type.
 template <class T>
@@ -274,6 +295,43 @@ MTL_F16_CMP(<=)
 MTL_F16_CMP(>)
 MTL_F16_CMP(>=)
 #undef MTL_F16_CMP
+
+#define MTL_COMMA ,
+// Mixed 16-bit and float arithmetic is float arithmetic. These are spelled
+// out because a half converts implicitly to float only through a template,
+// which the built-in operator candidates do not consider.
+#define MTL_WIDE_BINOP(op, Ret)                                                      \
+  template <class A, class B, typename mtl_detail::wide_result<A, B>::type* = nullptr> \
+  constexpr Ret operator op(A a, B b) {                                              \
+    typedef typename mtl_detail::wide_result<A, B>::type R;                          \
+    return R(a) op R(b);                                                             \
+  }
+MTL_WIDE_BINOP(+, typename mtl_detail::wide_result<A MTL_COMMA B>::type)
+MTL_WIDE_BINOP(-, typename mtl_detail::wide_result<A MTL_COMMA B>::type)
+MTL_WIDE_BINOP(*, typename mtl_detail::wide_result<A MTL_COMMA B>::type)
+MTL_WIDE_BINOP(/, typename mtl_detail::wide_result<A MTL_COMMA B>::type)
+MTL_WIDE_BINOP(==, bool)
+MTL_WIDE_BINOP(!=, bool)
+MTL_WIDE_BINOP(<, bool)
+MTL_WIDE_BINOP(<=, bool)
+MTL_WIDE_BINOP(>, bool)
+MTL_WIDE_BINOP(>=, bool)
+#undef MTL_WIDE_BINOP
+#undef MTL_COMMA
+
+// Compound assignment of a 16-bit float to a built-in arithmetic variable
+// (`f += h`, `i *= h`): the operation as written, converted back.
+#define MTL_F16_RHS_ASSIGN(op)                                                              \
+  template <class A, class B,                                                              \
+            typename std::enable_if<std::is_arithmetic<A>::value && mtl_detail::is_f16<B>::value, int>::type = 0> \
+  inline A& operator op##=(A& a, B b) {                                                    \
+    return a = A(a op b);                                                                  \
+  }
+MTL_F16_RHS_ASSIGN(+)
+MTL_F16_RHS_ASSIGN(-)
+MTL_F16_RHS_ASSIGN(*)
+MTL_F16_RHS_ASSIGN(/)
+#undef MTL_F16_RHS_ASSIGN
 
 constexpr half operator-(half h) { return half::from_bits(uint16_t(h.bits ^ 0x8000)); }
 constexpr half operator+(half h) { return h; }

@@ -17,7 +17,11 @@
 namespace metal {
 
 // simd_vote is the result of simd_ballot and simd_active_threads_mask: bit i
-// is lane i.
+// is lane i. all() is true when the bits of all 32 lanes are set, as the
+// Metal specification words it ("use all() with simd_ballot(expr) to
+// determine if all threads are active"): in a partial SIMD-group or a branch
+// some lanes skip, simd_ballot(true).all() is false. simd_all(expr) is the
+// test over the active lanes only.
 struct simd_vote {
   typedef uint64_t vote_t;
   vote_t v;

@@ -147,6 +147,10 @@ struct alignas(vec_align<T, 4, P>::value) vec_storage<T, 4, P> {
 };
 
 constexpr bool distinct() { return true; }
+// count_args is the number of its arguments: a swizzle's component count.
+template <class... A>
+constexpr int count_args(A...) { return int(sizeof...(A)); }
+
 template <class... R>
 constexpr bool distinct(int a, R... r) {
   (void)a;
@@ -202,13 +206,47 @@ struct vec_swizzle : vec<T, int(sizeof...(I))> {
   MTL_SWZ_COMPOUND(<<)
   MTL_SWZ_COMPOUND(>>)
 #undef MTL_SWZ_COMPOUND
+
+  // ++ and -- on a temporary proxy (`v.xy++`) write back like +=.
+  vec_swizzle&& operator++() && { return std::move(*this) += value_type(T(1)); }
+  vec_swizzle&& operator--() && { return std::move(*this) -= value_type(T(1)); }
+  value_type operator++(int) && {
+    value_type old(*this);
+    std::move(*this) += value_type(T(1));
+    return old;
+  }
+  value_type operator--(int) && {
+    value_type old(*this);
+    std::move(*this) -= value_type(T(1));
+    return old;
+  }
+  vec_swizzle& operator++() & { return *this += value_type(T(1)); }
+  vec_swizzle& operator--() & { return *this -= value_type(T(1)); }
+  value_type operator++(int) & {
+    value_type old(*this);
+    *this += value_type(T(1));
+    return old;
+  }
+  value_type operator--(int) & {
+    value_type old(*this);
+    *this -= value_type(T(1));
+    return old;
+  }
 };
 
 namespace mtl_detail {
 
+// Each swizzle has two spellings: name() returns the proxy, for a swizzle
+// that may be written; mtl_rv_name() returns a plain vec, which the
+// translator uses where the swizzle is only read, so that template
+// argument deduction (`f(v.xy, w)` with template <class T> f(T, T)) sees
+// the vector type itself.
 #define MTL_SWZ(name, ...)                                                    \
   constexpr vec_swizzle<T, N, P, __VA_ARGS__> name() const {                    \
     return vec_swizzle<T, N, P, __VA_ARGS__>(static_cast<const basic_vec<T, N, P>&>(*this)); \
+  }                                                                             \
+  constexpr vec<T, count_args(__VA_ARGS__)> mtl_rv_##name() const {             \
+    return name();                                                              \
   }
 
 // vec_swizzles declares the swizzle member functions valid for N components.

@@ -268,3 +268,61 @@ func checkArithmetic(t *testing.T, out []string, pairs, bpairs []halfPair, ints 
 		}
 	}
 }
+
+// TestHalfConditional checks the Metal idiom `c ? h : 0`: the result is a
+// half (an integer operand converts to half, the half does not convert to
+// int), for either operand order and for bfloat; and that the explicit
+// conversion int(h) truncates and float += half is float arithmetic.
+func TestHalfConditional(t *testing.T) {
+	type tc struct {
+		h    uint16
+		i    int
+		cond int
+	}
+	cases := []tc{
+		{0x3e00, 0, 1},     // 1.5
+		{0x3e00, 0, 0},     // 0
+		{0xc500, 7, 0},     // -5 vs 7
+		{0xc500, 7, 1},     // -5
+		{0x7bff, 65519, 0}, // 65519 rounds to 65504
+		{0x7bff, 65520, 0}, // 65520 overflows to inf
+		{0x0001, 2049, 0},  // 2049 rounds to even (2048)
+		{0x8000, -3, 1},    // -0 stays -0
+	}
+	var in strings.Builder
+	for _, c := range cases {
+		fmt.Fprintf(&in, "sel %x %d %d\n", c.h, c.i, c.cond)
+	}
+	out := lines(buildRun(t, readTestdata(t, "scalar.cpp"), in.String()))
+	if len(out) != len(cases) {
+		t.Fatalf("got %d lines, want %d:\n%s", len(out), len(cases), strings.Join(out, "\n"))
+	}
+	for k, c := range cases {
+		var s1, s2, b1 uint16
+		var trunc int
+		var fbits uint32
+		if n, err := fmt.Sscanf(out[k], "%x %x %x %d %x", &s1, &s2, &b1, &trunc, &fbits); n != 5 {
+			t.Fatalf("line %q: %v", out[k], err)
+		}
+		x := halfValue(c.h)
+		picked, other := x, float64(c.i)
+		if c.cond == 0 {
+			picked, other = float64(c.i), x
+		}
+		if want := refHalf(picked); !sameHalf(s1, want) {
+			t.Errorf("%v ? h(%04x) : %d = %04x, want %04x", c.cond != 0, c.h, c.i, s1, want)
+		}
+		if want := refHalf(other); !sameHalf(s2, want) {
+			t.Errorf("%v ? %d : h(%04x) = %04x, want %04x", c.cond != 0, c.i, c.h, s2, want)
+		}
+		if want := refBfloat(picked); b1 != want {
+			t.Errorf("%v ? b(%v) : %d = bfloat %04x, want %04x", c.cond != 0, x, c.i, b1, want)
+		}
+		if want := int(math.Trunc(x)); trunc != want {
+			t.Errorf("int(h(%04x)) = %d, want %d", c.h, trunc, want)
+		}
+		if want := math.Float32bits(float32(0.5 + x)); fbits != want {
+			t.Errorf("0.5f += h(%04x) = %08x, want %08x", c.h, fbits, want)
+		}
+	}
+}

@@ -493,6 +493,77 @@ func xyzw(name string) string {
 	return string(b)
 }
 
+// swizzleReaders are the tokens that, following a swizzle, show it is only
+// read: it is an operand or an argument, never assigned to.
+var swizzleReaders = map[string]bool{
+	",": true, ";": true, "+": true, "-": true, "*": true, "/": true, "%": true, "?": true, ":": true,
+	"<": true, ">": true, "<=": true, ">=": true, "==": true, "!=": true, "&&": true, "||": true,
+	"&": true, "|": true, "^": true, "<<": true, ">>": true, "}": true, "]": true, ")": true,
+}
+
+// swizzleWriters are the tokens that make the expression before them
+// (or, for ++ and --, after them) a target of assignment.
+var swizzleWriters = map[string]bool{
+	"=": true, "+=": true, "-=": true, "*=": true, "/=": true, "%=": true, "&=": true, "|=": true,
+	"^=": true, "<<=": true, ">>=": true, "++": true, "--": true,
+}
+
+// swizzleOnlyRead reports whether the multi-component swizzle at ts[i] is
+// certainly only read, so the translator may spell it as a plain vector
+// value (v.mtl_rv_xy()) instead of the write-back proxy (v.xy()). A plain
+// value is what Metal has: a user template deduces float2 from it, where
+// the proxy would deduce a different type. Anything else (followed by a
+// member access, an index, an assignment, the end of a macro body;
+// preceded by ++ or --) keeps the proxy, which behaves the same when read.
+func swizzleOnlyRead(ts []msl.Token, i int) bool {
+	j := i + 1
+	for j < len(ts) && ts[j].Text == ")" {
+		j++
+	}
+	if j < len(ts) && swizzleWriters[ts[j].Text] {
+		return false // (v.xy) = w, v.xy++, ...
+	}
+	if i+1 >= len(ts) || !swizzleReaders[ts[i+1].Text] {
+		return false
+	}
+	// Walk back over the postfix expression the swizzle applies to
+	// (a, a.b, a->b, a[i], f(x), (e)) and look at the token before it.
+	k := i - 2 // the token before the "." or "->"
+	for k >= 0 {
+		switch t := ts[k].Text; {
+		case t == ")" || t == "]":
+			k = openingBracket(ts, k) - 1
+			continue
+		case ts[k].Kind == msl.Ident:
+			k--
+			if k >= 0 && (ts[k].Text == "." || ts[k].Text == "->") {
+				k--
+				continue
+			}
+		}
+		break
+	}
+	return k < 0 || (ts[k].Text != "++" && ts[k].Text != "--")
+}
+
+// openingBracket returns the index of the "(" or "[" that the ")" or "]" at
+// ts[k] closes, or -1 if there is none.
+func openingBracket(ts []msl.Token, k int) int {
+	depth := 0
+	for ; k >= 0; k-- {
+		switch ts[k].Text {
+		case ")", "]":
+			depth++
+		case "(", "[":
+			depth--
+			if depth == 0 {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
 // rewriteSeq applies the token-local rules to a sequence of significant
 // tokens and returns replacements by index (nil keeps a token). defined says
 // whether a function constant has a value. When bodyStart >= 0 the tokens
@@ -567,6 +638,8 @@ func rewriteSeq(ts []msl.Token, fields map[string]bool, defined func(string) boo
 			default:
 				if p := text(i - 1); (p == "." || p == "->") && isSwizzle(tk.Text) && !fields[tk.Text] && text(i+1) != "(" {
 					switch {
+					case len(tk.Text) > 1 && swizzleOnlyRead(ts, i):
+						set(i, "mtl_rv_"+xyzw(tk.Text)+"()")
 					case len(tk.Text) > 1:
 						set(i, xyzw(tk.Text)+"()")
 					case tk.Text != xyzw(tk.Text):

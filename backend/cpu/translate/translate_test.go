@@ -115,7 +115,16 @@ func TestTranslate(t *testing.T) {
 			name:  "swizzles and literals",
 			src:   header + "struct S { float rg; };\nkernel void k(device float4* o [[buffer(0)]], constant S& s [[buffer(1)]]) { float4 v = o[0]; v.xy = v.zw; v.r = v.a; o[0].rgb = v.bgr; v.x = s.rg + 1.0h + 2h + 0.5H; }\n",
 			entry: "k",
-			want:  []string{"v.xy() = v.zw();", "v.x = v.w;", "o[0].xyz() = v.zyx();", "s.rg +", "metal::half(1.0)", "metal::half(2.0)", "metal::half(0.5)"},
+			want:  []string{"v.xy() = v.mtl_rv_zw();", "v.x = v.w;", "o[0].xyz() = v.mtl_rv_zyx();", "s.rg +", "metal::half(1.0)", "metal::half(2.0)", "metal::half(0.5)"},
+		},
+		{
+			name: "swizzle reads are plain values, writes are proxies",
+			src: header + "template <typename T> T mul(T a, T b) { return a * b; }\nfloat4 p(float4 x) { return x; }\n" +
+				"kernel void k(device float4* o [[buffer(0)]]) { float4 v = o[0]; float2 w = mul(v.xy, v.zw);\n" +
+				"  (v.zw) = w; v.xy += w; ++v.xy; v.zw++; --o[0].xy; o[1] = float4(v.xy.x, v.xyz[1], v.ba); w = (v.xy); w = p(v).xy; }\n",
+			entry: "k",
+			want: []string{"mul(v.mtl_rv_xy(), v.mtl_rv_zw());", "(v.zw()) = w;", "v.xy() += w;", "++v.xy();", "v.zw()++;", "--o[0].xy();",
+				"float4(v.xy().x, v.xyz()[1], v.mtl_rv_zw())", "w = (v.mtl_rv_xy());", "w = p(v).mtl_rv_xy();"},
 		},
 		{
 			name:  "unsuffixed float literals are float",

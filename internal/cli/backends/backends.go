@@ -34,7 +34,13 @@ func NewCmdBackends(f *cmdutil.Factory, runF func(*BackendsOptions) error) *cobr
 		Short: "List the backends and whether each can run here",
 		Long: `List every backend metalab knows (cpu, cuda, metal): whether it can compile
 and run kernels on this machine and, if not, exactly what is missing. The cpu
-backend needs a C++17 compiler; checking it builds the cpu runner once.`,
+backend needs a C++17 compiler; checking it builds the cpu runner once.
+
+The cpu backend caches its runner and every compiled kernel by content hash
+in $METALAB_CACHE, or else metalab/ under the user cache directory
+(~/.cache/metalab on Linux). The cache is never pruned; it is always safe to
+delete, and the detail column (or cache_dir and cache_bytes in --json) shows
+where it is and how large.`,
 		Example: "  metalab backends\n  metalab backends --json",
 		Args:    cmdutil.ExactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -55,11 +61,20 @@ type Describer interface {
 	Describe() string
 }
 
+// A Cacher is a backend that keeps a cache on disk; the backends command
+// reports where it is and how large, so a user knows what to delete.
+type Cacher interface {
+	CacheDir() string
+	CacheSize() (int64, error)
+}
+
 type jsonBackend struct {
-	Name      string `json:"name"`
-	Available bool   `json:"available"`
-	Why       string `json:"why,omitempty"`
-	Detail    string `json:"detail,omitempty"`
+	Name       string `json:"name"`
+	Available  bool   `json:"available"`
+	Why        string `json:"why,omitempty"`
+	Detail     string `json:"detail,omitempty"`
+	CacheDir   string `json:"cache_dir,omitempty"`
+	CacheBytes int64  `json:"cache_bytes,omitempty"`
 }
 
 func backendsRun(opts *BackendsOptions) error {
@@ -73,6 +88,12 @@ func backendsRun(opts *BackendsOptions) error {
 		row := jsonBackend{Name: b.Name(), Available: ok, Why: why}
 		if d, isD := b.(Describer); isD && ok {
 			row.Detail = d.Describe()
+		}
+		if c, isC := b.(Cacher); isC && ok {
+			row.CacheDir = c.CacheDir()
+			if n, err := c.CacheSize(); err == nil {
+				row.CacheBytes = n
+			}
 		}
 		rows = append(rows, row)
 	}

@@ -24,10 +24,20 @@ func (s stub) Compile(context.Context, backend.Source) (backend.Program, error) 
 }
 func (s stub) Describe() string { return s.detail }
 
+// cached is a stub with an on-disk cache.
+type cached struct {
+	stub
+	dir  string
+	size int64
+}
+
+func (c cached) CacheDir() string          { return c.dir }
+func (c cached) CacheSize() (int64, error) { return c.size, nil }
+
 func stubs() []backend.Backend {
 	return []backend.Backend{
-		stub{name: "cpu", detail: "g++ 12"},
-		stub{name: "cuda", why: "no NVIDIA driver"},
+		cached{stub: stub{name: "cpu", detail: "g++ 12"}, dir: "/c/metalab", size: 4096},
+		cached{stub: stub{name: "cuda", why: "no NVIDIA driver"}, dir: "/c/cuda", size: 1},
 	}
 }
 
@@ -104,8 +114,8 @@ func TestBackendsRunJSON(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	want := []jsonBackend{
-		{Name: "cpu", Available: true, Detail: "g++ 12"},
-		{Name: "cuda", Why: "no NVIDIA driver"},
+		{Name: "cpu", Available: true, Detail: "g++ 12", CacheDir: "/c/metalab", CacheBytes: 4096},
+		{Name: "cuda", Why: "no NVIDIA driver"}, // an unavailable backend reports no cache
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v, want %+v", got, want)

@@ -4,9 +4,13 @@
 package check
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +34,7 @@ type CheckOptions struct {
 
 	Spec     string
 	Variants []string
-	Source   string // the spec source the variants replace; "" means the spec's main source
+	Source   string // the spec source (or a byte-identical snapshot of it) the variants replace; "" means the spec's main source
 	Backend  string
 	Cases    []string
 	TGLimit  int // bytes
@@ -74,7 +78,7 @@ The exit status is 0 only when the control and every variant pass.`,
 	cmd.Flags().StringArrayVar(&opts.Variants, "variant", nil, "variant source `FILE` (repeatable)")
 	cmd.Flags().StringVar(&opts.Source, "source", "", "the spec's source `FILE` the variants replace (default: the spec's source:)")
 	cmd.Flags().StringVar(&opts.Backend, "backend", "cpu", "backend `NAME` to compile and run on")
-	cmd.Flags().StringSliceVar(&opts.Cases, "cases", nil, "case set `NAME` (repeatable or comma-separated; default all)")
+	cmd.Flags().StringSliceVar(&opts.Cases, "cases", nil, "case set `NAME` (repeatable or comma-separated; default: the spec's defaults, else quick, else all)")
 	cmd.Flags().StringVar(&tgLimit, "tg-limit", "16KiB", "static threadgroup memory `LIMIT` (16384, 16KiB, 8K)")
 	cmd.Flags().BoolVar(&opts.Race, "race", false, "also run under several thread orders and fail on any difference")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
@@ -102,6 +106,52 @@ func ParseSize(s string) (int, error) {
 		return 0, fmt.Errorf("bad size %q (want bytes, e.g. 16384, 16KiB or 8K)", s)
 	}
 	return n * mult, nil
+}
+
+// resolveSource returns the stage source that --source names: a source
+// of the spec's stages, or a copy of one with the same bytes (a baseline
+// snapshot). A file that matches no stage source, a stale snapshot above
+// all, is an error that shows both hashes, so the variants are never
+// judged against a baseline they were not made from. It returns "" when
+// --source is not set.
+func resolveSource(opts *CheckOptions, s *spec.Spec) (string, error) {
+	if opts.Source == "" {
+		return "", nil
+	}
+	var paths []string
+	for _, st := range s.Stages {
+		if !slices.Contains(paths, st.Source) {
+			paths = append(paths, st.Source)
+		}
+	}
+	for _, p := range paths {
+		if cmdutil.SameFile(p, opts.Source) {
+			return p, nil
+		}
+	}
+	text, err := opts.ReadFile(opts.Source)
+	if err != nil {
+		return "", fmt.Errorf("--source: %w", err)
+	}
+	var have []string
+	for _, p := range paths {
+		base, err := opts.ReadFile(p)
+		if err != nil {
+			return "", fmt.Errorf("read baseline: %w", err)
+		}
+		if bytes.Equal(base, text) {
+			return p, nil
+		}
+		have = append(have, fmt.Sprintf("%s (sha256 %s)", p, shortSHA(base)))
+	}
+	return "", cmdutil.FlagErrorf("--source %s (sha256 %s) is not a source of %s, nor a copy of one; its stages run %s. "+
+		"A snapshot of the baseline that has since changed is stale: make variants from the current source, or point the spec at the snapshot",
+		opts.Source, shortSHA(text), opts.Spec, strings.Join(have, ", "))
+}
+
+func shortSHA(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:6])
 }
 
 // newBackend returns a built-in backend.
@@ -134,16 +184,9 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 			return cmdutil.FlagErrorf("--cases %q: %s has no such case set (sets: %s)", name, opts.Spec, strings.Join(have, ", "))
 		}
 	}
-	base := ""
-	if opts.Source != "" {
-		for _, st := range s.Stages {
-			if cmdutil.SameFile(st.Source, opts.Source) {
-				base = st.Source
-			}
-		}
-		if base == "" {
-			return cmdutil.FlagErrorf("--source %s: no stage of %s runs it", opts.Source, opts.Spec)
-		}
+	base, err := resolveSource(opts, s)
+	if err != nil {
+		return err
 	}
 	var variants []checkpkg.Variant
 	for _, path := range opts.Variants {
@@ -153,6 +196,17 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 		}
 		name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 		variants = append(variants, checkpkg.Variant{Name: name, Path: path, Text: text, Base: base})
+	}
+	// Variants from different directories may share a file name; the
+	// report then names them by path, so no result hides another.
+	count := map[string]int{}
+	for _, v := range variants {
+		count[v.Name]++
+	}
+	for i := range variants {
+		if count[variants[i].Name] > 1 {
+			variants[i].Name = variants[i].Path
+		}
 	}
 	mk := opts.NewBackend
 	if mk == nil {
@@ -179,6 +233,9 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	}
 	if err != nil {
 		return err
+	}
+	if c := rep.Control; c != nil && c.Status == checkpkg.Timeout {
+		fmt.Fprintf(opts.IO.ErrOut, "hint: the baseline itself timed out; large cases need a longer --timeout (e.g. --timeout 20m)\n")
 	}
 	if !rep.OK() {
 		return cmdutil.ErrSilent

@@ -107,7 +107,8 @@ func TestCheckRun(t *testing.T) {
 		flagErr  bool
 		wantOut  []string
 	}{
-		{name: "pass", variants: []string{good}, wantOut: []string{"good ", "pass", "3/3"}},
+		{name: "pass", variants: []string{good}, wantOut: []string{"good ", "pass", "1/1", "sets quick (the spec's default; not run: full; choose with --cases)"}},
+		{name: "every set", variants: []string{good}, cases: []string{"quick", "full"}, wantOut: []string{"good ", "pass", "3/3", "3 cases of sets quick, full on fake"}},
 		{name: "quick set", variants: []string{good}, cases: []string{"quick"}, wantOut: []string{"good ", "pass", "1/1"}},
 		{name: "parity", variants: []string{good, bad}, cases: []string{"full"}, wantErr: cmdutil.ErrSilent,
 			wantOut: []string{"fail-parity", "case full/N=8: buffer out[5] (element 5, half)", "case full/N=64: buffer out[5]", "1 of 64 elements differ"}},
@@ -162,5 +163,109 @@ func TestParseSize(t *testing.T) {
 		if _, err := ParseSize(bad); err == nil {
 			t.Errorf("ParseSize(%q) succeeded", bad)
 		}
+	}
+}
+
+func TestSourceFlag(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	specPath := write("k.yaml", testSpec)
+	base := write("k.metal", "// fake: copy 0 1\n")
+	snapshot := write("snapshot.metal", "// fake: copy 0 1\n")
+	stale := write("stale.metal", "// fake: copy 0 1\n// an older line\n")
+	good := write("good.metal", "// fake: copy 0 1\n// unrolled\n")
+	tests := []struct {
+		name    string
+		source  string
+		flagErr bool
+		wantErr string // "" means success
+	}{
+		{name: "the source", source: base},
+		{name: "a snapshot with the same bytes", source: snapshot},
+		{name: "a stale snapshot", source: stale, flagErr: true, wantErr: "--source " + stale + " (sha256 "},
+		{name: "missing", source: filepath.Join(dir, "nope.metal"), wantErr: "--source: open "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ios, _, out, _ := cmdutil.Test()
+			err := checkRun(context.Background(), &CheckOptions{
+				IO: ios, ReadFile: os.ReadFile, NewBackend: func(string) (backend.Backend, error) { return fake.New(), nil },
+				Spec: specPath, Variants: []string{good}, Source: tt.source, Backend: "fake", TGLimit: 16384,
+			})
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("error = %v\n%s", err, out)
+				}
+				if !strings.Contains(out.String(), "good ") {
+					t.Errorf("output lacks the variant:\n%s", out)
+				}
+				return
+			}
+			var fe *cmdutil.FlagError
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errors.As(err, &fe) != tt.flagErr {
+				t.Fatalf("error = %v, want one containing %q (usage error: %v)", err, tt.wantErr, tt.flagErr)
+			}
+			if tt.flagErr && !strings.Contains(err.Error(), "is stale") {
+				t.Errorf("error = %v, want it to say a changed snapshot is stale", err)
+			}
+		})
+	}
+}
+
+// TestControlTimeoutHint: when the baseline itself times out, no variant
+// is judged and the user is told how to give large cases more time.
+func TestControlTimeoutHint(t *testing.T) {
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "k.yaml")
+	if err := os.WriteFile(specPath, []byte(testSpec), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "k.metal"), []byte("// fake: timeout\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	ios, _, out, errOut := cmdutil.Test()
+	err := checkRun(context.Background(), &CheckOptions{
+		IO: ios, ReadFile: os.ReadFile, NewBackend: func(string) (backend.Backend, error) { return fake.New(), nil },
+		Spec: specPath, Backend: "fake", TGLimit: 16384,
+	})
+	if !errors.Is(err, cmdutil.ErrSilent) {
+		t.Fatalf("error = %v, want a failed check", err)
+	}
+	if !strings.Contains(out.String(), "control  timeout") || !strings.Contains(errOut.String(), "longer --timeout") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s\nwant a control timeout and a --timeout hint", out, errOut)
+	}
+}
+
+func TestSameVariantNames(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"k.yaml": testSpec, "k.metal": "// fake: copy 0 1\n",
+		"a/v.metal": "// fake: copy 0 1\n// a\n", "b/v.metal": "// fake: copy 0 1\n// fake: poke 1 0 1\n",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := filepath.Join(dir, "a/v.metal"), filepath.Join(dir, "b/v.metal")
+	ios, _, out, _ := cmdutil.Test()
+	err := checkRun(context.Background(), &CheckOptions{
+		IO: ios, ReadFile: os.ReadFile, NewBackend: func(string) (backend.Backend, error) { return fake.New(), nil },
+		Spec: filepath.Join(dir, "k.yaml"), Variants: []string{a, b}, Backend: "fake", TGLimit: 16384,
+	})
+	if !errors.Is(err, cmdutil.ErrSilent) {
+		t.Fatalf("error = %v, want a failed check", err)
+	}
+	if !strings.Contains(out.String(), a+"  pass") || !strings.Contains(out.String(), b+"  fail-parity") {
+		t.Errorf("variants with one file name are not told apart by path:\n%s", out)
 	}
 }

@@ -118,7 +118,7 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 			return fmt.Errorf("refusing patch: %w", err)
 		}
 	}
-	if err := patches.Verify(ctx, patch, opts.Path, base, opts.Repo); err != nil {
+	if err := patches.Verify(ctx, patch, opts.Path, base, vari, opts.Repo); err != nil {
 		return fmt.Errorf("refusing patch: %w", err)
 	}
 	out.Verified = "scratch"

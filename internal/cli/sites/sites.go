@@ -96,7 +96,7 @@ type jsonSkip struct {
 type jsonOut struct {
 	File  string     `json:"file"`
 	Sites []jsonSite `json:"sites"`
-	Skips []jsonSkip `json:"skips,omitempty"`
+	Skips []jsonSkip `json:"skips,omitzero"` // with --why, always present ([] when none)
 }
 
 func sitesRun(opts *SitesOptions) error {
@@ -125,6 +125,7 @@ func sitesRun(opts *SitesOptions) error {
 		out.Sites = append(out.Sites, js)
 	}
 	if opts.Why {
+		out.Skips = []jsonSkip{}
 		for _, s := range skips {
 			p := f.Position(s.Pos)
 			out.Skips = append(out.Skips, jsonSkip{Mutation: s.Mutation.Name, Function: s.Func.Name, Line: p.Line, Col: p.Column, Reason: s.Reason})

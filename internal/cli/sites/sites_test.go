@@ -94,6 +94,14 @@ func TestSitesRun(t *testing.T) {
 	if len(js.Sites) != 1 || js.Sites[0].Mutation != "drop-barrier" || js.Sites[0].Line != 4 || js.Sites[0].Choices[0].Name != "drop" || js.Skips != nil {
 		t.Errorf("JSON = %+v", js)
 	}
+	// With --why the skips key is always there, [] when nothing was skipped.
+	out, _, err = run(t, &SitesOptions{File: "k.metal", Ops: []string{"drop-barrier"}, Why: true, JSON: true}, kernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, `"skips": []`) {
+		t.Errorf("--why --json with no skips lacks \"skips\": []:\n%s", out)
+	}
 }
 
 func TestSitesRunErrors(t *testing.T) {

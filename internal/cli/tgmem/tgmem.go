@@ -60,15 +60,17 @@ cannot be computed is shown as unknown, with why.`,
 }
 
 type jsonDecl struct {
-	Function string `json:"function"`
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Line     int    `json:"line"`
-	Known    bool   `json:"known"`
-	Size     int64  `json:"size"`
-	Align    int64  `json:"align"`
-	Offset   int64  `json:"offset"`
-	Why      string `json:"why,omitempty"`
+	Function string   `json:"function"`
+	Name     string   `json:"name"`
+	Type     string   `json:"type"`         // declared type with dimensions: float[4][64]
+	ElemType string   `json:"element_type"` // float
+	Dims     []string `json:"dims"`         // evaluated dimensions, or their source text where unknown
+	Line     int      `json:"line"`
+	Known    bool     `json:"known"`
+	Size     int64    `json:"size"`
+	Align    int64    `json:"align"`
+	Offset   int64    `json:"offset"`
+	Why      string   `json:"why,omitempty"`
 }
 
 type jsonHost struct {
@@ -136,9 +138,12 @@ func tgmemRun(opts *TgmemOptions) error {
 		}
 		jk := jsonKernel{Kernel: t.name, Function: t.fn, Decls: []jsonDecl{}, Known: m.Known, Total: m.Total, Limit: Limit}
 		for _, d := range m.Decls {
-			jd := jsonDecl{Function: d.Func, Name: d.Name, Type: d.Type, Line: f.Position(d.Pos).Line, Known: d.Known, Why: d.Why}
+			jd := jsonDecl{Function: d.Func, Name: d.Name, Type: d.FullType(), ElemType: d.Type, Dims: d.Dims, Line: f.Position(d.Pos).Line, Known: d.Known, Why: d.Why}
 			if d.Known {
 				jd.Size, jd.Align, jd.Offset = d.Size, d.Align, d.Offset
+			}
+			if jd.Dims == nil {
+				jd.Dims = []string{}
 			}
 			jk.Decls = append(jk.Decls, jd)
 		}

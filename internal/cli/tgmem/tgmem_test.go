@@ -75,7 +75,7 @@ func TestTgmemRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"kernel k: 272 bytes (limit 16384)", "a ", "256", "host-set [[threadgroup(0)]]", "scratch"} {
+	for _, want := range []string{"kernel k: 272 bytes (limit 16384)", "a     float[64]  256", "b     half[3]    6", "host-set [[threadgroup(0)]]", "scratch"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -90,6 +90,8 @@ func TestTgmemRun(t *testing.T) {
 	}
 	if len(js.Kernels) != 1 || len(js.Kernels[0].Decls) != 2 || js.Kernels[0].Decls[0].Size != 32768 || js.Kernels[0].Total <= Limit {
 		t.Errorf("JSON = %+v", js)
+	} else if d := js.Kernels[0].Decls[0]; d.Type != "float[8192]" || d.ElemType != "float" || strings.Join(d.Dims, ",") != "8192" {
+		t.Errorf("JSON decl type = %q, element type %q, dims %q; want float[8192], float, [8192]", d.Type, d.ElemType, d.Dims)
 	}
 	if _, err := runTgmem(t, &TgmemOptions{Fns: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), "kernels: k") {
 		t.Errorf("unknown kernel error = %v", err)

@@ -69,3 +69,19 @@ kernel void simd_divergent(device const uint* in [[buffer(0)]],
     }
     out[gid] = r;
 }
+
+// simd_vote_all checks simd_vote::all() against simd_all: all() is true
+// only when every one of the 32 lanes' bits is set, so in a partial
+// SIMD-group (or a branch some lanes skip) simd_ballot(true).all() is false
+// while simd_all(true) is true over the active lanes.
+kernel void simd_vote_all(device uint* out [[buffer(0)]],
+                          uint i [[thread_position_in_threadgroup]])
+{
+    simd_vote v = simd_ballot(true);
+    uint r = uint(v.all()) | uint(v.any()) << 1 | uint(simd_all(true)) << 2;
+    if (i % 2 == 0) {
+        simd_vote e = simd_ballot(true);
+        r |= uint(e.all()) << 3 | uint(e.any()) << 4 | uint(simd_all(true)) << 5;
+    }
+    out[i] = r;
+}

@@ -1,6 +1,10 @@
 #include <metal_stdlib>
 using namespace metal;
 
+// addmul is a user template: a swizzle passed to it deduces the vector type.
+template <typename T>
+T addmul(T a, T b) { return a + b * 2.0f; }
+
 // swizzle reads and writes vector swizzles in xyzw and rgba spellings.
 kernel void swizzle(device const float4* in [[buffer(0)]],
                     device float4* out [[buffer(1)]],
@@ -17,8 +21,14 @@ kernel void swizzle(device const float4* in [[buffer(0)]],
     d.a = v.r + v.g;
     float3 e = v.rgb * v.bgr;
     float2 g = v.xx + v.yy;
-    out[i * 4 + 0] = a;
-    out[i * 4 + 1] = b;
-    out[i * 4 + 2] = c + d;
-    out[i * 4 + 3] = float4(e, g.x - g.y);
+    float4 f = v;
+    f.yz++;
+    --f.xw;
+    (f.zw) += float2(10.0f, 20.0f);
+    float2 t = addmul(v.zw, f.xy);
+    out[i * 5 + 0] = a;
+    out[i * 5 + 1] = b;
+    out[i * 5 + 2] = c + d;
+    out[i * 5 + 3] = float4(e, g.x - g.y);
+    out[i * 5 + 4] = float4(t, f.zw);
 }

@@ -12,6 +12,12 @@ static_assert(std::is_same<decltype(3u - half(1)), half>::value, "uint - half is
 static_assert(std::is_same<decltype(half(1) * 2.0f), float>::value, "half * float is float");
 static_assert(std::is_same<decltype(bfloat(1) + bfloat(2)), bfloat>::value, "bfloat + bfloat is bfloat");
 static_assert(std::is_same<decltype(bfloat(1) + 1.0f), float>::value, "bfloat + float is float");
+static_assert(std::is_same<decltype(true ? half(1) : 0), half>::value, "c ? h : 0 is half");
+static_assert(std::is_same<decltype(false ? 0u : half(1)), half>::value, "c ? 0u : h is half");
+static_assert(std::is_same<decltype(true ? bfloat(1) : 0), bfloat>::value, "c ? b : 0 is bfloat");
+static_assert(std::is_convertible<half, float>::value && !std::is_convertible<half, int>::value,
+              "half converts implicitly to float only");
+static_assert(std::is_same<decltype(1.0f - half(1)), float>::value, "float - half is float");
 constexpr half kHalf = half(0.1);
 static_assert(kHalf.bits == 0x2e66, "constexpr half(0.1)");
 static_assert(numeric_limits<half>::max() == 65504.0f, "half max");
@@ -54,6 +60,16 @@ int main() {
       half x = half::from_bits(ushort(a));
       half n = half(int(i));
       std::printf("%04x %04x %04x\n", (x * int(i)).bits, (x + int(i)).bits, n.bits);
+    } else if (!std::strcmp(cmd, "sel")) {  // c ? h : i and c ? i : h, then int(h), and f += h
+      long long i, c;
+      std::scanf("%llx %lld %lld", &a, &i, &c);
+      half x = half::from_bits(ushort(a));
+      half s1 = c ? x : int(i);
+      half s2 = c ? int(i) : x;
+      bfloat b1 = c ? bfloat(float(x)) : int(i);
+      float f = 0.5f;
+      f += x;
+      std::printf("%04x %04x %04x %d %08x\n", s1.bits, s2.bits, b1.bits, int(x), as_type<uint>(f));
     }
   }
 }

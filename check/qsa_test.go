@@ -1,0 +1,301 @@
+package check_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"metalab/backend/cpu"
+	"metalab/check"
+	"metalab/spec"
+)
+
+// The tests in this file plant known faults in the bundled qsa kernels and
+// run the real check pipeline on the cpu backend: each fault must be caught
+// with a report precise enough to act on, and a benign change must pass.
+
+var (
+	cpuOnce sync.Once
+	cpuBack *cpu.Backend
+	cpuWhy  string
+)
+
+// cpuBackend returns the shared cpu backend, or skips t when it cannot run
+// here (no C++ compiler).
+func cpuBackend(t *testing.T) *cpu.Backend {
+	t.Helper()
+	cpuOnce.Do(func() {
+		b := cpu.New(cpu.Options{})
+		if ok, why := b.Available(context.Background()); !ok {
+			cpuWhy = why
+			return
+		}
+		cpuBack = b
+	})
+	if cpuBack == nil {
+		t.Skipf("cpu backend unavailable, planted variants not run: %s", cpuWhy)
+	}
+	return cpuBack
+}
+
+// edit returns src with the only occurrence of old replaced by new, as a
+// byte-range edit; it fails t when old is missing or ambiguous, so that a
+// change to the kernel makes this test fail loudly instead of planting
+// nothing.
+func edit(t *testing.T, src []byte, old, new string) []byte {
+	t.Helper()
+	i := bytes.Index(src, []byte(old))
+	if i < 0 {
+		t.Fatalf("planted edit: %q not found in the kernel", old)
+	}
+	if n := bytes.Count(src, []byte(old)); n != 1 {
+		t.Fatalf("planted edit: %q occurs %d times in the kernel, want once", old, n)
+	}
+	out := make([]byte, 0, len(src)-len(old)+len(new))
+	out = append(out, src[:i]...)
+	out = append(out, new...)
+	return append(out, src[i+len(old):]...)
+}
+
+// Texts the planted variants change in kernels/qsa_prompt.metal.
+const (
+	// qsa_flash's round 4: ((s0 + s1) + (s2 + s3)) * scale, with ss
+	// holding s0 + s1 and sp[0], sp[1] holding s2, s3.
+	combineSum      = "float s = (ss[c] + (sp[0][c] + sp[1][c])) * p.scale;"
+	combineReorderd = "float s = ((ss[c] + sp[0][c]) + sp[1][c]) * p.scale;"
+	// The barrier between round 1 (s0, s1 published) and round 2 (read).
+	round1Barrier = "        threadgroup_barrier(mem_flags::mem_threadgroup);\n\n        // Round 2:"
+	round2NoBarr  = "\n        // Round 2:"
+	// qsa_score's causal guard on the coalesced write.
+	causalGuard = "col * 64 <= p.pos0 + t)"
+	causalLeaky = "col * 64 <= p.pos0 + t + 64)"
+	// qsa_flash's denominator loop.
+	denomLoop     = "            for (uint c = 0; c < 64; ++c) {\n                l_run += P[c];"
+	denomUnrolled = "            #pragma clang loop unroll(full)\n" + denomLoop
+	// qsa_flash's V staging array, 4 KiB; four times as large it pushes
+	// the kernel to 19472 bytes.
+	vStage    = "threadgroup char4  vt[32][32];"
+	vStageBig = "threadgroup char4  vt[32][128];"
+	// A statement of qsa_flash, made a syntax error.
+	corrStmt   = "const float corr = stat[0];"
+	corrBroken = "const float corr = stat[0]"
+)
+
+// loadPrompt loads the bundled prompt spec and its kernel.
+func loadPrompt(t *testing.T) (*spec.Spec, []byte) {
+	t.Helper()
+	s, err := spec.Load(filepath.Join("..", "kernels", "qsa_prompt.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(s.Source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, src
+}
+
+func TestPlantedVariants(t *testing.T) {
+	b := cpuBackend(t)
+	s, src := loadPrompt(t)
+	v := func(name string, text []byte) check.Variant {
+		return check.Variant{Name: name, Path: name + ".metal", Text: text}
+	}
+	variants := []check.Variant{
+		v("broken", edit(t, src, corrStmt, corrBroken)),
+		v("reordered", edit(t, src, combineSum, combineReorderd)),
+		v("no-barrier", edit(t, src, round1Barrier, round2NoBarr)),
+		v("leaky", edit(t, src, causalGuard, causalLeaky)),
+		v("big", edit(t, src, vStage, vStageBig)),
+		v("unrolled", edit(t, src, denomLoop, denomUnrolled)),
+	}
+	start := time.Now()
+	rep, err := check.Run(context.Background(), check.Options{
+		Spec: s, Backend: b, Sets: []string{"quick"}, Variants: variants, Timeout: 2 * time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("checked %d variants in %v:\n%s", len(variants), time.Since(start).Round(time.Millisecond), &text)
+	if rep.Control.Status != check.Pass {
+		t.Fatalf("control: %s %s", rep.Control.Status, rep.Control.Msg)
+	}
+	if rep.OK() {
+		t.Error("report OK with planted faults")
+	}
+	got := map[string]*check.Result{}
+	for _, r := range rep.Variants {
+		got[r.Name] = r
+	}
+	want := map[string]check.Status{
+		"broken": check.CompileError, "reordered": check.FailParity, "no-barrier": check.FailParity,
+		"leaky": check.FailParity, "big": check.FailTGMem, "unrolled": check.Pass,
+	}
+	for name, st := range want {
+		r := got[name]
+		if r == nil {
+			t.Errorf("%s: no result", name)
+			continue
+		}
+		if r.Status != st {
+			t.Errorf("%s: status %s, want %s (%s)", name, r.Status, st, r.Msg)
+		}
+	}
+
+	// A compile error is the variant's result, with the compiler's log;
+	// the variants after it were still judged (checked above).
+	if r := got["broken"]; r != nil && (r.Log == "" || len(r.Cases) != 0) {
+		t.Errorf("broken: log %q, %d cases run; want a log and no case", r.Log, len(r.Cases))
+	}
+
+	// Parity failures name the buffer, the coordinates of the first
+	// differing element in the buffer's shape, both values decoded, and
+	// how many elements differ.
+	in := instances(t, s, "quick")
+	for _, tt := range []struct {
+		name, buffer string
+	}{{"reordered", "out"}, {"no-barrier", "out"}, {"leaky", "scores"}} {
+		r := got[tt.name]
+		if r == nil || r.Mismatch == nil {
+			t.Errorf("%s: no mismatch reported", tt.name)
+			continue
+		}
+		m := r.Mismatch
+		buf := in[m.Case].Buffer(m.Buffer)
+		if m.Buffer != tt.buffer || buf == nil {
+			t.Errorf("%s: mismatch in buffer %q, want %q", tt.name, m.Buffer, tt.buffer)
+			continue
+		}
+		if len(m.Coords) != len(buf.Shape) || m.Element < 0 || m.Element >= buf.Count {
+			t.Errorf("%s: coords %v element %d, want a coordinate per dimension of %v", tt.name, m.Coords, m.Element, buf.Shape)
+		}
+		flat := 0
+		for d, c := range m.Coords {
+			flat = flat*buf.Shape[d] + c
+		}
+		if flat != m.Element {
+			t.Errorf("%s: coords %v are element %d, report says %d", tt.name, m.Coords, flat, m.Element)
+		}
+		if m.Want == "" || m.Got == "" || m.Want == m.Got || !strings.Contains(m.Want, "0x") {
+			t.Errorf("%s: values want %q got %q; want both decoded with their bytes, and different", tt.name, m.Want, m.Got)
+		}
+		if m.Differing < 1 || m.Differing > m.Elements || m.Elements != buf.Count {
+			t.Errorf("%s: %d of %d elements differ (buffer has %d)", tt.name, m.Differing, m.Elements, buf.Count)
+		}
+		if !strings.Contains(text.String(), m.String()) {
+			t.Errorf("%s: the text report lacks the mismatch line %q", tt.name, m.String())
+		}
+	}
+
+	// The leaky score variant writes a beyond-causal cell the baseline
+	// leaves untouched: the baseline's value is the sentinel, and the cell
+	// is past the query's causal window.
+	if r := got["leaky"]; r != nil && r.Mismatch != nil && len(r.Mismatch.Coords) == 3 {
+		m := r.Mismatch
+		inst := in[m.Case]
+		sentinel := spec.FormatElement(inst.Buffer("scores").Type, []byte{0xa5, 0xa5, 0xa5, 0xa5})
+		tq, col := m.Coords[1], m.Coords[2]
+		if m.Want != sentinel || col*64 <= inst.Vars["pos0"].(int)+tq {
+			t.Errorf("leaky: want %s at [h %d t %d col %d]; want the sentinel %s at a beyond-causal cell", m.Want, m.Coords[0], tq, col, sentinel)
+		}
+	}
+
+	// Over the limit: refused from the compiled size, nothing run, both
+	// sizes reported for qsa_flash.
+	if r := got["big"]; r != nil {
+		if len(r.Cases) != 0 {
+			t.Errorf("big: %d cases run, want none", len(r.Cases))
+		}
+		found := false
+		for _, tg := range r.TGMem {
+			if tg.Entry == "qsa_flash" {
+				found = true
+				if tg.Before != 7184 || tg.After != 7184+12288 || tg.SourceBefore != tg.Before || tg.SourceAfter != tg.After {
+					t.Errorf("big: qsa_flash tg memory %+v, want 7184 → 19472 compiled and from source", tg)
+				}
+			}
+		}
+		if !found || !strings.Contains(r.Msg, "qsa_flash: 19472 bytes of threadgroup memory, limit 16384") {
+			t.Errorf("big: tg memory %+v, msg %q", r.TGMem, r.Msg)
+		}
+	}
+	if r := got["unrolled"]; r != nil && len(r.Cases) != len(in) {
+		t.Errorf("unrolled: %d cases run, want %d", len(r.Cases), len(in))
+	}
+}
+
+// TestPlantedRace removes a barrier whose absence the in-order schedule
+// hides: thread 0 publishes the softmax denominator and, in order, runs
+// before every reader. Parity with the baseline passes; the race probe's
+// reversed order must catch it and say which order differed.
+func TestPlantedRace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the race probe runs every case under five thread orders; skipped with -short")
+	}
+	b := cpuBackend(t)
+	s, src := loadPrompt(t)
+	old := "    if (tid == 0) {\n        stat[1] = l_run;\n    }\n    threadgroup_barrier(mem_flags::mem_threadgroup);\n"
+	text := edit(t, src, old, "    if (tid == 0) {\n        stat[1] = l_run;\n    }\n")
+	v := []check.Variant{{Name: "no-final-barrier", Text: text}}
+	opts := check.Options{Spec: s, Backend: b, Sets: []string{"quick"}, Variants: v, Timeout: 2 * time.Minute}
+
+	// Without the probe the variant passes: the fault is a race only.
+	rep, err := check.Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Control.Status != check.Pass {
+		t.Fatalf("control: %s %s", rep.Control.Status, rep.Control.Msg)
+	}
+	if r := rep.Variants[0]; r.Status != check.Pass {
+		t.Fatalf("in order, the variant without the final barrier: %s (%v), want pass: the planted race is not hidden", r.Status, r.Mismatch)
+	}
+
+	opts.Race = true
+	rep, err = check.Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := rep.WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", &out)
+	if rep.Control.Status != check.Pass {
+		t.Fatalf("control under the race probe: %s %s", rep.Control.Status, rep.Control.Msg)
+	}
+	r := rep.Variants[0]
+	if r.Status != check.FailRace {
+		t.Fatalf("variant without the final barrier under the race probe: %s, want fail-race", r.Status)
+	}
+	if m := r.Mismatch; m == nil || m.Buffer != "out" || m.Order == "" || m.Order == "in-order" || !strings.Contains(out.String(), "order "+m.Order+": buffer out") {
+		t.Errorf("race mismatch = %+v, want one in out naming the order that differed", m)
+	}
+}
+
+// instances instantiates every case of the named sets, by "set/name".
+func instances(t *testing.T, s *spec.Spec, sets ...string) map[string]*spec.Instance {
+	t.Helper()
+	cases, err := s.Cases(sets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*spec.Instance{}
+	for _, c := range cases {
+		in, err := s.Instantiate(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[c.Set+"/"+c.Name] = in
+	}
+	return out
+}

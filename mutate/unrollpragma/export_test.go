@@ -1,0 +1,4 @@
+package unrollpragma
+
+// Placement exposes placement to the external tests.
+var Placement = placement
