@@ -3,7 +3,9 @@ package check
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"metalab/backend"
@@ -37,6 +39,11 @@ func Execute(ctx context.Context, progs []backend.Program, in *spec.Instance, or
 		}
 		res, err := progs[i].Run(ctx, d)
 		if err != nil {
+			var f *backend.Failure
+			if errors.As(err, &f) && f.Kind == backend.BadAccess {
+				// The backend knows buffers by index; say which is which.
+				return nil, fmt.Errorf("stage %s (buffers %s): %w", st.Entry, bindingsText(st.Bindings), err)
+			}
 			return nil, fmt.Errorf("stage %s: %w", st.Entry, err)
 		}
 		for _, bind := range st.Bindings {
@@ -48,6 +55,15 @@ func Execute(ctx context.Context, progs []backend.Program, in *spec.Instance, or
 		}
 	}
 	return state, nil
+}
+
+// bindingsText lists a stage's bindings as "0 q, 1 kq, ...".
+func bindingsText(bs []spec.Binding) string {
+	parts := make([]string, len(bs))
+	for i, b := range bs {
+		parts[i] = fmt.Sprintf("%d %s", b.Index, b.Buffer)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Compare compares the device buffers of in between want and got and

@@ -81,6 +81,11 @@ const (
 	// the kernel to 19472 bytes.
 	vStage    = "threadgroup char4  vt[32][32];"
 	vStageBig = "threadgroup char4  vt[32][128];"
+	// qsa_flash's last barrier, moved into thread 0's branch.
+	finalPublish   = "    if (tid == 0) {\n        stat[1] = l_run;\n    }\n"
+	divergentBarr  = "    if (tid == 0) {\n        stat[1] = l_run;\n        threadgroup_barrier(mem_flags::mem_threadgroup);\n    }\n"
+	flashStore     = "    const float l = stat[1];\n    out[((size_t)t * p.H + h) * 128 + tid] ="
+	flashStorePast = "    const float l = stat[1];\n    out[((size_t)t * p.H + h) * 128 + tid + 64] ="
 	// A statement of qsa_flash, made a syntax error.
 	corrStmt   = "const float corr = stat[0];"
 	corrBroken = "const float corr = stat[0]"
@@ -112,6 +117,8 @@ func TestPlantedVariants(t *testing.T) {
 		v("no-barrier", edit(t, src, round1Barrier, round2NoBarr)),
 		v("leaky", edit(t, src, causalGuard, causalLeaky)),
 		v("big", edit(t, src, vStage, vStageBig)),
+		v("divergent-barrier", edit(t, src, finalPublish, divergentBarr)),
+		v("out-of-bounds", edit(t, src, flashStore, flashStorePast)),
 		v("unrolled", edit(t, src, denomLoop, denomUnrolled)),
 	}
 	start := time.Now()
@@ -139,6 +146,7 @@ func TestPlantedVariants(t *testing.T) {
 	want := map[string]check.Status{
 		"broken": check.CompileError, "reordered": check.FailParity, "no-barrier": check.FailParity,
 		"leaky": check.FailParity, "big": check.FailTGMem, "unrolled": check.Pass,
+		"divergent-barrier": check.Deadlock, "out-of-bounds": check.BadAccess,
 	}
 	for name, st := range want {
 		r := got[name]
@@ -155,6 +163,23 @@ func TestPlantedVariants(t *testing.T) {
 	// the variants after it were still judged (checked above).
 	if r := got["broken"]; r != nil && (r.Log == "" || len(r.Cases) != 0) {
 		t.Errorf("broken: log %q, %d cases run; want a log and no case", r.Log, len(r.Cases))
+	}
+
+	// A kernel that hangs on a barrier or writes past a buffer stops at its
+	// first case; the report names the case and, for a bad access, which
+	// buffer the backend's index is.
+	for _, name := range []string{"divergent-barrier", "out-of-bounds"} {
+		r := got[name]
+		if r == nil || len(r.Cases) != 1 || r.Cases[0].Status != r.Status {
+			t.Errorf("%s: cases %+v, want the first case only, failed", name, r)
+			continue
+		}
+		if !strings.Contains(text.String(), "  case "+r.Cases[0].Case+": "+string(r.Status)) {
+			t.Errorf("%s: the text report does not name the failing case %s", name, r.Cases[0].Case)
+		}
+	}
+	if r := got["out-of-bounds"]; r != nil && !strings.Contains(r.Msg, "stage qsa_flash (buffers 0 q, 1 kq, 2 ksc, 3 vq, 4 vsc, 5 ids, 6 out, 7 params)") {
+		t.Errorf("out-of-bounds: msg %q does not map buffer indexes to names", r.Msg)
 	}
 
 	// Parity failures name the buffer, the coordinates of the first

@@ -57,12 +57,14 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(w, "  %s\n", v.Mismatch)
 		}
 		for _, c := range v.Cases {
-			if c.Status != Pass && c.Mismatch != v.Mismatch {
-				if c.Mismatch != nil {
-					fmt.Fprintf(w, "  %s\n", c.Mismatch)
-				} else {
-					fmt.Fprintf(w, "  case %s: %s %s\n", c.Case, c.Status, c.Msg)
-				}
+			switch {
+			case c.Status == Pass || (c.Mismatch != nil && c.Mismatch == v.Mismatch):
+			case c.Mismatch != nil:
+				fmt.Fprintf(w, "  %s\n", c.Mismatch)
+			case c.Msg != "" && c.Msg != v.Msg:
+				fmt.Fprintf(w, "  case %s: %s: %s\n", c.Case, c.Status, c.Msg)
+			default:
+				fmt.Fprintf(w, "  case %s: %s\n", c.Case, c.Status)
 			}
 		}
 		if v.Log != "" {

@@ -54,11 +54,20 @@ func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Comm
 		Long: `Compile the baseline kernel of a spec and each --variant, refuse variants over
 the threadgroup memory limit, and run baseline and variants on identical
 inputs for every case of the chosen sets, comparing every byte of every
-output buffer. The baseline is first run against itself as a control; if
-it is not deterministic no variant is judged. With --race, every run is
-repeated under several thread orders and any difference fails.
+buffer. Without --cases, the spec's defaults: sets run (else its quick
+set, else every set); the report names the sets that did not run. The
+baseline is first run against itself as a control; if it is not
+deterministic no variant is judged. With --race, every run is repeated
+under several thread orders and any difference fails.
 
-The exit status is 0 only when the control and every variant pass.`,
+check reads the spec, its sources and the variants and writes nothing but
+its report (and the backend's compile cache). --source names the file the
+variants replace when the spec runs several; a snapshot of it with the
+same bytes is accepted, a stale one is refused.
+
+The exit status is 0 only when the control and every variant pass; 1 for a
+failed check, a bad spec (file:line:col) or a missing file; 2 for usage
+errors.`,
 		Example: "  metalab check kernels/qsa_prompt.yaml --variant /tmp/v1.metal --cases quick\n" +
 			"  metalab check kernels/qsa_prep.yaml --race --json",
 		Args: cmdutil.ExactArgs(1, "<spec.yaml>"),
