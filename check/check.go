@@ -37,7 +37,11 @@ type Options struct {
 	TGLimit  int             // bytes; 0 means DefaultTGLimit
 	Race     bool            // also run under Orders and require equal outputs
 	Orders   []backend.Order // nil means DefaultOrders
-	Timeout  time.Duration   // per run; 0 means the backend default
+	// Timeout bounds one run of a case. 0 means: ControlTimeout for the
+	// baseline, and for a variant VariantTimeoutFactor times the slowest
+	// baseline run of that case, at least MinVariantTimeout, so a hanging
+	// variant is caught soon on small cases and a slow case is not cut short.
+	Timeout time.Duration
 	// ReadFile reads the baseline sources; nil means os.ReadFile.
 	ReadFile func(string) ([]byte, error)
 }
@@ -182,13 +186,21 @@ func sourceTGMem(name string, text []byte, entry string, defines map[string]stri
 	return int(m.Total), true
 }
 
+// Default run limits when Options.Timeout is 0.
+const (
+	ControlTimeout       = 30 * time.Minute
+	VariantTimeoutFactor = 10
+	MinVariantTimeout    = time.Minute
+)
+
 type checker struct {
-	opts    Options
-	insts   []*spec.Instance
-	sources map[string][]byte // baseline text by path
-	cache   map[string]backend.Program
-	compErr map[string]error
-	names   map[string]string // display name of the variant replacing a source, by source path
+	opts     Options
+	baseTime []time.Duration // slowest baseline run per case, by instance index
+	insts    []*spec.Instance
+	sources  map[string][]byte // baseline text by path
+	cache    map[string]backend.Program
+	compErr  map[string]error
+	names    map[string]string // display name of the variant replacing a source, by source path
 }
 
 // Run checks the variants of opts against the baseline.
@@ -376,20 +388,28 @@ func (c *checker) control(ctx context.Context) ([]map[string][]byte, *Result, er
 				r.TGMem = append(r.TGMem, tg)
 			}
 		}
-		first, err := Execute(ctx, progs, in, backend.Order{Kind: "in-order"}, c.opts.Timeout)
+		limit := c.opts.Timeout
+		if limit == 0 {
+			limit = ControlTimeout
+		}
+		t0 := time.Now()
+		first, err := Execute(ctx, progs, in, backend.Order{Kind: "in-order"}, limit)
 		if err != nil {
 			return nil, r, failure(r, err)
 		}
+		slowest := time.Since(t0)
 		refs = append(refs, first)
 		cr := CaseResult{Case: name, Status: Pass}
-		second, err := Execute(ctx, progs, in, backend.Order{Kind: "in-order"}, c.opts.Timeout)
+		t0 = time.Now()
+		second, err := Execute(ctx, progs, in, backend.Order{Kind: "in-order"}, limit)
 		if err != nil {
 			return nil, r, failure(r, err)
 		}
+		c.baseTime = append(c.baseTime, max(slowest, time.Since(t0)))
 		if m := Compare(in, first, second); m != nil {
 			cr.Status, cr.Mismatch = FailNondet, m
 		} else if c.opts.Race {
-			m, err := c.orders(ctx, progs, in, first)
+			m, err := c.orders(ctx, progs, in, first, limit)
 			if err != nil {
 				return nil, r, failure(r, err)
 			}
@@ -406,14 +426,25 @@ func (c *checker) control(ctx context.Context) ([]map[string][]byte, *Result, er
 	return refs, r, nil
 }
 
+// variantTimeout is the limit for one run of case i of a variant.
+func (c *checker) variantTimeout(i int) time.Duration {
+	if c.opts.Timeout != 0 {
+		return c.opts.Timeout
+	}
+	if i >= len(c.baseTime) {
+		return ControlTimeout
+	}
+	return max(MinVariantTimeout, VariantTimeoutFactor*c.baseTime[i])
+}
+
 // orders runs in under every race-probe order other than in-order and
 // returns the first difference from want.
-func (c *checker) orders(ctx context.Context, progs []backend.Program, in *spec.Instance, want map[string][]byte) (*Mismatch, error) {
+func (c *checker) orders(ctx context.Context, progs []backend.Program, in *spec.Instance, want map[string][]byte, limit time.Duration) (*Mismatch, error) {
 	for _, o := range c.opts.Orders {
 		if o.Kind == "" || o.Kind == "in-order" {
 			continue
 		}
-		got, err := Execute(ctx, progs, in, o, c.opts.Timeout)
+		got, err := Execute(ctx, progs, in, o, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -500,7 +531,8 @@ func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]by
 		if err != nil {
 			return r, c.record(ctx, r, CompileError, err)
 		}
-		got, err := Execute(ctx, progs, in, backend.Order{Kind: "in-order"}, c.opts.Timeout)
+		limit := c.variantTimeout(i)
+		got, err := Execute(ctx, progs, in, backend.Order{Kind: "in-order"}, limit)
 		if err != nil {
 			if err := c.record(ctx, r, Crash, err); err != nil {
 				return nil, err
@@ -512,7 +544,7 @@ func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]by
 		if m := Compare(in, refs[i], got); m != nil {
 			cr.Status, cr.Mismatch = FailParity, m
 		} else if c.opts.Race {
-			m, err := c.orders(ctx, progs, in, got)
+			m, err := c.orders(ctx, progs, in, got, limit)
 			if err != nil {
 				if err := c.record(ctx, r, Crash, err); err != nil {
 					return nil, err

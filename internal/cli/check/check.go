@@ -40,7 +40,7 @@ type CheckOptions struct {
 	TGLimit  int // bytes
 	Race     bool
 	JSON     bool
-	Timeout  time.Duration // per run; 0 means the backend default
+	Timeout  time.Duration // per run; 0 means check's defaults (see check.Options)
 }
 
 // NewCmdCheck returns the check command; runF, if non-nil, replaces the
@@ -91,7 +91,7 @@ errors.`,
 	cmd.Flags().StringVar(&tgLimit, "tg-limit", "16KiB", "static threadgroup memory `LIMIT` (16384, 16KiB, 8K)")
 	cmd.Flags().BoolVar(&opts.Race, "race", false, "also run under several thread orders and fail on any difference")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
-	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "per-run `DURATION` limit (default: the backend's)")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "per-run `DURATION` limit (default: 30m for the baseline, 10x the baseline's time for a variant, at least 1m)")
 	return cmd
 }
 
@@ -244,7 +244,7 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 		return err
 	}
 	if c := rep.Control; c != nil && c.Status == checkpkg.Timeout {
-		fmt.Fprintf(opts.IO.ErrOut, "hint: the baseline itself timed out; large cases need a longer --timeout (e.g. --timeout 20m)\n")
+		fmt.Fprintf(opts.IO.ErrOut, "hint: the baseline itself timed out; large cases need a longer --timeout (e.g. --timeout 60m)\n")
 	}
 	if !rep.OK() {
 		return cmdutil.ErrSilent
