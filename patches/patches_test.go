@@ -12,79 +12,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sourcegraph/go-diff/diff"
-
 	"metalab/msl"
 	"metalab/patches"
+	"metalab/patches/patchtest"
 )
 
-// applyPatch applies a single-file unified diff to base with a small
-// independent applier: each hunk's context and removed lines must match.
+// applyPatch applies a single-file unified diff to base with the
+// independent applier of patchtest.
 func applyPatch(t *testing.T, patch string, base string) string {
 	t.Helper()
-	fds, err := diff.ParseMultiFileDiffOptions([]byte(patch), diff.ParseOptions{KeepCR: true})
+	got, err := patchtest.Apply(patch, []byte(base))
 	if err != nil {
-		t.Fatalf("ParseMultiFileDiff: %v\n%s", err, patch)
+		t.Fatalf("%v:\n%s", err, patch)
 	}
-	if len(fds) != 1 {
-		t.Fatalf("got %d file diffs, want 1:\n%s", len(fds), patch)
-	}
-	lines := splitLines(base)
-	var out []string
-	next := 0 // index of the next base line not yet copied
-	for _, h := range fds[0].Hunks {
-		var orig, repl []string
-		body := string(h.Body)
-		at := 0
-		for _, l := range splitLines(body) {
-			at += len(l)
-			kind, text := l[0], l[1:]
-			if kind == '-' && int(h.OrigNoNewlineAt) == at {
-				text = strings.TrimSuffix(text, "\n")
-			}
-			switch kind {
-			case ' ':
-				orig = append(orig, text)
-				repl = append(repl, text)
-			case '-':
-				orig = append(orig, text)
-			case '+':
-				repl = append(repl, text)
-			default:
-				t.Fatalf("bad hunk line %q", l)
-			}
-		}
-		start := int(h.OrigStartLine) - 1
-		if h.OrigLines == 0 {
-			start = int(h.OrigStartLine)
-		}
-		if start < next || start+len(orig) > len(lines) {
-			t.Fatalf("hunk at line %d out of place:\n%s", h.OrigStartLine, patch)
-		}
-		out = append(out, lines[next:start]...)
-		for i, l := range orig {
-			if lines[start+i] != l {
-				t.Fatalf("hunk at line %d: base line %d is %q, hunk says %q:\n%s", h.OrigStartLine, start+i+1, lines[start+i], l, patch)
-			}
-		}
-		out = append(out, repl...)
-		next = start + len(orig)
-	}
-	out = append(out, lines[next:]...)
-	return strings.Join(out, "")
-}
-
-func splitLines(s string) []string {
-	var lines []string
-	for s != "" {
-		i := strings.IndexByte(s, '\n') + 1
-		if i == 0 {
-			i = len(s)
-		}
-		lines = append(lines, s[:i])
-		s = s[i:]
-	}
-	return lines
+	return string(got)
 }
 
 func numbered(n int) string {
@@ -302,7 +243,7 @@ func TestCheckFuncScope(t *testing.T) {
 // are deleted, inserted or changed, and the final newline may be toggled.
 func mutateLines(s string, seed uint64) string {
 	r := rand.New(rand.NewPCG(seed, seed>>7|1))
-	lines := splitLines(s)
+	lines := patchtest.SplitLines(s)
 	var out []string
 	for _, l := range lines {
 		switch r.IntN(8) {

@@ -37,11 +37,11 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
-	"github.com/sourcegraph/go-diff/diff"
 
 	"metalab/msl"
 	"metalab/mutate"
 	"metalab/patches"
+	"metalab/patches/patchtest"
 	"metalab/variants"
 )
 
@@ -217,7 +217,7 @@ func checkPatch(t tb, name string, input, want []byte) {
 		t.Errorf("%s: %v", name, err)
 		return
 	}
-	got, err := applyPatch(p, input)
+	got, err := patchtest.Apply(p, input)
 	if err != nil {
 		t.Errorf("%s: patch does not apply: %v\n%s", name, err, p)
 		return
@@ -225,76 +225,6 @@ func checkPatch(t tb, name string, input, want []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s: applying the patch gives\n%s\nwant\n%s", name, got, want)
 	}
-}
-
-// applyPatch applies a one-file unified diff to base, checking each hunk's
-// context and removed lines.
-func applyPatch(patch string, base []byte) ([]byte, error) {
-	if patch == "" {
-		return base, nil
-	}
-	fds, err := diff.ParseMultiFileDiffOptions([]byte(patch), diff.ParseOptions{KeepCR: true})
-	if err != nil {
-		return nil, err
-	}
-	if len(fds) != 1 {
-		return nil, fmt.Errorf("got %d file diffs, want 1", len(fds))
-	}
-	lines := splitLines(string(base))
-	var out []string
-	next := 0
-	for _, h := range fds[0].Hunks {
-		var orig, repl []string
-		body := string(h.Body)
-		at := 0
-		for _, l := range splitLines(body) {
-			at += len(l)
-			text := l[1:]
-			if l[0] == '-' && int(h.OrigNoNewlineAt) == at {
-				text = strings.TrimSuffix(text, "\n")
-			}
-			switch l[0] {
-			case ' ':
-				orig, repl = append(orig, text), append(repl, text)
-			case '-':
-				orig = append(orig, text)
-			case '+':
-				repl = append(repl, text)
-			default:
-				return nil, fmt.Errorf("bad hunk line %q", l)
-			}
-		}
-		start := int(h.OrigStartLine) - 1
-		if h.OrigLines == 0 {
-			start = int(h.OrigStartLine)
-		}
-		if start < next || start+len(orig) > len(lines) {
-			return nil, fmt.Errorf("hunk at line %d out of place", h.OrigStartLine)
-		}
-		out = append(out, lines[next:start]...)
-		for i, l := range orig {
-			if lines[start+i] != l {
-				return nil, fmt.Errorf("hunk at line %d: line %d is %q, hunk says %q", h.OrigStartLine, start+i+1, lines[start+i], l)
-			}
-		}
-		out = append(out, repl...)
-		next = start + len(orig)
-	}
-	out = append(out, lines[next:]...)
-	return []byte(strings.Join(out, "")), nil
-}
-
-func splitLines(s string) []string {
-	var lines []string
-	for s != "" {
-		i := strings.IndexByte(s, '\n') + 1
-		if i == 0 {
-			i = len(s)
-		}
-		lines = append(lines, s[:i])
-		s = s[i:]
-	}
-	return lines
 }
 
 var commentRE = regexp.MustCompile(`//\s*(want|skip)\s+(".*)$`)
