@@ -172,18 +172,24 @@ func (m *Mismatch) String() string {
 	return b.String()
 }
 
-// sourceTGMem estimates the static threadgroup memory of entry from the
-// source text; ok is false when the estimate is unknown.
-func sourceTGMem(name string, text []byte, entry string, defines map[string]string) (n int, ok bool) {
-	f, err := msl.Parse(name, text)
-	if err != nil {
-		return 0, false
+// sourceTGMem estimates the static threadgroup memory of stage st from
+// its source text, or returns -1 when the estimate is unknown. Estimates
+// are kept by text and configuration, so a source is parsed once for all
+// the cases and variants that share it.
+func (c *checker) sourceTGMem(text []byte, st *spec.Stage) int {
+	key := stageKey(text, st)
+	if n, ok := c.srcTG[key]; ok {
+		return n
 	}
-	m, err := msl.ThreadgroupMemory(f, entry, msl.Env{File: f, Defines: defines})
-	if err != nil || !m.Known {
-		return 0, false
+	n := -1
+	if f, err := msl.Parse(st.Source, text); err == nil {
+		m, err := msl.ThreadgroupMemory(f, st.Entry, msl.Env{File: f, Defines: st.Defines})
+		if err == nil && m.Known {
+			n = int(m.Total)
+		}
 	}
-	return int(m.Total), true
+	c.srcTG[key] = n
+	return n
 }
 
 // Default run limits when Options.Timeout is 0.
@@ -200,6 +206,7 @@ type checker struct {
 	sources  map[string][]byte // baseline text by path
 	cache    map[string]backend.Program
 	compErr  map[string]error
+	srcTG    map[string]int    // source estimates of threadgroup memory; see sourceTGMem
 	names    map[string]string // display name of the variant replacing a source, by source path
 }
 
@@ -219,7 +226,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		opts.ReadFile = os.ReadFile
 	}
 	s := opts.Spec
-	c := &checker{opts: opts, sources: map[string][]byte{}, cache: map[string]backend.Program{}, compErr: map[string]error{}}
+	c := &checker{opts: opts, sources: map[string][]byte{}, cache: map[string]backend.Program{}, compErr: map[string]error{}, srcTG: map[string]int{}}
 	defer c.close()
 	for _, st := range s.Stages {
 		if _, ok := c.sources[st.Source]; ok {
@@ -291,7 +298,7 @@ func sha(b []byte) string {
 // caching by text, entry, defines and constants.
 func (c *checker) compile(ctx context.Context, texts map[string][]byte, st *spec.Stage) (backend.Program, error) {
 	text := texts[st.Source]
-	key := sha(text) + "\x00" + st.Entry + "\x00" + configKey(st)
+	key := stageKey(text, st)
 	if p, ok := c.cache[key]; ok {
 		return p, nil
 	}
@@ -312,6 +319,11 @@ func (c *checker) compile(ctx context.Context, texts map[string][]byte, st *spec
 	}
 	c.cache[key] = p
 	return p, nil
+}
+
+// stageKey identifies stage st compiled from text.
+func stageKey(text []byte, st *spec.Stage) string {
+	return sha(text) + "\x00" + st.Entry + "\x00" + configKey(st)
 }
 
 func configKey(st *spec.Stage) string {
@@ -380,10 +392,8 @@ func (c *checker) control(ctx context.Context) ([]map[string][]byte, *Result, er
 		}
 		for j, st := range in.Stages {
 			n := progs[j].ThreadgroupMemory()
-			tg := TGMem{Entry: st.Entry, Before: n, After: n, SourceBefore: -1, SourceAfter: -1}
-			if n, ok := sourceTGMem(st.Source, c.sources[st.Source], st.Entry, st.Defines); ok {
-				tg.SourceBefore, tg.SourceAfter = n, n
-			}
+			src := c.sourceTGMem(c.sources[st.Source], st)
+			tg := TGMem{Entry: st.Entry, Before: n, After: n, SourceBefore: src, SourceAfter: src}
 			if !hasTG(r.TGMem, tg) {
 				r.TGMem = append(r.TGMem, tg)
 			}
@@ -506,12 +516,9 @@ func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]by
 			if st.Source != base {
 				continue
 			}
-			tg := TGMem{Entry: st.Entry, Before: before.ThreadgroupMemory(), After: after.ThreadgroupMemory(), SourceBefore: -1, SourceAfter: -1}
-			if n, ok := sourceTGMem(st.Source, c.sources[st.Source], st.Entry, st.Defines); ok {
-				tg.SourceBefore = n
-			}
-			if n, ok := sourceTGMem(st.Source, v.Text, st.Entry, st.Defines); ok {
-				tg.SourceAfter = n
+			tg := TGMem{
+				Entry: st.Entry, Before: before.ThreadgroupMemory(), After: after.ThreadgroupMemory(),
+				SourceBefore: c.sourceTGMem(c.sources[st.Source], st), SourceAfter: c.sourceTGMem(v.Text, st),
 			}
 			if !hasTG(r.TGMem, tg) {
 				r.TGMem = append(r.TGMem, tg)

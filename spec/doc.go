@@ -80,7 +80,8 @@
 //	          short, ushort, int, uint, long, ulong, bool; vectors such as
 //	          half4, float2, int3, packed_float3, packed_half4; or a struct
 //	          name from structs:
-//	count:    element count, an expression (default 1)
+//	count:    element count, an expression (default 1); at most
+//	          MaxBufferSize bytes
 //	shape:    optional list of expressions whose product is count; used to
 //	          report the coordinates of a differing element
 //	role:     input (filled by gen), output (filled with the sentinel,

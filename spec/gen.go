@@ -179,6 +179,9 @@ func generate(data []byte, t *Type, count int, g genSpec, vars map[string]any, r
 		}
 		switch kind {
 		case "randint":
+			if ilo, ihi := math.Ceil(lo), math.Floor(hi); ihi < ilo || ihi-ilo >= 1<<53 {
+				return &Error{Pos: g["min"].e.Pos, Msg: fmt.Sprintf("gen randint: range [%v, %v] holds no integer or more than 2^53", lo, hi)}
+			}
 			lo, hi = math.Ceil(lo), math.Floor(hi)
 			span := uint64(hi-lo) + 1
 			base = func(int) float64 { return lo + float64(r.intn(span)) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 
 	"metalab/backend"
 )
@@ -197,6 +198,11 @@ func caseErr(c Case, err error) error {
 	return fmt.Errorf("case %s/%s: %w", c.Set, c.Name, err)
 }
 
+// MaxBufferSize is the largest buffer, in bytes, a case may declare: a
+// count beyond it is a mistake in the spec, and is reported as one rather
+// than allocated.
+const MaxBufferSize = 1 << 32
+
 func (s *Spec) buffer1(bs *BufferSpec, set *Set, c Case, vars map[string]any) (*Buffer, error) {
 	b := &Buffer{Name: bs.Name, Index: bs.Index, Type: bs.Type, Role: bs.Role, Count: 1}
 	if bs.count != nil {
@@ -207,6 +213,9 @@ func (s *Spec) buffer1(bs *BufferSpec, set *Set, c Case, vars map[string]any) (*
 		if n < 0 {
 			return nil, &Error{Pos: bs.count.Pos, Msg: fmt.Sprintf("buffer %q: negative count %d", bs.Name, n)}
 		}
+		if n > MaxBufferSize/b.Type.Size {
+			return nil, &Error{Pos: bs.count.Pos, Msg: fmt.Sprintf("buffer %q: count %d of %d-byte %s is over the %d-byte buffer limit", bs.Name, n, b.Type.Size, b.Type.Name, MaxBufferSize)}
+		}
 		b.Count = n
 	}
 	if bs.shape != nil {
@@ -216,11 +225,22 @@ func (s *Spec) buffer1(bs *BufferSpec, set *Set, c Case, vars map[string]any) (*
 			if err != nil {
 				return nil, err
 			}
+			if n < 0 {
+				return nil, &Error{Pos: e.Pos, Msg: fmt.Sprintf("buffer %q: negative shape dimension %d", bs.Name, n)}
+			}
 			b.Shape = append(b.Shape, n)
-			prod *= n
+			if n != 0 && prod > math.MaxInt/n {
+				prod = math.MaxInt // saturate: no count is this large
+			} else {
+				prod *= n
+			}
 		}
 		if prod != b.Count {
-			return nil, &Error{Pos: bs.Pos, Msg: fmt.Sprintf("buffer %q: shape %v has %d elements, count is %d", bs.Name, b.Shape, prod, b.Count)}
+			elems := strconv.Itoa(prod)
+			if prod == math.MaxInt {
+				elems = "too many"
+			}
+			return nil, &Error{Pos: bs.Pos, Msg: fmt.Sprintf("buffer %q: shape %v has %s elements, count is %d", bs.Name, b.Shape, elems, b.Count)}
 		}
 	}
 	b.Size = b.Count * b.Type.Size

@@ -455,10 +455,18 @@ func (p *parser) elemType(s *Spec, n *yaml.Node, what string) *Type {
 }
 
 func (p *parser) buffers(s *Spec, n *yaml.Node) {
-	if n.Kind != yaml.SequenceNode {
-		p.errorf(n, "buffers: want a list")
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		p.errorf(n, "buffers: want a non-empty list")
 		return
 	}
+	defer func() {
+		for _, b := range s.Buffers {
+			if b.Role != Threadgroup {
+				return
+			}
+		}
+		p.errorf(n, "buffers: only threadgroup buffers, so a run has nothing to compare")
+	}()
 	names := map[string]bool{}
 	indexes := map[int]string{}
 	for _, bn := range n.Content {

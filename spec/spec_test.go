@@ -383,41 +383,7 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-func TestF16(t *testing.T) {
-	for h := range 1 << 16 {
-		f := F16Float(uint16(h))
-		if math.IsNaN(f) {
-			continue
-		}
-		if got := F16Bits(f); got != uint16(h) {
-			t.Fatalf("F16Bits(F16Float(%#04x) = %v) = %#04x", h, f, got)
-		}
-	}
-	tests := []struct {
-		v    float64
-		want uint16
-	}{
-		{1 + 0x1p-11, 0x3c00},            // tie, to even
-		{1 + 3*0x1p-11, 0x3c02},          // tie, to even (up)
-		{65504, 0x7bff}, {65519, 0x7bff}, // largest finite
-		{65520, 0x7c00},   // rounds to infinity
-		{0x1p-25, 0x0000}, // tie at half the smallest subnormal
-		{0x1p-25 * 1.5, 0x0001},
-		{-2, 0xc000},
-		{math.Copysign(0, -1), 0x8000},
-		{0x1p-14 - 0x1p-26, 0x0400}, // subnormal rounds up into the normal range
-	}
-	for _, tt := range tests {
-		if got := F16Bits(tt.v); got != tt.want {
-			t.Errorf("F16Bits(%v) = %#04x, want %#04x", tt.v, got, tt.want)
-		}
-	}
-	if got := BF16Bits(1 + 0x1p-8); got != 0x3f80 {
-		t.Errorf("BF16Bits(1+2^-8) = %#04x, want 0x3f80", got)
-	}
-	if got := BF16Float(0x4049); math.Abs(got-3.140625) > 0 {
-		t.Errorf("BF16Float(0x4049) = %v", got)
-	}
+func TestFormatElement(t *testing.T) {
 	typ, _ := LookupType("half2")
 	if got := FormatElement(typ, []byte{0x00, 0x3c, 0x00, 0x80}); got != "(1, -0) (0x3c00 0x8000)" {
 		t.Errorf("FormatElement = %q", got)
@@ -515,5 +481,47 @@ func TestBundledSpecs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBadSizes checks that sizes a case cannot sensibly have are positioned
+// errors, not allocations, panics or silently wrapped sizes.
+func TestBadSizes(t *testing.T) {
+	spec := func(buf string) string {
+		return "source: k.metal\nbuffers:\n  - " + buf + "\n  - {name: o, index: 1, type: float, count: 4, role: output}\n" +
+			"stages:\n  - {entry: k, threadgroups: [1], threads: [1]}\nsets:\n  s:\n    cases: [{T: 4}]\n"
+	}
+	tests := []struct {
+		buf, want string
+	}{
+		{"{name: x, index: 0, type: float4, count: T * 1152921504606846976, role: output}", `k.yaml:3:46: case s/T=4: buffer "x": count 4611686018427387904 of 16-byte float4 is over the 4294967296-byte buffer limit`},
+		{"{name: x, index: 0, type: float, count: 6, shape: [-2, -3], role: output}", `k.yaml:3:56: case s/T=4: buffer "x": negative shape dimension -2`},
+		{"{name: x, index: 0, type: float, count: 6, shape: [4294967296, 4294967296, 0, T], role: output}", `k.yaml:3:5: case s/T=4: buffer "x": shape [4294967296 4294967296 0 4] has 0 elements, count is 6`},
+		{"{name: x, index: 0, type: float, count: 6, shape: [4294967296, 4294967296, 4], role: output}", `k.yaml:3:5: case s/T=4: buffer "x": shape [4294967296 4294967296 4] has too many elements, count is 6`},
+		{"{name: x, index: 0, type: float, count: T % 0, role: output}", `k.yaml:3:45: case s/T=4: expression "T % 0": runtime error: integer divide by zero`},
+		{"{name: x, index: 0, type: float, count: T, role: input, gen: {kind: randint, min: 0, max: 1e30}}", `k.yaml:3:87: case s/T=4: gen randint: range [0, 1e+30] holds no integer or more than 2^53`},
+		{"{name: x, index: 0, type: float, count: T, role: input, gen: {kind: randint, min: 0.25, max: 0.75}}", `k.yaml:3:87: case s/T=4: gen randint: range [0.25, 0.75] holds no integer or more than 2^53`},
+	}
+	for _, tt := range tests {
+		s, err := Parse("k.yaml", []byte(spec(tt.buf)))
+		if err != nil {
+			t.Errorf("%s: parse: %v", tt.buf, err)
+			continue
+		}
+		cs, _ := s.Cases()
+		_, err = s.Instantiate(cs[0])
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%s:\n got %v\nwant %s", tt.buf, err, tt.want)
+		}
+	}
+
+	for _, tt := range []struct{ buffers, want string }{
+		{"buffers: []\n", "k.yaml:2:10: buffers: want a non-empty list"},
+		{"buffers:\n  - {name: x, type: float, count: 4, role: threadgroup}\n", "k.yaml:3:3: buffers: only threadgroup buffers"},
+	} {
+		src := "source: k.metal\n" + tt.buffers + "stages:\n  - {entry: k, threadgroups: [1], threads: [1]}\nsets:\n  s:\n    cases: [{T: 4}]\n"
+		if _, err := Parse("k.yaml", []byte(src)); err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%q: got %v, want %s", tt.buffers, err, tt.want)
+		}
 	}
 }

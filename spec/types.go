@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"metalab/internal/f16"
 )
 
 // A TypeKind says what an element type is.
@@ -128,9 +130,9 @@ func isSigned(s string) bool { return s == "char" || s == "short" || s == "int" 
 func putScalar(b []byte, s string, v float64) {
 	switch s {
 	case "half":
-		binary.LittleEndian.PutUint16(b, F16Bits(v))
+		binary.LittleEndian.PutUint16(b, f16.FromFloat64(v))
 	case "bfloat":
-		binary.LittleEndian.PutUint16(b, BF16Bits(v))
+		binary.LittleEndian.PutUint16(b, f16.BFloatFromFloat64(v))
 	case "float":
 		binary.LittleEndian.PutUint32(b, math.Float32bits(float32(v)))
 	case "bool":
@@ -161,9 +163,9 @@ func putInt(b []byte, s string, v int64) {
 func getScalar(b []byte, s string) float64 {
 	switch s {
 	case "half":
-		return F16Float(binary.LittleEndian.Uint16(b))
+		return f16.ToFloat64(binary.LittleEndian.Uint16(b))
 	case "bfloat":
-		return BF16Float(binary.LittleEndian.Uint16(b))
+		return f16.BFloatToFloat64(binary.LittleEndian.Uint16(b))
 	case "float":
 		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
 	case "bool", "uchar":
@@ -261,81 +263,4 @@ func formatScalar(s string, b []byte) string {
 		return strconv.FormatFloat(v, 'g', -1, 32)
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)
-}
-
-// F16Bits converts v to IEEE binary16 bits, rounding to nearest even.
-// Values beyond the range become infinities; NaN stays NaN.
-func F16Bits(v float64) uint16 {
-	b := math.Float64bits(v)
-	sign := uint16(b>>48) & 0x8000
-	if math.IsNaN(v) {
-		return sign | 0x7e00
-	}
-	a := math.Abs(v)
-	if a >= 65520 { // rounds to infinity
-		return sign | 0x7c00
-	}
-	if a < 0x1p-25 { // rounds to zero (ties to even at 2^-25 go to zero)
-		return sign
-	}
-	exp := int(b>>52&0x7ff) - 1023
-	mant := b&(1<<52-1) | 1<<52 // 53 significant bits
-	var shift int
-	var e16 uint64
-	if exp < -14 { // subnormal half
-		shift = 52 - 10 + (-14 - exp)
-		e16 = 0
-	} else {
-		shift = 52 - 10
-		e16 = uint64(exp + 15)
-	}
-	m := mant >> shift
-	rem := mant & (1<<shift - 1)
-	half := uint64(1) << (shift - 1)
-	if rem > half || rem == half && m&1 == 1 {
-		m++
-	}
-	if e16 == 0 {
-		// m may have carried into the normal range: bit 10 set means exponent 1.
-		return sign | uint16(m)
-	}
-	// m has an implicit leading bit at 1<<10; a carry to 1<<11 bumps the exponent.
-	r := e16<<10 + (m - 1<<10)
-	return sign | uint16(r)
-}
-
-// F16Float converts IEEE binary16 bits to a float64.
-func F16Float(h uint16) float64 {
-	sign := 1.0
-	if h&0x8000 != 0 {
-		sign = -1
-	}
-	e := int(h >> 10 & 0x1f)
-	m := float64(h & 0x3ff)
-	switch e {
-	case 0:
-		return sign * m * 0x1p-24
-	case 31:
-		if m != 0 {
-			return math.NaN()
-		}
-		return math.Inf(int(sign))
-	}
-	return sign * (1 + m/1024) * math.Ldexp(1, e-15)
-}
-
-// BF16Bits converts v to bfloat16 bits (the top half of a float32),
-// rounding to nearest even.
-func BF16Bits(v float64) uint16 {
-	f := math.Float32bits(float32(v))
-	if math.IsNaN(v) {
-		return uint16(f>>16) | 0x40
-	}
-	f += 0x7fff + (f >> 16 & 1)
-	return uint16(f >> 16)
-}
-
-// BF16Float converts bfloat16 bits to a float64.
-func BF16Float(h uint16) float64 {
-	return float64(math.Float32frombits(uint32(h) << 16))
 }

@@ -4,14 +4,14 @@ import (
 	"encoding/binary"
 	"math"
 
-	"metalab/spec"
+	"metalab/internal/f16"
 )
 
 // Halves decodes little-endian fp16 values.
 func Halves(b []byte) []float64 {
 	out := make([]float64, len(b)/2)
 	for i := range out {
-		out[i] = spec.F16Float(binary.LittleEndian.Uint16(b[2*i:]))
+		out[i] = f16.ToFloat64(binary.LittleEndian.Uint16(b[2*i:]))
 	}
 	return out
 }

@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"metalab/spec"
+	"metalab/internal/f16"
 )
 
 // Rot is the number of leading dims of every q and k head that qsa_prep
@@ -151,7 +151,7 @@ func CheckQuant(name string, p Params, want *Expect, orig8, origSc, q8, sc []byt
 				emax = max(emax, want.Bound[o+i])
 			}
 			si := r*D/Group + grp
-			s := spec.F16Float(binary.LittleEndian.Uint16(sc[2*si:]))
+			s := f16.ToFloat64(binary.LittleEndian.Uint16(sc[2*si:]))
 			lo := max(0, amax-emax) / 127 * (1 - u)
 			hi := (amax + emax) / 127 * (1 + u)
 			if !(s >= lo-halfRel*hi-halfTiny && s <= hi+halfRel*hi+halfTiny) {

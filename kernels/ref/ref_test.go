@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"metalab/spec"
+	"metalab/internal/f16"
 )
 
 // inputs is a small random attention problem in kernel byte layouts.
@@ -19,7 +19,7 @@ type inputs struct {
 func halfBytes(vs []float64) []byte {
 	b := make([]byte, 2*len(vs))
 	for i, v := range vs {
-		binary.LittleEndian.PutUint16(b[2*i:], spec.F16Bits(v))
+		binary.LittleEndian.PutUint16(b[2*i:], f16.FromFloat64(v))
 	}
 	return b
 }
@@ -108,7 +108,7 @@ func TestExpectMatch(t *testing.T) {
 func rounded(e *Expect) []float64 {
 	out := make([]float64, len(e.Want))
 	for i, w := range e.Want {
-		out[i] = spec.F16Float(spec.F16Bits(w))
+		out[i] = f16.ToFloat64(f16.FromFloat64(w))
 	}
 	return out
 }
@@ -262,9 +262,9 @@ func quantize(x []float64) (q []byte, sc []byte) {
 		for _, v := range x[g*Group : (g+1)*Group] {
 			amax = max(amax, math.Abs(v))
 		}
-		h := spec.F16Bits(amax / 127)
+		h := f16.FromFloat64(amax / 127)
 		binary.LittleEndian.PutUint16(sc[2*g:], h)
-		s := spec.F16Float(h)
+		s := f16.ToFloat64(h)
 		for i := g * Group; i < (g+1)*Group; i++ {
 			if s > 0 {
 				q[i] = byte(int8(quant(x[i] / s)))
@@ -307,7 +307,7 @@ func TestCheckQuant(t *testing.T) {
 	}
 
 	// An element whose x/scale is far from a rounding boundary.
-	s0 := spec.F16Float(binary.LittleEndian.Uint16(sc[p.Pos0*p.KVH*D/Group*2:]))
+	s0 := f16.ToFloat64(binary.LittleEndian.Uint16(sc[p.Pos0*p.KVH*D/Group*2:]))
 	k := -1
 	for i := range Group {
 		f := want.Want[i] / s0
@@ -325,7 +325,7 @@ func TestCheckQuant(t *testing.T) {
 	}
 
 	q8, sc = build()
-	binary.LittleEndian.PutUint16(sc[p.Pos0*p.KVH*D/Group*2:], spec.F16Bits(s0*1.01))
+	binary.LittleEndian.PutUint16(sc[p.Pos0*p.KVH*D/Group*2:], f16.FromFloat64(s0*1.01))
 	if err := CheckQuant("kq", p, want, orig8, origSc, q8, sc); err == nil {
 		t.Error("scale 1% off passed")
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"metalab/backend"
+	"metalab/internal/f16"
 )
 
 // A tcase is one kernel run whose outputs are known in advance.
@@ -317,8 +318,8 @@ func halfConvertCase() tcase {
 		if math.IsNaN(float64(f)) {
 			x[i] = math.Float32frombits(0x7fc00000)
 		}
-		bits[i] = f64ToHalf(float64(x[i]))
-		back[i] = float32(halfToF64(bits[i]))
+		bits[i] = f16.FromFloat64(float64(x[i]))
+		back[i] = float32(f16.ToFloat64(bits[i]))
 		if bits[i]&0x7fff > 0x7c00 {
 			back[i] = math.Float32frombits(0x7fc00000 | uint32(bits[i]&0x8000)<<16)
 		}
@@ -349,13 +350,13 @@ func halfArithCase() tcase {
 	a[1], b[1] = 0x7bff, 0x5000 // 65504 + 32: rounds to inf
 	a[2], b[2] = 0x3c00, 0x8400 // 1 - 2^-14
 	want := make([]uint16, 4*n)
-	round := func(x float64) float64 { return halfToF64(f64ToHalf(x)) }
-	lit := f64ToHalf(round(round(0.1)+1) + 3)
+	round := func(x float64) float64 { return f16.ToFloat64(f16.FromFloat64(x)) }
+	lit := f16.FromFloat64(round(round(0.1)+1) + 3)
 	for i := range a {
-		x, y := halfToF64(a[i]), halfToF64(b[i])
-		want[4*i] = f64ToHalf(x + y)
-		want[4*i+1] = f64ToHalf(x * y)
-		want[4*i+2] = f64ToHalf(round(x*y) + x)
+		x, y := f16.ToFloat64(a[i]), f16.ToFloat64(b[i])
+		want[4*i] = f16.FromFloat64(x + y)
+		want[4*i+1] = f16.FromFloat64(x * y)
+		want[4*i+2] = f16.FromFloat64(round(x*y) + x)
 		want[4*i+3] = lit
 	}
 	return tcase{name: "half_arith", file: "half.metal", entry: "half_arith", tgs: dim(2), threads: dim(n / 2),

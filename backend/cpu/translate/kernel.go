@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"metalab/backend"
+	"metalab/internal/f16"
 	"metalab/msl"
 )
 
@@ -400,7 +401,7 @@ func valueLiteral(v backend.Value) (string, string) {
 	case "float":
 		return floatLiteral(float64(math.Float32frombits(uint32(v.Bits)))), ""
 	case "half":
-		return "metal::half(" + floatLiteral(halfToFloat(uint16(v.Bits))) + ")", ""
+		return "metal::half(" + floatLiteral(f16.ToFloat64(uint16(v.Bits))) + ")", ""
 	}
 	return "", fmt.Sprintf("unsupported value type %q", v.Type)
 }
@@ -417,26 +418,6 @@ func floatLiteral(x float64) string {
 		return "(-__builtin_inf())"
 	}
 	return strconv.FormatFloat(x, 'x', -1, 64)
-}
-
-// halfToFloat decodes binary16 bits exactly.
-func halfToFloat(h uint16) float64 {
-	sign := 1.0
-	if h&0x8000 != 0 {
-		sign = -1
-	}
-	exp := int(h>>10) & 0x1f
-	man := float64(h & 0x3ff)
-	switch exp {
-	case 0:
-		return sign * man * math.Pow(2, -24)
-	case 31:
-		if man != 0 {
-			return math.NaN()
-		}
-		return sign * math.Inf(1)
-	}
-	return sign * (1 + man/1024) * math.Pow(2, float64(exp-15))
 }
 
 // literal rewrites a numeric literal whose meaning differs between Metal

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -111,8 +112,8 @@ func ParseSize(s string) (int, error) {
 		}
 	}
 	n, err := strconv.Atoi(t)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("bad size %q (want bytes, e.g. 16384, 16KiB or 8K)", s)
+	if err != nil || n <= 0 || n > math.MaxInt32/mult {
+		return 0, fmt.Errorf("bad size %q (want bytes up to 2GiB, e.g. 16384, 16KiB or 8K)", s)
 	}
 	return n * mult, nil
 }

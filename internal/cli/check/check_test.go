@@ -159,7 +159,7 @@ func TestParseSize(t *testing.T) {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d", tt.give, got, err, tt.want)
 		}
 	}
-	for _, bad := range []string{"", "K", "-1", "1.5K", "16 GiB"} {
+	for _, bad := range []string{"", "K", "-1", "1.5K", "16 GiB", "9223372036854775807K", "4096M"} {
 		if _, err := ParseSize(bad); err == nil {
 			t.Errorf("ParseSize(%q) succeeded", bad)
 		}

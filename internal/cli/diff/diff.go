@@ -57,6 +57,11 @@ A patch that would not apply is never written. Identical inputs print
 			if opts.Output != "" && (cmdutil.SameFile(opts.Output, opts.Base) || cmdutil.SameFile(opts.Output, opts.Variant)) {
 				return cmdutil.FlagErrorf("-o %s would overwrite an input", opts.Output)
 			}
+			// The patched file itself: --path inside --repo, or inside the
+			// working directory when there is no --repo.
+			if target := filepath.Join(opts.Repo, filepath.FromSlash(opts.Path)); opts.Output != "" && cmdutil.SameFile(opts.Output, target) {
+				return cmdutil.FlagErrorf("-o %s would overwrite the kernel the patch is for (%s)", opts.Output, target)
+			}
 			if runF != nil {
 				return runF(opts)
 			}

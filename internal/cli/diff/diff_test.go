@@ -28,6 +28,10 @@ func TestNewCmdDiff(t *testing.T) {
 		{name: "dotdot_path", args: []string{"a.metal", "b.metal", "--path", "../a.metal"}, wantErr: "must be relative"},
 		{name: "one_arg", args: []string{"a.metal", "--path", "a.metal"}, wantErr: "want 2 argument"},
 		{name: "clobber", args: []string{"a.metal", "b.metal", "--path", "a.metal", "-o", "b.metal"}, wantErr: "would overwrite an input"},
+		{name: "clobber_repo_kernel", args: []string{"a.metal", "b.metal", "--path", "k/x.metal", "--repo", "r", "-o", "r/k/x.metal"}, wantErr: "would overwrite the kernel the patch is for"},
+		{name: "clobber_kernel", args: []string{"a.metal", "b.metal", "--path", "k/x.metal", "-o", "./k/x.metal"}, wantErr: "would overwrite the kernel the patch is for"},
+		{name: "patch_beside_kernel", args: []string{"a.metal", "b.metal", "--path", "k/x.metal", "--repo", "r", "-o", "k/x.metal"},
+			want: DiffOptions{Base: "a.metal", Variant: "b.metal", Path: "k/x.metal", Repo: "r", Output: "k/x.metal"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
