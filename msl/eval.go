@@ -23,14 +23,21 @@ type Env struct {
 // instead of taking exponential time.
 const evalBudget = 20000
 
-// withBudget returns a copy of e that carries a resolution budget.
+// withBudget returns e when it carries a resolution budget, else a copy of
+// e that does.
 func (e *Env) withBudget() *Env {
-	ec := *e
-	if ec.budget == nil {
-		n := evalBudget
-		ec.budget = &n
+	if e.budget != nil {
+		return e
 	}
-	return &ec
+	b := &budgeted{env: *e, budget: evalBudget}
+	b.env.budget = &b.budget
+	return &b.env
+}
+
+// A budgeted is an Env copy and the budget it carries, allocated together.
+type budgeted struct {
+	env    Env
+	budget int
 }
 
 // spend uses one unit of the budget and reports whether any was left.
@@ -46,13 +53,69 @@ func (e *Env) spend() bool {
 // part of the expression is not a known integer constant: it never guesses.
 // Arithmetic is done in int64; casts are treated as value-preserving.
 func (e *Env) Eval(expr string) (int64, bool) {
-	e = e.withBudget()
-	ev := &evaluator{
-		ident:  e.ident,
-		sizeof: func(typ string) (int64, bool) { s, _, ok := e.layout(typ, 0); return s, ok },
-		active: map[string]bool{},
+	if isDigits(expr) {
+		return parseIntLit(expr)
 	}
-	return ev.evalText(expr, 0)
+	fr := &evalFrame{}
+	env := e
+	if e.budget == nil {
+		fr.env = *e
+		fr.budget = evalBudget
+		fr.env.budget = &fr.budget
+		env = &fr.env
+	}
+	fr.ev = evaluator{env: env, active: fr.active[:0]}
+	return fr.ev.evalText(expr, 0)
+}
+
+// An evalFrame is what one Eval call needs, allocated at once: the budgeted
+// copy of the Env, its budget and the evaluator with room for the names
+// being expanded.
+type evalFrame struct {
+	env    Env
+	budget int
+	ev     evaluator
+	active [8]string
+}
+
+// isDigits reports whether s is a non-empty run of decimal digits, a
+// literal that evaluates without lexing.
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isIdentText reports whether s is exactly one identifier.
+func isIdentText(s string) bool {
+	if s == "" || !isIdentStart(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !isIdentChar(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isPlainIdent reports whether s is a single identifier that names a
+// constant rather than starting a special form.
+func isPlainIdent(s string) bool {
+	if !isIdentText(s) {
+		return false
+	}
+	switch s {
+	case "sizeof", "defined", "static_cast", "reinterpret_cast", "const_cast":
+		return false
+	}
+	return true
 }
 
 // maxDepth bounds macro and constant expansion, so that recursive macros
@@ -61,11 +124,11 @@ const maxDepth = 64
 
 // ident resolves one identifier (possibly qualified, a::b) to a value.
 func (e *Env) ident(name string, depth int, ev *evaluator) (int64, bool) {
-	if ev.active[name] || depth > maxDepth || !e.spend() {
+	if ev.isActive(name) || depth > maxDepth || !e.spend() {
 		return 0, false
 	}
-	ev.active[name] = true
-	defer delete(ev.active, name)
+	ev.push(name)
+	defer ev.pop()
 	switch name {
 	case "true":
 		return 1, true
@@ -161,14 +224,11 @@ func (e *Env) local(name string) (init string, found bool) {
 
 // global finds the initialiser of a file-scope constant.
 func (e *Env) global(name string) (init string, found bool) {
-	for _, d := range e.File.Globals {
-		for _, n := range d.Names {
-			if n.Name == name {
-				return e.constInit(d, n), true
-			}
-		}
+	d, n := e.File.globalNamed(name)
+	if d == nil {
+		return "", false
 	}
-	return "", false
+	return e.constInit(d, n), true
 }
 
 // constInit returns the initialiser text of declarator n when d declares a
@@ -186,7 +246,7 @@ func (e *Env) constInit(d *Decl, n *Declarator) string {
 	if !isConst {
 		return ""
 	}
-	init := strings.TrimSpace(e.File.Text(n.Init.Pos, n.Init.End))
+	init := strings.TrimSpace(e.File.text(n.Init.Pos, n.Init.End))
 	if strings.HasPrefix(init, "{") && strings.HasSuffix(init, "}") {
 		init = strings.TrimSpace(init[1 : len(init)-1])
 	}
@@ -220,23 +280,62 @@ func (f *File) lookupDefine(name string, at int) *Define {
 // An evaluator evaluates integer constant expressions with pluggable name
 // resolution, shared by Env.Eval and #if conditions.
 type evaluator struct {
+	env     *Env // when set, resolves names and sizes, and ident and sizeof are unused
 	ident   func(name string, depth int, ev *evaluator) (int64, bool)
 	defined func(name string) (int64, bool) // nil outside #if
 	sizeof  func(typ string) (int64, bool)
-	active  map[string]bool
+	active  []string // names being expanded, innermost last
+}
+
+// isActive reports whether name is being expanded, so that a recursive
+// definition fails instead of looping.
+func (ev *evaluator) isActive(name string) bool {
+	for _, a := range ev.active {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}
+
+// push marks name as being expanded; pop ends the innermost expansion.
+func (ev *evaluator) push(name string) { ev.active = append(ev.active, name) }
+
+func (ev *evaluator) pop() { ev.active = ev.active[:len(ev.active)-1] }
+
+// resolve evaluates the name of a constant.
+func (ev *evaluator) resolve(name string, depth int) (int64, bool) {
+	if ev.env != nil {
+		return ev.env.ident(name, depth, ev)
+	}
+	if ev.ident == nil {
+		return 0, false
+	}
+	return ev.ident(name, depth, ev)
+}
+
+// sizeOf returns the size of a type; has is false when the evaluator
+// cannot size types at all.
+func (ev *evaluator) sizeOf(typ string) (size int64, ok, has bool) {
+	if ev.env != nil {
+		s, _, ok := ev.env.layout(typ, 0)
+		return s, ok, true
+	}
+	if ev.sizeof == nil {
+		return 0, false, false
+	}
+	s, ok := ev.sizeof(typ)
+	return s, ok, true
 }
 
 func evalString(s string, ev *evaluator) (int64, bool) {
-	if ev.active == nil {
-		ev.active = map[string]bool{}
-	}
 	return ev.evalText(s, 0)
 }
 
 // lexExpr lexes an expression string without reporting errors, dropping
 // comments.
 func lexExpr(s string) []Token {
-	l := &lexer{src: []byte(s), str: s, quiet: true, defines: map[string]*lexDefine{}}
+	l := &lexer{str: s, quiet: true, toks: make([]Token, 0, len(s)/2+1)}
 	l.run()
 	out := l.toks[:0]
 	for _, t := range l.toks {
@@ -250,6 +349,13 @@ func lexExpr(s string) []Token {
 func (ev *evaluator) evalText(s string, depth int) (int64, bool) {
 	if depth > maxDepth {
 		return 0, false
+	}
+	// The commonest expressions, a literal or a name, need no lexing.
+	switch {
+	case isDigits(s):
+		return parseIntLit(s)
+	case isPlainIdent(s):
+		return ev.resolve(s, depth)
 	}
 	p := &exprParser{ev: ev, toks: lexExpr(s), depth: depth}
 	if len(p.toks) == 0 {
@@ -334,23 +440,33 @@ var binLevels = [][]string{
 	{"<<", ">>"}, {"+", "-"}, {"*", "/", "%"},
 }
 
-func (p *exprParser) binary(level int) val {
-	if level == len(binLevels) {
-		return p.unary()
-	}
-	x := p.binary(level + 1)
-	for {
-		op := ""
-		for _, o := range binLevels[level] {
-			if p.peek() == o {
-				op = o
-			}
+// binLevel maps each binary operator to its index in binLevels.
+var binLevel = func() map[string]int {
+	m := map[string]int{}
+	for i, ops := range binLevels {
+		for _, o := range ops {
+			m[o] = i
 		}
-		if op == "" || p.bad {
+	}
+	return m
+}()
+
+// binary parses operators of binLevels[level] and tighter, left to right,
+// by precedence climbing: the same tree as one recursive call per level,
+// without descending through every level for each operand.
+func (p *exprParser) binary(level int) val {
+	x := p.unary()
+	for {
+		if p.bad {
+			return x
+		}
+		op := p.peek()
+		l, ok := binLevel[op]
+		if !ok || l < level {
 			return x
 		}
 		p.i++
-		y := p.binary(level + 1)
+		y := p.binary(l + 1)
 		x = apply(op, x, y)
 	}
 }
@@ -531,10 +647,13 @@ func (p *exprParser) primary() val {
 	case "sizeof":
 		p.i++
 		typ, ok := p.group()
-		if !ok || p.ev.sizeof == nil {
+		if !ok {
 			return val{}
 		}
-		v, ok := p.ev.sizeof(typ)
+		v, ok, has := p.ev.sizeOf(typ)
+		if !has {
+			return val{}
+		}
 		return val{v, ok}
 	case "defined":
 		p.i++
@@ -575,10 +694,7 @@ func (p *exprParser) primary() val {
 		p.group()
 		return val{}
 	}
-	if p.ev.ident == nil {
-		return val{}
-	}
-	v, ok := p.ev.ident(name, p.depth, p.ev)
+	v, ok := p.ev.resolve(name, p.depth)
 	return val{v, ok}
 }
 
@@ -676,9 +792,49 @@ func parseCharLit(s string) (int64, bool) {
 // joinTokens joins token texts, separating two word-like tokens by a space,
 // so that equal token sequences give equal text regardless of spacing.
 func joinTokens(toks []Token) string {
+	switch len(toks) {
+	case 0:
+		return ""
+	case 1:
+		return toks[0].Text
+	}
+	n := 0
+	for i, t := range toks {
+		n += len(t.Text)
+		if i > 0 && wordLike(toks[i-1]) && wordLike(t) {
+			n++
+		}
+	}
 	var b strings.Builder
+	b.Grow(n)
 	for i, t := range toks {
 		if i > 0 && wordLike(toks[i-1]) && wordLike(t) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t.Text)
+	}
+	return b.String()
+}
+
+// joinTokenPtrs is joinTokens for a slice of token pointers.
+func joinTokenPtrs(toks []*Token) string {
+	switch len(toks) {
+	case 0:
+		return ""
+	case 1:
+		return toks[0].Text
+	}
+	n := 0
+	for i, t := range toks {
+		n += len(t.Text)
+		if i > 0 && wordLike(*toks[i-1]) && wordLike(*t) {
+			n++
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i, t := range toks {
+		if i > 0 && wordLike(*toks[i-1]) && wordLike(*t) {
 			b.WriteByte(' ')
 		}
 		b.WriteString(t.Text)

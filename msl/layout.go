@@ -224,18 +224,6 @@ func vectorLayout(typ string) (int64, int64, bool) {
 	return 0, 0, false
 }
 
-func (f *File) structNamed(name string) *Struct {
-	for _, st := range f.Structs {
-		if st.Name == name {
-			return st
-		}
-	}
-	if i := strings.LastIndex(name, "::"); i >= 0 {
-		return f.structNamed(name[i+2:])
-	}
-	return nil
-}
-
 // structLayout lays out a struct like C: each field at its alignment, the
 // size rounded up to the largest alignment. Template structs are unknown.
 func (e *Env) structLayout(st *Struct, depth int) (int64, int64, bool) {
@@ -254,7 +242,7 @@ func (e *Env) structLayout(st *Struct, depth int) (int64, int64, bool) {
 		for _, n := range d.Names {
 			size := s
 			for _, dim := range n.Dims {
-				v, ok := e.Eval(e.File.Text(dim.Pos, dim.End))
+				v, ok := e.Eval(e.File.text(dim.Pos, dim.End))
 				if !ok || v < 0 {
 					return 0, 0, false
 				}

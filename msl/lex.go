@@ -21,8 +21,7 @@ func Lex(filename string, src []byte) ([]Token, error) {
 
 // A lexer holds the state of one Lex call.
 type lexer struct {
-	src  []byte
-	str  string // src as a string, sliced for token texts
+	str  string // the source; token texts are substrings of it
 	file *token.File
 	toks []Token
 	errs ErrorList
@@ -52,14 +51,37 @@ func newLexer(filename string, src []byte, tf *token.File) *lexer {
 	if tf == nil {
 		tf = newTokenFile(filename, src)
 	}
-	return &lexer{src: src, str: string(src), file: tf, defines: map[string]*lexDefine{},
-		toks: make([]Token, 0, len(src)/5+16)}
+	// Metal source averages four to five bytes a token; a generous first
+	// guess avoids regrowing (and rescanning) a large token slice.
+	return &lexer{str: string(src), file: tf, defines: map[string]*lexDefine{},
+		toks: make([]Token, 0, len(src)/4+16)}
 }
 
 func newTokenFile(filename string, src []byte) *token.File {
 	tf := token.NewFileSet().AddFile(filename, -1, len(src))
-	tf.SetLinesForContent(src)
+	tf.SetLines(lineStarts(src))
 	return tf
+}
+
+// lineStarts returns the offsets at which src's lines start, the table
+// token.File.SetLinesForContent builds, sized once rather than grown.
+func lineStarts(src []byte) []int {
+	if len(src) == 0 {
+		return nil
+	}
+	lines := make([]int, 1, bytes.Count(src, []byte{'\n'})+1)
+	for off := 0; ; {
+		k := bytes.IndexByte(src[off:], '\n')
+		if k < 0 {
+			break
+		}
+		off += k + 1
+		if off >= len(src) {
+			break
+		}
+		lines = append(lines, off)
+	}
+	return lines
 }
 
 func (l *lexer) errorf(off int, format string, args ...any) {
@@ -102,17 +124,17 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // newlineAt returns the length of a line break at i (1 or 2), or 0.
 func (l *lexer) newlineAt(i int) int {
-	if i < len(l.src) && l.src[i] == '\n' {
+	if i < len(l.str) && l.str[i] == '\n' {
 		return 1
 	}
-	if i+1 < len(l.src) && l.src[i] == '\r' && l.src[i+1] == '\n' {
+	if i+1 < len(l.str) && l.str[i] == '\r' && l.str[i+1] == '\n' {
 		return 2
 	}
 	return 0
 }
 
 func (l *lexer) run() {
-	src := l.src
+	src := l.str
 	n := len(src)
 	lineStart := true
 	for i := 0; i < n; {
@@ -187,7 +209,7 @@ func (l *lexer) run() {
 			}
 			// A stray byte or non-ASCII character: keep it as a token so the
 			// round trip holds, and report it.
-			r, size := utf8.DecodeRune(src[i:])
+			r, size := utf8.DecodeRuneInString(src[i:])
 			if !l.lenient() {
 				if r < utf8.RuneSelf && c >= ' ' && c < 0x7f {
 					l.errorf(i, "invalid character %q", string(rune(c)))
@@ -207,11 +229,11 @@ func (l *lexer) run() {
 }
 
 func (l *lexer) blockComment(i int) int {
-	j := bytes.Index(l.src[i+2:], []byte("*/"))
+	j := strings.Index(l.str[i+2:], "*/")
 	if j < 0 {
 		l.errorf(i, "unterminated comment")
-		l.emit(Comment, i, len(l.src))
-		return len(l.src)
+		l.emit(Comment, i, len(l.str))
+		return len(l.str)
 	}
 	end := i + 2 + j + 2
 	l.emit(Comment, i, end)
@@ -222,8 +244,8 @@ func (l *lexer) blockComment(i int) int {
 // prefix (L, u, U, u8) or a raw string (R"delim(...)delim") starting at i,
 // whose prefix ends at j.
 func (l *lexer) prefixedLiteral(i, j int) (int, bool) {
-	prefix := string(l.src[i:j])
-	q := l.src[j]
+	prefix := l.str[i:j]
+	q := l.str[j]
 	switch prefix {
 	case "L", "u", "U", "u8":
 		if q == '"' {
@@ -235,18 +257,18 @@ func (l *lexer) prefixedLiteral(i, j int) (int, bool) {
 			return 0, false
 		}
 		k := j + 1
-		for k < len(l.src) && k-j <= 17 && l.src[k] != '(' && !isSpace(l.src[k]) && l.src[k] != ')' && l.src[k] != '\\' {
+		for k < len(l.str) && k-j <= 17 && l.str[k] != '(' && !isSpace(l.str[k]) && l.str[k] != ')' && l.str[k] != '\\' {
 			k++
 		}
-		if k >= len(l.src) || l.src[k] != '(' {
+		if k >= len(l.str) || l.str[k] != '(' {
 			return 0, false
 		}
-		closing := ")" + string(l.src[j+1:k]) + "\""
-		e := bytes.Index(l.src[k+1:], []byte(closing))
+		closing := ")" + l.str[j+1:k] + "\""
+		e := strings.Index(l.str[k+1:], closing)
 		if e < 0 {
 			l.errorf(i, "unterminated raw string literal")
-			l.emit(String, i, len(l.src))
-			return len(l.src), true
+			l.emit(String, i, len(l.str))
+			return len(l.str), true
 		}
 		end := k + 1 + e + len(closing)
 		l.emit(String, i, end)
@@ -258,7 +280,7 @@ func (l *lexer) prefixedLiteral(i, j int) (int, bool) {
 // quoted lexes a string or character literal starting at pos whose opening
 // quote is at q.
 func (l *lexer) quoted(pos, q int, quote byte, k Kind) int {
-	src := l.src
+	src := l.str
 	for j := q + 1; j < len(src); j++ {
 		switch src[j] {
 		case '\\':
@@ -286,7 +308,7 @@ func (l *lexer) unterminated(pos, q, end int, k Kind) int {
 	} else {
 		l.errorf(pos, "unterminated character literal")
 	}
-	if end > pos && l.src[end-1] == '\r' {
+	if end > pos && l.str[end-1] == '\r' {
 		end--
 	}
 	l.emit(k, pos, end)
@@ -296,7 +318,7 @@ func (l *lexer) unterminated(pos, q, end int, k Kind) int {
 // number lexes a numeric literal as a preprocessing number: digits, letters,
 // dots, digit separators and exponent signs.
 func (l *lexer) number(i int) int {
-	src := l.src
+	src := l.str
 	n := len(src)
 	j := i
 	hex := i+1 < n && src[i] == '0' && (src[i+1] == 'x' || src[i+1] == 'X')
@@ -340,7 +362,7 @@ done:
 // reports false when the brackets are not an attribute (a lambda capture
 // inside a subscript, say), so the caller lexes a plain '['.
 func (l *lexer) attribute(i int) (int, bool) {
-	src := l.src
+	src := l.str
 	depth := 0
 	for j := i + 2; j < len(src); j++ {
 		switch src[j] {
@@ -377,35 +399,74 @@ func (l *lexer) attribute(i int) (int, bool) {
 	return 0, false
 }
 
-var puncts3 = []string{"<<=", ">>=", "->*", "...", "<=>"}
-var puncts2 = []string{"::", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||",
-	"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", ".*", "##"}
-
-const puncts1 = "{}[]();:,.?~!+-*/%^&|=<>#"
-
 // punctLen returns the length of the longest operator or punctuator at the
-// start of b, or 0.
-func punctLen(b []byte) int {
-	if strings.IndexByte(puncts1, b[0]) < 0 {
-		return 0
+// start of b, or 0: one of { } [ ] ( ) ; : , . ? ~ ! + - * / % ^ & | = < > #,
+// the two-byte :: -> ++ -- << >> <= >= == != && || += -= *= /= %= &= |= ^=
+// .* ## or the three-byte <<= >>= ->* ... <=>.
+func punctLen(b string) int {
+	var c1, c2 byte
+	if len(b) > 1 {
+		c1 = b[1]
+	}
+	if len(b) > 2 {
+		c2 = b[2]
 	}
 	switch b[0] {
 	case '{', '}', '[', ']', '(', ')', ';', ',', '?', '~':
-		return 1
-	}
-	if len(b) >= 3 {
-		for _, p := range puncts3 {
-			if p[0] == b[0] && string(b[:3]) == p {
-				return 3
-			}
+	case ':':
+		if c1 == ':' {
+			return 2
 		}
-	}
-	if len(b) >= 2 {
-		for _, p := range puncts2 {
-			if p[0] == b[0] && p[1] == b[1] {
-				return 2
-			}
+	case '.':
+		if c1 == '.' && c2 == '.' {
+			return 3
 		}
+		if c1 == '*' {
+			return 2
+		}
+	case '<':
+		if c1 == '<' && c2 == '=' || c1 == '=' && c2 == '>' {
+			return 3
+		}
+		if c1 == '<' || c1 == '=' {
+			return 2
+		}
+	case '>':
+		if c1 == '>' && c2 == '=' {
+			return 3
+		}
+		if c1 == '>' || c1 == '=' {
+			return 2
+		}
+	case '-':
+		if c1 == '>' && c2 == '*' {
+			return 3
+		}
+		if c1 == '>' || c1 == '-' || c1 == '=' {
+			return 2
+		}
+	case '+':
+		if c1 == '+' || c1 == '=' {
+			return 2
+		}
+	case '&':
+		if c1 == '&' || c1 == '=' {
+			return 2
+		}
+	case '|':
+		if c1 == '|' || c1 == '=' {
+			return 2
+		}
+	case '#':
+		if c1 == '#' {
+			return 2
+		}
+	case '*', '/', '%', '^', '!', '=':
+		if c1 == '=' {
+			return 2
+		}
+	default:
+		return 0
 	}
 	return 1
 }
@@ -415,7 +476,7 @@ func punctLen(b []byte) int {
 func (l *lexer) directive(i int) int {
 	end, next := l.lineEnd(i)
 	l.emit(Directive, i, end)
-	name, rest := directiveName(l.src[i:end])
+	name, rest := directiveName(l.str[i:end])
 	switch name {
 	case "define":
 		l.noteDefine(rest)
@@ -424,7 +485,7 @@ func (l *lexer) directive(i int) int {
 		if d := l.defines[n]; d != nil {
 			d.certain = false
 		} else {
-			l.defines[n] = &lexDefine{}
+			l.define(n, &lexDefine{})
 		}
 	case "if", "ifdef", "ifndef":
 		f := &condFrame{pos: i}
@@ -471,7 +532,7 @@ func (l *lexer) directive(i int) int {
 // lineEnd returns the end of the directive starting at i (trailing blanks
 // excluded) and the offset of the line break after it.
 func (l *lexer) lineEnd(i int) (end, next int) {
-	src := l.src
+	src := l.str
 	n := len(src)
 	j := i
 loop:
@@ -483,7 +544,7 @@ loop:
 		case c == '\n':
 			break loop
 		case c == '/' && j+1 < n && src[j+1] == '*':
-			k := bytes.Index(src[j+2:], []byte("*/"))
+			k := strings.Index(src[j+2:], "*/")
 			if k < 0 {
 				l.errorf(j, "unterminated comment")
 				j = n
@@ -517,7 +578,7 @@ loop:
 }
 
 // directiveName splits a directive into its name and the rest of its text.
-func directiveName(d []byte) (name, rest string) {
+func directiveName(d string) (name, rest string) {
 	j := 1
 	for j < len(d) && (d[j] == ' ' || d[j] == '\t') {
 		j++
@@ -526,7 +587,7 @@ func directiveName(d []byte) (name, rest string) {
 	for k < len(d) && isIdentChar(d[k]) {
 		k++
 	}
-	return string(d[j:k]), string(d[k:])
+	return d[j:k], d[k:]
 }
 
 // joinLines removes backslash-newline pairs from a directive's text.
@@ -572,7 +633,16 @@ func (l *lexer) noteDefine(rest string) {
 	if old := l.defines[name]; old != nil {
 		certain = false
 	}
-	l.defines[name] = &lexDefine{body: body, certain: certain}
+	l.define(name, &lexDefine{body: body, certain: certain})
+}
+
+// define records a macro, making the table on first use: expression lexers
+// start without one, as expressions rarely hold directives.
+func (l *lexer) define(name string, d *lexDefine) {
+	if l.defines == nil {
+		l.defines = map[string]*lexDefine{}
+	}
+	l.defines[name] = d
 }
 
 // stripComments drops comments from a directive's text for evaluation.
@@ -629,7 +699,7 @@ func (l *lexer) condValue(name, rest string, next int) condVal {
 	budget := evalBudget
 	v, ok := evalString(expr, &evaluator{
 		ident: func(id string, depth int, ev *evaluator) (int64, bool) {
-			if budget--; budget < 0 || ev.active[id] || depth > maxDepth {
+			if budget--; budget < 0 || ev.isActive(id) || depth > maxDepth {
 				return 0, false
 			}
 			if id == "true" {
@@ -642,8 +712,8 @@ func (l *lexer) condValue(name, rest string, next int) condVal {
 			if d == nil || !d.certain || d.body == "\x00" {
 				return 0, false
 			}
-			ev.active[id] = true
-			defer delete(ev.active, id)
+			ev.push(id)
+			defer ev.pop()
 			return ev.evalText(d.body, depth+1)
 		},
 		defined: func(id string) (int64, bool) {
@@ -666,14 +736,14 @@ func (l *lexer) condValue(name, rest string, next int) condVal {
 // "#define name", the shape of an include guard.
 func (l *lexer) guardFollows(name string, next int) bool {
 	j := next
-	for j < len(l.src) && isSpace(l.src[j]) {
+	for j < len(l.str) && isSpace(l.str[j]) {
 		j++
 	}
-	if j >= len(l.src) || l.src[j] != '#' {
+	if j >= len(l.str) || l.str[j] != '#' {
 		return false
 	}
 	end, _ := l.lineEnd(j)
-	dn, rest := directiveName(l.src[j:end])
+	dn, rest := directiveName(l.str[j:end])
 	if dn != "define" {
 		return false
 	}
@@ -703,7 +773,7 @@ func (l *lexer) enterBranch(f *condFrame, v condVal, next int) int {
 // skipBranch consumes lines from next up to the #elif/#else/#endif that ends
 // the current branch, emitting them as one Skipped token.
 func (l *lexer) skipBranch(next int) int {
-	src := l.src
+	src := l.str
 	depth := 0
 	for line := next; line < len(src); {
 		j := line
@@ -718,7 +788,7 @@ func (l *lexer) skipBranch(next int) int {
 		}
 		if src[j] == '#' {
 			end, _ := l.lineEnd(j)
-			name, _ := directiveName(src[j:end])
+			name, _ := directiveName(l.str[j:end])
 			switch name {
 			case "if", "ifdef", "ifndef":
 				depth++
@@ -732,7 +802,7 @@ func (l *lexer) skipBranch(next int) int {
 				}
 			}
 		}
-		k := bytes.IndexByte(src[j:], '\n')
+		k := strings.IndexByte(src[j:], '\n')
 		if k < 0 {
 			break
 		}
@@ -743,10 +813,10 @@ func (l *lexer) skipBranch(next int) int {
 }
 
 func (l *lexer) emitSkipped(pos, end int) {
-	for pos < end && isSpace(l.src[pos]) {
+	for pos < end && isSpace(l.str[pos]) {
 		pos++
 	}
-	for end > pos && isSpace(l.src[end-1]) {
+	for end > pos && isSpace(l.str[end-1]) {
 		end--
 	}
 	if end > pos {

@@ -3,8 +3,10 @@ package msl
 import (
 	"fmt"
 	"go/token"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Parse lexes and parses a Metal source file. It always returns a File, as
@@ -41,13 +43,27 @@ func ParseWith(filename string, src []byte, defines map[string]string) (*File, e
 		TokFile: tf,
 		defs:    map[string][]*Define{},
 	}
-	p := &parser{f: f, errs: l.errs, enumSeen: map[string]bool{}, hides: map[string]string{}, pragmas: map[string]*string{}}
-	p.t = make([]Token, 0, len(l.toks))
+	p := &parser{f: f, src: l.str, errs: l.errs, enumSeen: map[string]bool{}, hides: map[string]string{}, pragmas: map[string]*string{}}
+	nsig, ndirs := 0, 0
 	for _, t := range l.toks {
 		switch t.Kind {
 		case Comment, Skipped:
 		case Directive:
-			p.dirs = append(p.dirs, t)
+			ndirs++
+		default:
+			nsig++
+		}
+	}
+	bufs := bufPool.Get().(*parseBufs)
+	defer bufs.put(p)
+	p.bufs = bufs
+	p.t = slices.Grow(bufs.t[:0], nsig)
+	p.dirs = make([]Token, 0, ndirs)
+	for i := range l.toks {
+		switch t := &l.toks[i]; t.Kind {
+		case Comment, Skipped:
+		case Directive:
+			p.dirs = append(p.dirs, *t)
 		default:
 			p.t = append(p.t, t)
 		}
@@ -71,7 +87,27 @@ func ParseWith(filename string, src []byte, defines map[string]string) (*File, e
 			f.funcs[fn.Name] = fn
 		}
 	}
+	f.idx = buildIndex(f)
+	f.idx.src = l.str
 	return f, p.errs.dedupe().Err()
+}
+
+// parseBufs are the parser's working arrays, none of which the File keeps.
+// They are pooled: a program parses many variants of one kernel file, and
+// fresh arrays of this size cost more to fault in and clear than to reuse.
+type parseBufs struct {
+	t     []*Token
+	match []int32
+	drop  []bool
+}
+
+var bufPool = sync.Pool{New: func() any { return new(parseBufs) }}
+
+// put returns p's arrays to the pool, dropping their pointers into the file.
+func (b *parseBufs) put(p *parser) {
+	clear(p.t[:cap(p.t)])
+	b.t, b.match = p.t[:0], p.match[:0]
+	bufPool.Put(b)
 }
 
 // A parser holds the state of one Parse call. It works on the significant
@@ -79,14 +115,21 @@ func ParseWith(filename string, src []byte, defines map[string]string) (*File, e
 // matching bracket of each bracket token.
 type parser struct {
 	f     *File
+	src   string // the source as lexed; token texts are substrings of it
 	errs  ErrorList
-	t     []Token // significant tokens
-	dirs  []Token // directives, in order
-	match []int   // index of the matching bracket, or -1
+	t     []*Token // significant tokens, pointing into File.Tokens
+	dirs  []Token  // directives, in order
+	match []int32  // index of the matching bracket, or -1
 
 	enumSeen map[string]bool    // enumerators defined more than once are ambiguous
 	hides    map[string]string  // memoised macroHides
 	pragmas  map[string]*string // memoised macroPragma; nil: not a pragma macro
+
+	specMacros map[string]bool // memoised isSpecifierMacro
+	loopMacros map[string]bool // memoised loopHeaderMacro
+	bufs       *parseBufs      // pooled arrays behind t, match and dropAlternatives
+	stmtStack  []Stmt          // statements of the blocks being parsed, innermost last
+	scratch    []*Token        // reused by function, param and decl for type tokens
 
 	depth   int  // statement nesting of the stmt call in progress
 	tooDeep bool // brackets nest deeper than maxNesting; structure is not parsed
@@ -102,7 +145,7 @@ func (p *parser) errorf(off int, msg string) {
 	p.errs.Add(p.f.Position(off), msg)
 }
 
-func (p *parser) text(a, b int) string { return string(p.f.Src[a:b]) }
+func (p *parser) text(a, b int) string { return p.src[a:b] }
 
 // is reports whether token i exists (below end) and has text s.
 func (p *parser) is(i, end int, s string) bool {
@@ -113,9 +156,12 @@ func (p *parser) isIdent(i, end int) bool {
 	return i < end && i < len(p.t) && p.t[i].Kind == Ident
 }
 
+// matchOf returns the index of the bracket matching the one at i, or -1.
+func (p *parser) matchOf(i int) int { return int(p.match[i]) }
+
 // after returns the index after the bracket group opening at i, or i+1.
 func (p *parser) after(i int) int {
-	if m := p.match[i]; m > i {
+	if m := p.matchOf(i); m > i {
 		return m + 1
 	}
 	return i + 1
@@ -123,7 +169,7 @@ func (p *parser) after(i int) int {
 
 // directive records #define directives.
 func (p *parser) directive(d Token) {
-	name, rest := directiveName([]byte(d.Text))
+	name, rest := directiveName(d.Text)
 	if name != "define" {
 		return
 	}
@@ -170,7 +216,9 @@ func (p *parser) dropAlternatives() {
 		start    int
 	}
 	var groups []*group
-	drop := make([]bool, len(p.t))
+	drop := slices.Grow(p.bufs.drop[:0], len(p.t))[:len(p.t)]
+	clear(drop)
+	p.bufs.drop = drop
 	any := false
 	balanced := func(a, b int) bool {
 		depth := 0
@@ -194,7 +242,7 @@ func (p *parser) dropAlternatives() {
 		for i < len(p.t) && p.t[i].Pos < d.Pos {
 			i++
 		}
-		switch name, _ := directiveName([]byte(d.Text)); name {
+		switch name, _ := directiveName(d.Text); name {
 		case "if", "ifdef", "ifndef":
 			groups = append(groups, &group{start: i})
 		case "elif", "elifdef", "elifndef", "else":
@@ -242,7 +290,7 @@ func (p *parser) dropAlternatives() {
 
 // matchBrackets pairs (), [] and {} and reports unbalanced ones.
 func (p *parser) matchBrackets() {
-	p.match = make([]int, len(p.t))
+	p.match = slices.Grow(p.bufs.match[:0], len(p.t))[:len(p.t)]
 	var stack []int
 	for i, t := range p.t {
 		p.match[i] = -1
@@ -257,7 +305,13 @@ func (p *parser) matchBrackets() {
 				p.tooDeep = true
 			}
 		case ")", "]", "}":
-			open := map[string]string{")": "(", "]": "[", "}": "{"}[t.Text]
+			open := "("
+			switch t.Text {
+			case "]":
+				open = "["
+			case "}":
+				open = "{"
+			}
 			k := len(stack) - 1
 			for k >= 0 && p.t[stack[k]].Text != open {
 				k--
@@ -269,8 +323,8 @@ func (p *parser) matchBrackets() {
 			for _, o := range stack[k+1:] {
 				p.errorf(p.t[o].Pos, "unclosed '"+p.t[o].Text+"'")
 			}
-			p.match[stack[k]] = i
-			p.match[i] = stack[k]
+			p.match[stack[k]] = int32(i)
+			p.match[i] = int32(stack[k])
 			stack = stack[:k]
 		}
 	}
@@ -309,7 +363,7 @@ func (p *parser) top(i, end int, st *Struct) int {
 				j++
 			}
 			if p.is(j, end, "{") {
-				m := p.match[j]
+				m := p.matchOf(j)
 				if m < 0 {
 					m = end
 				}
@@ -320,7 +374,7 @@ func (p *parser) top(i, end int, st *Struct) int {
 		case "extern":
 			if i+1 < end && p.t[i+1].Kind == String {
 				if p.is(i+2, end, "{") {
-					m := p.match[i+2]
+					m := p.matchOf(i + 2)
 					if m < 0 {
 						m = end
 					}
@@ -472,7 +526,7 @@ func (p *parser) instantiation(i, end int) int {
 		t := p.t[j]
 		switch {
 		case t.Kind == Attribute:
-			for _, a := range p.attrs(t) {
+			for _, a := range p.attrs(*t) {
 				if a.Name == "host_name" && len(a.Args) == 1 {
 					in.HostName = unquote(a.Args[0])
 				}
@@ -534,7 +588,7 @@ func (p *parser) alias(i, end int, st *Struct) int {
 	k := p.semi(i, end)
 	if p.t[i].Text == "using" {
 		if p.isIdent(i+1, k) && p.is(i+2, k, "=") && i+3 < k {
-			p.f.Types[p.t[i+1].Text] = joinTokens(p.t[i+3 : k])
+			p.f.Types[p.t[i+1].Text] = joinTokenPtrs(p.t[i+3 : k])
 		}
 		return k + 1
 	}
@@ -544,7 +598,7 @@ func (p *parser) alias(i, end int, st *Struct) int {
 				return k + 1
 			}
 		}
-		p.f.Types[p.t[k-1].Text] = joinTokens(p.t[i+1 : k-1])
+		p.f.Types[p.t[k-1].Text] = joinTokenPtrs(p.t[i+1 : k-1])
 	}
 	return k + 1
 }
@@ -591,7 +645,7 @@ func (p *parser) structDef(i, lb, end int, outer *Struct, tmpl []string, start i
 			st.Name = t.Text
 		}
 	}
-	rb := p.match[lb]
+	rb := p.matchOf(lb)
 	if rb < 0 {
 		rb = end
 	}
@@ -634,7 +688,7 @@ func (p *parser) enum(i, end int) int {
 	if lb < 0 {
 		return end
 	}
-	rb := p.match[lb]
+	rb := p.matchOf(lb)
 	if rb < 0 {
 		rb = end
 	}
@@ -726,9 +780,9 @@ func (p *parser) entity(i, end int, st *Struct, tmpl []string, start int) int {
 			if !p.is(k, end, "(") {
 				return p.semi(j, end) + 1
 			}
-			name := "operator" + joinTokens(p.t[j+1:k])
-			if k > j+1 && wordLike(p.t[j+1]) {
-				name = "operator " + joinTokens(p.t[j+1:k])
+			name := "operator" + joinTokenPtrs(p.t[j+1:k])
+			if k > j+1 && wordLike(*p.t[j+1]) {
+				name = "operator " + joinTokenPtrs(p.t[j+1:k])
 			}
 			return p.function(i, j, j, k, end, st, tmpl, start, name)
 		}
@@ -771,7 +825,7 @@ func (p *parser) entity(i, end int, st *Struct, tmpl []string, start int) int {
 				if j-2 >= i && p.t[j-2].Text == "~" {
 					nameStart = j - 2
 				}
-				name := joinTokens(p.t[nameStart:j])
+				name := joinTokenPtrs(p.t[nameStart:j])
 				return p.function(i, nameStart, j-1, j, end, st, tmpl, start, name)
 			}
 			j = p.after(j) - 1
@@ -791,6 +845,19 @@ var specifiers = map[string]bool{
 // isSpecifierMacro reports whether name is an object-like macro whose body
 // consists only of specifiers and attributes, like METAL_FUNC.
 func (p *parser) isSpecifierMacro(name string) bool {
+	if v, ok := p.specMacros[name]; ok {
+		return v
+	}
+	v := p.specifierMacro(name)
+	if p.specMacros == nil {
+		p.specMacros = map[string]bool{}
+	}
+	p.specMacros[name] = v
+	return v
+}
+
+// specifierMacro computes isSpecifierMacro.
+func (p *parser) specifierMacro(name string) bool {
 	d := p.f.lookupDefine(name, 0)
 	if d == nil || d.FuncLike {
 		return false
@@ -817,7 +884,7 @@ func (p *parser) isSpecifierMacro(name string) bool {
 // function parses a function whose name tokens start at nameStart, whose
 // name ends at nameAt (for NamePos) and whose parameter list opens at lp.
 func (p *parser) function(i, nameStart, nameAt, lp, end int, st *Struct, tmpl []string, start int, name string) int {
-	rp := p.match[lp]
+	rp := p.matchOf(lp)
 	if rp < 0 {
 		return end
 	}
@@ -941,13 +1008,13 @@ trailers:
 			typeEnd -= 2
 		}
 	}
-	var rt []Token
+	rt := p.scratch[:0]
 	for j := i; j < typeEnd; j++ {
 		t := p.t[j]
 		switch {
 		case t.Kind == Attribute:
-			as := p.attrs(t)
-			fn.Attrs = append(fn.Attrs, as...)
+			as := p.attrs(*t)
+			fn.Attrs = appendAttrs(fn.Attrs, as)
 			for _, a := range as {
 				if a.Name == "kernel" {
 					fn.Kind = Kernel
@@ -966,7 +1033,8 @@ trailers:
 			rt = append(rt, t)
 		}
 	}
-	fn.ReturnType = joinTokens(rt)
+	fn.ReturnType = joinTokenPtrs(rt)
+	p.scratch = rt[:0]
 	fn.Params = p.params(lp, rp)
 	if body >= 0 {
 		fn.Body = p.block(body, end)
@@ -1032,6 +1100,14 @@ func (p *parser) attrs(t Token) []*Attr {
 	return out
 }
 
+// appendAttrs appends as to list, taking as itself when list is empty.
+func appendAttrs(list, as []*Attr) []*Attr {
+	if len(list) == 0 {
+		return as
+	}
+	return append(list, as...)
+}
+
 // unquote removes the quotes of a string literal, or returns s trimmed.
 func unquote(s string) string {
 	s = strings.TrimSpace(s)
@@ -1092,12 +1168,13 @@ func (p *parser) param(a, b int) *Param {
 			k = p.after(k) - 1
 		}
 	}
-	var toks []Token
+	toks := p.scratch[:0]
+	defer func() { p.scratch = toks[:0] }()
 	name := -1
 	for k := a; k < b; k++ {
 		t := p.t[k]
 		if t.Kind == Attribute {
-			pm.Attrs = append(pm.Attrs, p.attrs(t)...)
+			pm.Attrs = appendAttrs(pm.Attrs, p.attrs(*t))
 			continue
 		}
 		if sp, ok := addrSpaces[t.Text]; ok && t.Kind == Ident {
@@ -1133,9 +1210,9 @@ func (p *parser) param(a, b int) *Param {
 	if name >= 0 {
 		pm.Name = toks[name].Text
 		pm.NamePos = toks[name].Pos
-		toks = append(toks[:name:name], toks[name+1:]...)
+		toks = append(toks[:name], toks[name+1:]...)
 	}
-	pm.Type = joinTokens(toks)
+	pm.Type = joinTokenPtrs(toks)
 	return pm
 }
 
@@ -1273,7 +1350,7 @@ func (p *parser) decl(i, k int) *Decl {
 	for j < k {
 		t := p.t[j]
 		if t.Kind == Attribute {
-			d.Attrs = append(d.Attrs, p.attrs(t)...)
+			d.Attrs = appendAttrs(d.Attrs, p.attrs(*t))
 			j++
 			continue
 		}
@@ -1293,7 +1370,8 @@ func (p *parser) decl(i, k int) *Decl {
 	if te <= j {
 		return nil
 	}
-	var typ []Token
+	typ := p.scratch[:0]
+	defer func() { p.scratch = typ[:0] }()
 	for m := j; m < te; m++ {
 		t := p.t[m]
 		if sp, ok := addrSpaces[t.Text]; ok && t.Kind == Ident {
@@ -1318,7 +1396,7 @@ func (p *parser) decl(i, k int) *Decl {
 	if len(typ) == 0 {
 		return nil
 	}
-	d.Type = joinTokens(typ)
+	d.Type = joinTokenPtrs(typ)
 	d.TypeSpan = Span{p.t[j].Pos, p.t[te-1].End}
 	m := te
 	for m < k {
@@ -1334,7 +1412,7 @@ func (p *parser) decl(i, k int) *Decl {
 			t := p.t[m]
 			switch {
 			case t.Kind == Attribute:
-				d.Attrs = append(d.Attrs, p.attrs(t)...)
+				d.Attrs = appendAttrs(d.Attrs, p.attrs(*t))
 				m++
 				continue
 			case t.Text == "[":

@@ -8,7 +8,7 @@ import (
 
 // block parses the block whose '{' is token lb.
 func (p *parser) block(lb, end int) *Block {
-	rb := p.match[lb]
+	rb := p.matchOf(lb)
 	b := &Block{Lbrace: p.t[lb].Pos}
 	if rb < 0 || rb > end {
 		rb = end
@@ -22,24 +22,33 @@ func (p *parser) block(lb, end int) *Block {
 
 // stmts parses the statements in tokens [i, end).
 func (p *parser) stmts(i, end int) []Stmt {
-	var out []Stmt
+	// Statements collect on a stack shared by nested blocks and are copied
+	// out at the exact length, rather than growing a slice per block.
+	mark := len(p.stmtStack)
+	defer func() { p.stmtStack = p.stmtStack[:mark] }()
 	for i < end {
 		s, next, prags := p.stmt(i, end)
 		if _, loop := s.(interface{ loop() }); !loop {
 			for _, pr := range prags {
 				if pr.Text != "" && (pr.Macro != "" || strings.HasPrefix(p.text(pr.Pos, pr.End), "_Pragma")) {
-					out = append(out, &ExprStmt{Pos: pr.Pos, End: pr.End})
+					p.stmtStack = append(p.stmtStack, &ExprStmt{Pos: pr.Pos, End: pr.End})
 				}
 			}
 		}
 		if s != nil {
-			out = append(out, s)
+			p.stmtStack = append(p.stmtStack, s)
 		}
 		if next <= i {
 			next = i + 1
 		}
 		i = next
 	}
+	if len(p.stmtStack) == mark {
+		return nil
+	}
+	out := make([]Stmt, len(p.stmtStack)-mark)
+	copy(out, p.stmtStack[mark:])
+	clear(p.stmtStack[mark:])
 	return out
 }
 
@@ -137,6 +146,19 @@ func groupEnd(toks []Token, i int) int {
 // loop header (`for (...)` or `while (...)`) that the statement after the
 // macro use is the body of.
 func (p *parser) loopHeaderMacro(name string) bool {
+	if v, ok := p.loopMacros[name]; ok {
+		return v
+	}
+	v := p.loopHeader(name)
+	if p.loopMacros == nil {
+		p.loopMacros = map[string]bool{}
+	}
+	p.loopMacros[name] = v
+	return v
+}
+
+// loopHeader computes loopHeaderMacro.
+func (p *parser) loopHeader(name string) bool {
 	d := p.f.lookupDefine(name, 0)
 	if d == nil {
 		return false
@@ -167,7 +189,7 @@ func (p *parser) directivePragmas(a, b int) []*Pragma {
 	var out []*Pragma
 	for ; k < len(p.dirs) && p.dirs[k].Pos < b; k++ {
 		d := p.dirs[k]
-		name, rest := directiveName([]byte(d.Text))
+		name, rest := directiveName(d.Text)
 		if name == "pragma" {
 			out = append(out, &Pragma{Pos: d.Pos, End: d.End, Text: strings.TrimSpace(stripComments(joinLines(rest)))})
 		}
@@ -233,7 +255,7 @@ func (p *parser) stmt1(i, end int) (Stmt, int) {
 		switch t.Text {
 		case "{":
 			b := p.block(i, end)
-			if m := p.match[i]; m < 0 || m >= end {
+			if m := p.matchOf(i); m < 0 || m >= end {
 				return b, end // unclosed: the block takes the rest
 			}
 			return b, p.after(i)
@@ -418,11 +440,11 @@ func (p *parser) endOf(s Stmt) int {
 // parenCond parses `kw ( cond )` with the keyword at i and returns the
 // condition span and the index of ')'.
 func (p *parser) parenCond(i, end int) (Span, int, bool) {
-	if !p.is(i+1, end, "(") || p.match[i+1] < 0 || p.match[i+1] >= end {
+	if !p.is(i+1, end, "(") || p.matchOf(i+1) < 0 || p.matchOf(i+1) >= end {
 		p.errorf(p.t[i].Pos, "expected '(' after "+p.t[i].Text)
 		return Span{}, 0, false
 	}
-	rp := p.match[i+1]
+	rp := p.matchOf(i + 1)
 	return p.span(i+2, rp), rp, true
 }
 
@@ -456,11 +478,11 @@ func (p *parser) body(kw, i, end int) (Stmt, int, bool) {
 
 func (p *parser) forStmt(i, end int) (Stmt, int) {
 	t := p.t[i]
-	if !p.is(i+1, end, "(") || p.match[i+1] < 0 || p.match[i+1] >= end {
+	if !p.is(i+1, end, "(") || p.matchOf(i+1) < 0 || p.matchOf(i+1) >= end {
 		p.errorf(t.Pos, "expected '(' after for")
 		return p.recover(i, end)
 	}
-	lp, rp := i+1, p.match[i+1]
+	lp, rp := i+1, p.matchOf(i+1)
 	s := &For{Pos: t.Pos, Lparen: p.t[lp].Pos, Rparen: p.t[rp].Pos}
 	var semis []int
 	colon := false
@@ -502,10 +524,10 @@ func (p *parser) forStmt(i, end int) (Stmt, int) {
 
 // barrier parses a barrier call whose name is at token n.
 func (p *parser) barrier(i, n, end int) (Stmt, int, bool) {
-	if !p.is(n+1, end, "(") || p.match[n+1] < 0 || p.match[n+1] >= end {
+	if !p.is(n+1, end, "(") || p.matchOf(n+1) < 0 || p.matchOf(n+1) >= end {
 		return nil, 0, false
 	}
-	rp := p.match[n+1]
+	rp := p.matchOf(n + 1)
 	if !p.is(rp+1, end, ";") {
 		return nil, 0, false
 	}

@@ -265,6 +265,7 @@ type File struct {
 
 	defs  map[string][]*Define // Defines by name, in source order; built by Parse
 	funcs map[string]*Func     // first definition with a body, by name; built by Parse
+	idx   *fileIndex           // name lookups for evaluation and entry points; built by Parse
 }
 
 // Position returns the file:line:col position of a byte offset.

@@ -3,6 +3,7 @@ package msl
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -74,9 +75,10 @@ func ThreadgroupMemory(f *File, kernel string, env Env) (*TGMem, error) {
 	env.File = f
 	env.At = 0
 	var off int64
+	var e Env // one per call, not per function reached: the closure below keeps it on the heap
 	for i, in := range f.reach(fn, targs, env.TemplateArgs) {
 		g := in.fn
-		e := env
+		e = env
 		e.Func = g
 		e.TemplateArgs = in.targs
 		if i == 0 {
@@ -156,17 +158,8 @@ func (f *File) Entry(kernel string) (fn *Func, targs map[string]string, err erro
 	if f == nil {
 		return nil, nil, fmt.Errorf("kernel %q: no file", kernel)
 	}
-	for _, in := range f.Instantiations {
-		if in.HostName != kernel {
-			continue
-		}
-		var fn *Func
-		for _, g := range f.Funcs {
-			if g.Name == in.Func && g.Body != nil && g.Template != nil {
-				fn = g
-				break
-			}
-		}
+	if in := f.instantiationFor(kernel); in != nil {
+		fn := f.templateDef(in.Func)
 		if fn == nil {
 			return nil, nil, fmt.Errorf("kernel %q: template %q not defined", kernel, in.Func)
 		}
@@ -178,18 +171,8 @@ func (f *File) Entry(kernel string) (fn *Func, targs map[string]string, err erro
 		}
 		return fn, args, nil
 	}
-	for _, g := range f.Funcs {
-		if g.Body == nil {
-			continue
-		}
-		if g.Name == kernel {
-			return g, nil, nil
-		}
-		for _, a := range g.Attrs {
-			if a.Name == "host_name" && len(a.Args) == 1 && unquote(a.Args[0]) == kernel {
-				return g, nil, nil
-			}
-		}
+	if g := f.entryFunc(kernel); g != nil {
+		return g, nil, nil
 	}
 	return nil, nil, fmt.Errorf("kernel %q not found", kernel)
 }
@@ -201,8 +184,11 @@ func tgDecl(e *Env, g *Func, typ string, n *Declarator) TGDecl {
 	// the element size is unknown.
 	n2 := int64(1)
 	dimWhy := ""
+	if len(n.Dims) > 0 {
+		td.Dims = make([]string, 0, len(n.Dims))
+	}
 	for _, dim := range n.Dims {
-		text := strings.Join(strings.Fields(e.File.Text(dim.Pos, dim.End)), " ")
+		text := normSpace(e.File.text(dim.Pos, dim.End))
 		if text == "" {
 			td.Dims = append(td.Dims, "")
 			if dimWhy == "" {
@@ -215,24 +201,24 @@ func tgDecl(e *Env, g *Func, typ string, n *Declarator) TGDecl {
 		case !ok:
 			td.Dims = append(td.Dims, text)
 			if dimWhy == "" {
-				dimWhy = fmt.Sprintf("cannot evaluate array dimension %s", text)
+				dimWhy = "cannot evaluate array dimension " + text
 			}
 		case v < 0:
 			td.Dims = append(td.Dims, text)
 			if dimWhy == "" {
-				dimWhy = fmt.Sprintf("negative array dimension %s = %d", text, v)
+				dimWhy = "negative array dimension " + text + " = " + strconv.FormatInt(v, 10)
 			}
 		default:
-			td.Dims = append(td.Dims, fmt.Sprint(v))
+			td.Dims = append(td.Dims, strconv.FormatInt(v, 10))
 			n2 *= v
 		}
 	}
 	size, align, ok := e.Layout(typ)
 	if !ok {
-		td.Why = fmt.Sprintf("unknown size of type %s", typ)
+		td.Why = "unknown size of type " + typ
 		for _, tp := range g.Template {
 			if tp == normType(typ) && e.TemplateArgs[tp] == "" {
-				td.Why += fmt.Sprintf(" (template parameter of %s not bound)", g.Name)
+				td.Why += " (template parameter of " + g.Name + " not bound)"
 			}
 		}
 		return td
@@ -248,9 +234,12 @@ func tgDecl(e *Env, g *Func, typ string, n *Declarator) TGDecl {
 // boundType is a declaration's type text with the bound template parameters
 // replaced by their arguments, so an instantiation shows half, not T.
 func boundType(typ string, targs map[string]string) string {
-	bound := map[string]string{}
+	var bound map[string]string
 	for k, v := range targs {
 		if v != "" {
+			if bound == nil {
+				bound = make(map[string]string, len(targs))
+			}
 			bound[k] = v
 		}
 	}
@@ -273,20 +262,27 @@ type inst struct {
 // callee's parameters; base supplies arguments for anything else.
 func (f *File) reach(fn *Func, targs, base map[string]string) []inst {
 	byName := f.funcIndex()
-	seen := map[string]bool{}
-	key := func(g *Func, m map[string]string) string {
-		ks := make([]string, 0, len(m))
+	type instKey struct {
+		fn    *Func
+		targs string
+	}
+	seen := map[instKey]bool{}
+	var ks []string
+	key := func(g *Func, m map[string]string) instKey {
+		ks = ks[:0]
 		for k, v := range m {
 			ks = append(ks, k+"="+v)
 		}
 		sort.Strings(ks)
-		return fmt.Sprintf("%p|%s", g, strings.Join(ks, ","))
+		return instKey{g, strings.Join(ks, ",")}
 	}
 	out := []inst{{fn, targs}}
 	seen[key(fn, targs)] = true
+	var sites []callSite
 	for i := 0; i < len(out); i++ {
 		caller := out[i]
-		for _, c := range f.callSites(caller.fn, byName) {
+		sites = f.callSites(caller.fn, byName, sites[:0])
+		for _, c := range sites {
 			h := byName[c.name]
 			m := map[string]string{}
 			for k, v := range base {
@@ -327,25 +323,26 @@ type callSite struct {
 	args []string
 }
 
-// callSites lists the calls in g's body of functions in byName.
-func (f *File) callSites(g *Func, byName map[string]*Func) []callSite {
-	lo, hi := g.Body.Lbrace, g.Body.Rbrace+1
-	var toks []Token
-	for j := searchTokens(f.Tokens, lo); j < len(f.Tokens) && f.Tokens[j].Pos < hi; j++ {
-		if k := f.Tokens[j].Kind; k != Comment && k != Directive && k != Skipped {
-			toks = append(toks, f.Tokens[j])
-		}
-	}
-	var out []callSite
-	for j, t := range toks {
-		if t.Kind != Ident || byName[t.Text] == nil || j > 0 && (toks[j-1].Text == "." || toks[j-1].Text == "->") {
+// callSites appends to out the calls in g's body of functions in byName. It
+// reads the file's tokens in place, stepping over comments, directives and
+// skipped text.
+func (f *File) callSites(g *Func, byName map[string]*Func, out []callSite) []callSite {
+	hi := searchTokens(f.Tokens, g.Body.Rbrace+1)
+	toks := f.Tokens[:hi]
+	prev := -1
+	for j := nextSig(toks, searchTokens(toks, g.Body.Lbrace)); j < hi; j = nextSig(toks, j+1) {
+		t := &toks[j]
+		p := prev
+		prev = j
+		if t.Kind != Ident || byName[t.Text] == nil || p >= 0 && (toks[p].Text == "." || toks[p].Text == "->") {
 			continue
 		}
 		c := callSite{name: t.Text}
-		k := j + 1
-		if k < len(toks) && toks[k].Text == "<" {
-			depth, start := 0, k+1
-			for ; k < len(toks) && k < j+64; k++ {
+		k := nextSig(toks, j+1)
+		if k < hi && toks[k].Text == "<" {
+			depth, start := 0, nextSig(toks, k+1)
+			// At most 63 significant tokens from the name on.
+			for n := 1; k < hi && n < 64; k, n = nextSig(toks, k+1), n+1 {
 				switch toks[k].Text {
 				case "<", "(", "[":
 					depth++
@@ -358,32 +355,58 @@ func (f *File) callSites(g *Func, byName map[string]*Func) []callSite {
 					}
 				case ",":
 					if depth == 1 {
-						c.args = append(c.args, joinTokens(toks[start:k]))
-						start = k + 1
+						c.args = append(c.args, joinSig(toks[start:k]))
+						start = nextSig(toks, k+1)
 					}
 				case ";", "{", "}":
-					k = len(toks)
+					k = hi
 				}
 				if depth <= 0 {
 					if start < k {
-						c.args = append(c.args, joinTokens(toks[start:k]))
+						c.args = append(c.args, joinSig(toks[start:k]))
 					}
-					k++
+					k = nextSig(toks, k+1)
 					break
 				}
 			}
 		}
-		if k < len(toks) && toks[k].Text == "(" {
+		if k < hi && toks[k].Text == "(" {
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
+// joinSig is joinTokens over the tokens of toks that are not comments,
+// directives or skipped text.
+func joinSig(toks []Token) string {
+	var b strings.Builder
+	var prev *Token
+	for i := range toks {
+		t := &toks[i]
+		if t.Kind == Comment || t.Kind == Directive || t.Kind == Skipped {
+			continue
+		}
+		if prev != nil && wordLike(*prev) && wordLike(*t) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t.Text)
+		prev = t
+	}
+	return b.String()
+}
+
 // substitute replaces the identifiers of text that are bound in targs by
 // their arguments.
 func substitute(text string, targs map[string]string) string {
 	if len(targs) == 0 {
+		return text
+	}
+	if isIdentText(text) {
+		// A lone name, the usual type: no need to lex it.
+		if v, ok := targs[text]; ok {
+			return v
+		}
 		return text
 	}
 	toks := lexExpr(text)

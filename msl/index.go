@@ -1,0 +1,209 @@
+package msl
+
+import "strings"
+
+// A fileIndex holds the by-name lookups that evaluating many kernels of one
+// file repeats: without it each lookup scans the file's globals, structs,
+// instantiations or functions, quadratic over a large library. Parse builds
+// it once the file is complete; the file is read-only afterwards, so it is
+// safe to share. Each table records the length of the slice it indexes and
+// is ignored when the slice has since changed, falling back to a scan.
+type fileIndex struct {
+	globals  map[string]globalRef
+	nGlobals int
+
+	structs  map[string]*Struct
+	nStructs int
+
+	insts  map[string]*Instantiation // first instantiation with each host name
+	nInsts int
+
+	templates map[string]*Func // first template definition with a body, by name
+	byName    map[string]int   // index in Funcs of the first definition with a body, by name
+	byHost    map[string]int   // index in Funcs of the first definition with a body, by [[host_name]]
+	nFuncs    int
+
+	src string // the source as lexed, for texts without copying
+}
+
+// text is Text without a copy: a substring of the source as lexed, which
+// token texts already share.
+func (f *File) text(pos, end int) string {
+	x := f.idx
+	if x == nil || len(x.src) != len(f.Src) {
+		return f.Text(pos, end)
+	}
+	pos = max(0, min(pos, len(x.src)))
+	end = max(pos, min(end, len(x.src)))
+	return x.src[pos:end]
+}
+
+// normSpace is strings.Join(strings.Fields(s), " "), without allocating
+// when s is already in that form.
+func normSpace(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isSpace(c) && (c != ' ' || i == 0 || i == len(s)-1 || s[i+1] == ' ') || c >= 0x80 {
+			return strings.Join(strings.Fields(s), " ")
+		}
+	}
+	return s
+}
+
+// A globalRef is one file-scope declarator.
+type globalRef struct {
+	d *Decl
+	n *Declarator
+}
+
+// buildIndex indexes f's globals, structs, instantiations and functions.
+func buildIndex(f *File) *fileIndex {
+	x := &fileIndex{
+		globals:   make(map[string]globalRef, len(f.Globals)),
+		nGlobals:  len(f.Globals),
+		structs:   make(map[string]*Struct, len(f.Structs)),
+		nStructs:  len(f.Structs),
+		insts:     make(map[string]*Instantiation, len(f.Instantiations)),
+		nInsts:    len(f.Instantiations),
+		templates: map[string]*Func{},
+		byName:    make(map[string]int, len(f.Funcs)),
+		byHost:    map[string]int{},
+		nFuncs:    len(f.Funcs),
+	}
+	for _, d := range f.Globals {
+		for _, n := range d.Names {
+			if _, ok := x.globals[n.Name]; !ok {
+				x.globals[n.Name] = globalRef{d, n}
+			}
+		}
+	}
+	for _, st := range f.Structs {
+		if _, ok := x.structs[st.Name]; !ok {
+			x.structs[st.Name] = st
+		}
+	}
+	for _, in := range f.Instantiations {
+		if _, ok := x.insts[in.HostName]; !ok {
+			x.insts[in.HostName] = in
+		}
+	}
+	for i, g := range f.Funcs {
+		if g.Body == nil {
+			continue
+		}
+		if g.Template != nil && x.templates[g.Name] == nil {
+			x.templates[g.Name] = g
+		}
+		if _, ok := x.byName[g.Name]; !ok {
+			x.byName[g.Name] = i
+		}
+		for _, a := range g.Attrs {
+			if a.Name == "host_name" && len(a.Args) == 1 {
+				h := unquote(a.Args[0])
+				if _, ok := x.byHost[h]; !ok {
+					x.byHost[h] = i
+				}
+			}
+		}
+	}
+	return x
+}
+
+// global returns the first file-scope declarator named name.
+func (f *File) globalNamed(name string) (*Decl, *Declarator) {
+	if x := f.idx; x != nil && x.nGlobals == len(f.Globals) {
+		r := x.globals[name]
+		return r.d, r.n
+	}
+	for _, d := range f.Globals {
+		for _, n := range d.Names {
+			if n.Name == name {
+				return d, n
+			}
+		}
+	}
+	return nil, nil
+}
+
+// structNamed returns the first struct named name, or, for a qualified name,
+// the first named by its last component.
+func (f *File) structNamed(name string) *Struct {
+	for {
+		if st := f.structExactly(name); st != nil {
+			return st
+		}
+		i := strings.LastIndex(name, "::")
+		if i < 0 {
+			return nil
+		}
+		name = name[i+2:]
+	}
+}
+
+// structExactly returns the first struct whose name is name.
+func (f *File) structExactly(name string) *Struct {
+	if x := f.idx; x != nil && x.nStructs == len(f.Structs) {
+		return x.structs[name]
+	}
+	for _, st := range f.Structs {
+		if st.Name == name {
+			return st
+		}
+	}
+	return nil
+}
+
+// instantiationFor returns the first instantiation whose host name is kernel.
+func (f *File) instantiationFor(kernel string) *Instantiation {
+	if x := f.idx; x != nil && x.nInsts == len(f.Instantiations) {
+		return x.insts[kernel]
+	}
+	for _, in := range f.Instantiations {
+		if in.HostName == kernel {
+			return in
+		}
+	}
+	return nil
+}
+
+// templateDef returns the first template definition with a body named name.
+func (f *File) templateDef(name string) *Func {
+	if x := f.idx; x != nil && x.nFuncs == len(f.Funcs) {
+		return x.templates[name]
+	}
+	for _, g := range f.Funcs {
+		if g.Name == name && g.Body != nil && g.Template != nil {
+			return g
+		}
+	}
+	return nil
+}
+
+// entryFunc returns the first function with a body whose name or
+// [[host_name]] is kernel.
+func (f *File) entryFunc(kernel string) *Func {
+	if x := f.idx; x != nil && x.nFuncs == len(f.Funcs) {
+		i, ok := x.byName[kernel]
+		if j, hok := x.byHost[kernel]; hok && (!ok || j < i) {
+			i, ok = j, true
+		}
+		if !ok {
+			return nil
+		}
+		return f.Funcs[i]
+	}
+	for _, g := range f.Funcs {
+		if g.Body == nil {
+			continue
+		}
+		if g.Name == kernel {
+			return g
+		}
+		for _, a := range g.Attrs {
+			if a.Name == "host_name" && len(a.Args) == 1 && unquote(a.Args[0]) == kernel {
+				return g
+			}
+		}
+	}
+	return nil
+}
