@@ -44,6 +44,7 @@
 // A relative source path resolves against the YAML file's directory; a
 // source that cannot be read is reported at the line that names it when
 // the spec is run.
+//
 // # Expressions
 //
 // Numbers in a spec (counts, shapes, geometry, generator parameters, struct
