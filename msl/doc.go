@@ -19,14 +19,24 @@
 // certainly false, given integer literals and the object-like macros seen so
 // far, becomes one Skipped token and is not lexed (it may hold prose). A
 // branch whose condition is unknown (it depends on -D defines, say) is lexed
-// leniently: stray bytes there are tokens, not errors.
+// leniently: stray bytes there are tokens, not errors. #define and #undef
+// are tracked in source order: after a certain #undef a name is not
+// defined (and 0 in #if) until defined again. A name the file never
+// defines and no -D gives stays unknown, as it may come from a header or
+// the host; [ParseOptions] can declare it undefined (-U).
 //
 // # Structure
 //
 // [Parse] builds a [File]: functions (kernels, helpers, templates, struct
-// members, declarations), their parameters with address space, type, name
-// and attributes, explicit instantiations with their host_name, #defines,
-// structs, enums, typedefs and file-scope constants. Function bodies become
+// members, declarations, explicit specialisations with their
+// [Func.SpecArgs]), template parameters with their defaults, their
+// parameters with address space, type, name and attributes, explicit
+// instantiations with their host_name, #defines, structs, enums, typedefs
+// and file-scope constants. A function-like or object-like macro used at
+// file scope whose expansion holds explicit instantiations (MLX's
+// instantiate_kernel, say) is expanded, with # stringising, ## pasting,
+// __VA_ARGS__ and nested macros to a bounded depth and size, and its
+// instantiations are recorded with the use's span. Function bodies become
 // statement trees of [Block], [For], [While], [Do], [If], [Switch], [Decl],
 // [Barrier], [MacroUse] and [ExprStmt]. Pragmas before a loop (#pragma,
 // _Pragma, or a macro that expands to one) are recorded on the loop.
@@ -59,7 +69,9 @@
 // total up to 16 bytes, the figure compared against the 16 KiB limit.
 // Parameters with [[threadgroup(n)]] are listed separately: the host sizes
 // them. A kernel may be named by its host_name, in which case the
-// instantiation's template arguments are bound. Pointer and reference
+// instantiation's template arguments are bound, and defaulted template
+// parameters it leaves out take their defaults (unless a function
+// parameter's type names them, so that deduction could decide them). Pointer and reference
 // declarators (`threadgroup float a[4], *p;`) allocate nothing and are left
 // out; each declaration's dimensions are kept, evaluated where possible, for
 // display as float[4][64].

@@ -157,7 +157,17 @@ func dump(f *File, err error) string {
 		}
 		fmt.Fprintf(&b, "func %s %s %s ret=%q", kind, pos(fn.Pos), fn.Name, fn.ReturnType)
 		if fn.Template != nil {
-			fmt.Fprintf(&b, " template=[%s]", strings.Join(fn.Template, " "))
+			ps := make([]string, len(fn.Template))
+			for i, name := range fn.Template {
+				ps[i] = name
+				if i < len(fn.TemplateDefaults) && fn.TemplateDefaults[i] != "" {
+					ps[i] += "=" + fn.TemplateDefaults[i]
+				}
+			}
+			fmt.Fprintf(&b, " template=[%s]", strings.Join(ps, " "))
+		}
+		if fn.SpecArgs != nil {
+			fmt.Fprintf(&b, " spec=%q", fn.SpecArgs)
 		}
 		if fn.Owner != "" {
 			fmt.Fprintf(&b, " owner=%s", fn.Owner)

@@ -141,6 +141,14 @@ func (e *Env) ident(name string, depth int, ev *evaluator) (int64, bool) {
 		}
 		return ev.evalText(v, depth+1)
 	}
+	if e.File != nil && e.File.CmdDefines != nil {
+		if v, ok := e.File.CmdDefines[name]; ok {
+			if v == "" {
+				v = "1"
+			}
+			return ev.evalText(v, depth+1)
+		}
+	}
 	if e.File != nil {
 		if d := e.File.lookupDefine(name, e.At); d != nil {
 			if d.FuncLike {
@@ -257,7 +265,9 @@ func (e *Env) constInit(d *Decl, n *Declarator) string {
 }
 
 // lookupDefine returns the #define of name in effect at offset at (the last
-// one before it; with at == 0, the last one in the file).
+// one before it, nil when an #undef follows it; with at == 0, the last one in
+// the file, #undefs aside, as files often #undef their helper macros at the
+// end).
 func (f *File) lookupDefine(name string, at int) *Define {
 	var ds []*Define
 	if f.defs != nil {
@@ -270,7 +280,13 @@ func (f *File) lookupDefine(name string, at int) *Define {
 		}
 	}
 	for i := len(ds) - 1; i >= 0; i-- {
+		if at <= 0 && ds[i].undef {
+			continue
+		}
 		if at <= 0 || ds[i].Pos < at {
+			if ds[i].undef {
+				return nil
+			}
 			return ds[i]
 		}
 	}

@@ -1,19 +1,26 @@
 package msl
 
 // Func returns the first definition (with a body) of the function named
-// name, else its first declaration, else nil.
+// name, else its first declaration, else nil. A primary template wins over
+// explicit specialisations of it.
 func (f *File) Func(name string) *Func {
-	var decl *Func
+	var decl, spec *Func
 	for _, fn := range f.Funcs {
 		if fn.Name != name {
 			continue
 		}
-		if fn.Body != nil {
+		if fn.Body != nil && fn.SpecArgs == nil {
 			return fn
+		}
+		if fn.Body != nil && spec == nil {
+			spec = fn
 		}
 		if decl == nil {
 			decl = fn
 		}
+	}
+	if spec != nil {
+		return spec
 	}
 	return decl
 }
@@ -95,15 +102,7 @@ func (f *File) Callees(fn *Func) []*Func {
 	if fn == nil || fn.Body == nil {
 		return nil
 	}
-	byName := f.funcs
-	if byName == nil {
-		byName = map[string]*Func{}
-		for _, g := range f.Funcs {
-			if g.Body != nil && byName[g.Name] == nil {
-				byName[g.Name] = g
-			}
-		}
-	}
+	byName := f.funcIndex()
 	seen := map[*Func]bool{fn: true}
 	var out []*Func
 	queue := []*Func{fn}

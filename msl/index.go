@@ -91,10 +91,11 @@ func buildIndex(f *File) *fileIndex {
 		if g.Body == nil {
 			continue
 		}
-		if g.Template != nil && x.templates[g.Name] == nil {
+		if g.Template != nil && g.SpecArgs == nil && x.templates[g.Name] == nil {
 			x.templates[g.Name] = g
 		}
-		if _, ok := x.byName[g.Name]; !ok {
+		if j, ok := x.byName[g.Name]; !ok || f.Funcs[j].SpecArgs != nil && g.SpecArgs == nil {
+			// The primary template wins over explicit specialisations.
 			x.byName[g.Name] = i
 		}
 		for _, a := range g.Attrs {
@@ -172,7 +173,7 @@ func (f *File) templateDef(name string) *Func {
 		return x.templates[name]
 	}
 	for _, g := range f.Funcs {
-		if g.Name == name && g.Body != nil && g.Template != nil {
+		if g.Name == name && g.Body != nil && g.Template != nil && g.SpecArgs == nil {
 			return g
 		}
 	}

@@ -43,8 +43,9 @@ type condFrame struct {
 
 // A lexDefine is an object-like macro as far as #if evaluation trusts it.
 type lexDefine struct {
-	body    string
-	certain bool // defined once, outside undecided branches, never #undef'd
+	body      string
+	certain   bool // defined once outside undecided branches (or -D), or certainly #undef'd
+	undefined bool // with certain: #undef'd outside undecided branches, so not defined
 }
 
 func newLexer(filename string, src []byte, tf *token.File) *lexer {
@@ -481,10 +482,13 @@ func (l *lexer) directive(i int) int {
 	case "define":
 		l.noteDefine(rest)
 	case "undef":
-		n := strings.TrimSpace(rest)
-		if d := l.defines[n]; d != nil {
-			d.certain = false
-		} else {
+		n := strings.TrimSpace(stripComments(rest))
+		switch d := l.defines[n]; {
+		case !l.lenient():
+			l.define(n, &lexDefine{certain: true, undefined: true})
+		case d != nil && d.certain && d.undefined:
+			// Undefined either way.
+		default:
 			l.define(n, &lexDefine{})
 		}
 	case "if", "ifdef", "ifndef":
@@ -630,7 +634,8 @@ func (l *lexer) noteDefine(rest string) {
 		body = strings.TrimSpace(stripComments(r[k:]))
 	}
 	certain := !l.lenient()
-	if old := l.defines[name]; old != nil {
+	if old := l.defines[name]; old != nil && !(old.certain && old.undefined) {
+		// A redefinition; one after a certain #undef is a fresh definition.
 		certain = false
 	}
 	l.define(name, &lexDefine{body: body, certain: certain})
@@ -687,10 +692,10 @@ func (l *lexer) condValue(name, rest string, next int) condVal {
 		neg := name == "ifndef" || name == "elifndef"
 		switch {
 		case d != nil && d.certain:
-			if neg {
-				return condFalse
+			if neg == d.undefined {
+				return condTrue
 			}
-			return condTrue
+			return condFalse
 		case d == nil && neg && name == "ifndef" && l.guardFollows(expr, next):
 			return condTrue // include guard
 		}
@@ -709,6 +714,9 @@ func (l *lexer) condValue(name, rest string, next int) condVal {
 				return 0, true
 			}
 			d := l.defines[id]
+			if d != nil && d.certain && d.undefined {
+				return 0, true // an undefined name in #if is 0
+			}
 			if d == nil || !d.certain || d.body == "\x00" {
 				return 0, false
 			}
@@ -718,6 +726,9 @@ func (l *lexer) condValue(name, rest string, next int) condVal {
 		},
 		defined: func(id string) (int64, bool) {
 			if d := l.defines[id]; d != nil && d.certain {
+				if d.undefined {
+					return 0, true
+				}
 				return 1, true
 			}
 			return 0, false

@@ -22,12 +22,29 @@ func Parse(filename string, src []byte) (*File, error) {
 // ParseWith is Parse with command-line defines (-D NAME=VALUE; an empty
 // value means 1). They decide #if conditions that would otherwise be
 // unknown, so that inactive branches are skipped rather than parsed
-// alongside the active ones. Evaluation with Env still takes its own
-// Defines.
+// alongside the active ones. The File keeps them as CmdDefines, so that an
+// Env built from the File alone evaluates names the way the #if conditions
+// were decided; an Env's own Defines still win.
 func ParseWith(filename string, src []byte, defines map[string]string) (*File, error) {
+	return ParseOptions(filename, src, Options{Defines: defines})
+}
+
+// Options are the command-line preprocessor settings of a parse.
+type Options struct {
+	Defines map[string]string // -D NAME=VALUE; an empty value means 1
+	Undefs  []string          // -U NAME: certainly not defined, so #ifdef NAME is false rather than unknown
+}
+
+// ParseOptions is Parse with command-line defines and undefines. A name
+// neither defined in the file nor given here stays unknown to #ifdef, as it
+// may come from an included header or the host; Undefs says it does not.
+func ParseOptions(filename string, src []byte, opts Options) (*File, error) {
 	tf := newTokenFile(filename, src)
 	l := newLexer(filename, src, tf)
-	for name, v := range defines {
+	for _, name := range opts.Undefs {
+		l.defines[name] = &lexDefine{certain: true, undefined: true}
+	}
+	for name, v := range opts.Defines {
 		if v == "" {
 			v = "1"
 		}
@@ -42,6 +59,12 @@ func ParseWith(filename string, src []byte, defines map[string]string) (*File, e
 		Types:   map[string]string{},
 		TokFile: tf,
 		defs:    map[string][]*Define{},
+	}
+	if len(opts.Defines) > 0 {
+		f.CmdDefines = make(map[string]string, len(opts.Defines))
+		for k, v := range opts.Defines {
+			f.CmdDefines[k] = v
+		}
 	}
 	p := &parser{f: f, src: l.str, errs: l.errs, enumSeen: map[string]bool{}, hides: map[string]string{}, pragmas: map[string]*string{}}
 	nsig, ndirs := 0, 0
@@ -83,7 +106,8 @@ func ParseWith(filename string, src []byte, defines map[string]string) (*File, e
 	p.scope(0, len(p.t), nil)
 	f.funcs = map[string]*Func{}
 	for _, fn := range f.Funcs {
-		if fn.Body != nil && f.funcs[fn.Name] == nil {
+		if fn.Body != nil && (f.funcs[fn.Name] == nil || f.funcs[fn.Name].SpecArgs != nil && fn.SpecArgs == nil) {
+			// The primary template wins over explicit specialisations.
 			f.funcs[fn.Name] = fn
 		}
 	}
@@ -125,11 +149,15 @@ type parser struct {
 	hides    map[string]string  // memoised macroHides
 	pragmas  map[string]*string // memoised macroPragma; nil: not a pragma macro
 
-	specMacros map[string]bool // memoised isSpecifierMacro
-	loopMacros map[string]bool // memoised loopHeaderMacro
-	bufs       *parseBufs      // pooled arrays behind t, match and dropAlternatives
-	stmtStack  []Stmt          // statements of the blocks being parsed, innermost last
-	scratch    []*Token        // reused by function, param and decl for type tokens
+	specMacros  map[string]bool // memoised isSpecifierMacro
+	instMacros  map[string]bool // memoised instMacro
+	macroTokens *int            // tokens left for expanding macro uses that may instantiate
+	loopMacros  map[string]bool // memoised loopHeaderMacro
+	bufs        *parseBufs      // pooled arrays behind t, match and dropAlternatives
+	stmtStack   []Stmt          // statements of the blocks being parsed, innermost last
+	scratch     []*Token        // reused by function, param and decl for type tokens
+	tdefs       []string        // template parameter defaults of the template being parsed
+	specArgs    []string        // template arguments of the explicit specialisation being parsed
 
 	depth   int  // statement nesting of the stmt call in progress
 	tooDeep bool // brackets nest deeper than maxNesting; structure is not parsed
@@ -170,6 +198,12 @@ func (p *parser) after(i int) int {
 // directive records #define directives.
 func (p *parser) directive(d Token) {
 	name, rest := directiveName(d.Text)
+	if name == "undef" {
+		if n := strings.TrimSpace(stripComments(joinLines(rest))); isIdentText(n) {
+			p.f.defs[n] = append(p.f.defs[n], &Define{Pos: d.Pos, End: d.End, Name: n, undef: true})
+		}
+		return
+	}
 	if name != "define" {
 		return
 	}
@@ -425,12 +459,22 @@ func (p *parser) semi(i, end int) int {
 }
 
 // templateHeader parses `template <...>` at i and returns the parameter
-// names and the index after '>'.
-func (p *parser) templateHeader(i, end int) ([]string, int) {
+// names, their defaults (nil when none has one; else as long as the names
+// up to the last default) and the index after '>'.
+func (p *parser) templateHeader(i, end int) ([]string, []string, int) {
 	j := i + 2
 	depth := 1
 	start := j
-	var params []string
+	var params, defs []string
+	param := func(a, b int) {
+		params = append(params, p.tparamName(a, b))
+		if d := p.tparamDefault(a, b); d != "" {
+			for len(defs) < len(params)-1 {
+				defs = append(defs, "")
+			}
+			defs = append(defs, d)
+		}
+	}
 	for j < end {
 		t := p.t[j]
 		if t.Kind == Punct {
@@ -447,24 +491,24 @@ func (p *parser) templateHeader(i, end int) ([]string, int) {
 				}
 				if depth <= 0 {
 					if start < j {
-						params = append(params, p.tparamName(start, j))
+						param(start, j)
 					}
-					return params, j + 1
+					return params, defs, j + 1
 				}
 			case ",":
 				if depth == 1 {
-					params = append(params, p.tparamName(start, j))
+					param(start, j)
 					start = j + 1
 				}
 			case ";":
 				p.errorf(p.t[i].Pos, "unterminated template parameter list")
-				return params, j
+				return params, defs, j
 			}
 		}
 		j++
 	}
 	p.errorf(p.t[i].Pos, "unterminated template parameter list")
-	return params, end
+	return params, defs, end
 }
 
 // tparamName returns the name of the template parameter in tokens [a, b):
@@ -488,17 +532,47 @@ func (p *parser) tparamName(a, b int) string {
 	return ""
 }
 
+// tparamDefault returns the default argument text of the template
+// parameter in tokens [a, b), or "".
+func (p *parser) tparamDefault(a, b int) string {
+	for k := a; k < b; k++ {
+		switch p.t[k].Text {
+		case "(", "[", "{":
+			k = p.after(k) - 1
+		case "=":
+			if k+1 < b && p.t[k].Kind == Punct {
+				return normSpace(p.text(p.t[k+1].Pos, p.t[b-1].End))
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
 // templated parses a template declaration starting at i.
 func (p *parser) templated(i, end int, st *Struct) int {
-	params, j := p.templateHeader(i, end)
+	params, defs, j := p.templateHeader(i, end)
 	if params == nil {
 		params = []string{}
 	}
 	for p.is(j, end, "template") && p.is(j+1, end, "<") {
-		more, k := p.templateHeader(j, end)
+		n := len(params)
+		more, mdefs, k := p.templateHeader(j, end)
+		if mdefs != nil {
+			for len(defs) < n {
+				defs = append(defs, "")
+			}
+			defs = append(defs, mdefs...)
+		}
 		params = append(params, more...)
 		j = k
 	}
+	for defs != nil && len(defs) < len(params) {
+		defs = append(defs, "")
+	}
+	outer := p.tdefs
+	p.tdefs = defs
+	defer func() { p.tdefs = outer }()
 	if j >= end {
 		return end
 	}
@@ -760,10 +834,22 @@ func (p *parser) entity(i, end int, st *Struct, tmpl []string, start int) int {
 		if d := p.f.lookupDefine(t.Text, 0); d != nil && d.FuncLike {
 			// A macro invocation at file scope.
 			j := p.after(i + 1)
+			if st == nil && tmpl == nil && p.instMacro(t.Text, 0) {
+				p.macroInstantiations(i, j)
+			}
 			if p.is(j, end, ";") {
 				j++
 			}
 			return j
+		}
+	}
+	if t := p.t[i]; t.Kind == Ident && st == nil && tmpl == nil && !p.is(i+1, end, "(") {
+		if d := p.f.lookupDefine(t.Text, 0); d != nil && !d.FuncLike && p.instMacro(t.Text, 0) && p.macroInstantiations(i, i+1) > 0 {
+			// An object-like macro that expands to instantiations.
+			if p.is(i+1, end, ";") {
+				return i + 2
+			}
+			return i + 1
 		}
 	}
 	angle := 0
@@ -820,6 +906,15 @@ func (p *parser) entity(i, end int, st *Struct, tmpl []string, start int) int {
 		case "[":
 			j = p.after(j) - 1
 		case "(":
+			if angle == 0 && tmpl != nil && len(tmpl) == 0 && j > i+1 && (p.is(j-1, end, ">") || p.is(j-1, end, ">>")) {
+				// An explicit specialisation: template<> bool cmp<3>(...).
+				if lt, args := p.specialisation(i, j-1); lt > i && !notNames[p.t[lt-1].Text] {
+					p.specArgs = args
+					k := p.function(i, lt-1, lt-1, j, end, st, tmpl, start, p.t[lt-1].Text)
+					p.specArgs = nil
+					return k
+				}
+			}
 			if angle == 0 && j > i && p.t[j-1].Kind == Ident && !notNames[p.t[j-1].Text] {
 				nameStart := j - 1
 				if j-2 >= i && p.t[j-2].Text == "~" {
@@ -832,6 +927,71 @@ func (p *parser) entity(i, end int, st *Struct, tmpl []string, start int) int {
 		}
 	}
 	return end
+}
+
+// specialisation finds the template argument list that closes with the '>'
+// at gt, preceded by a name: it returns the index of its '<' and the
+// argument texts, or -1 when gt closes no such list.
+func (p *parser) specialisation(i, gt int) (int, []string) {
+	depth := 0
+	for k := gt; k > i; k-- {
+		switch p.t[k].Text {
+		case ">":
+			depth++
+		case ">>":
+			depth += 2
+		case "<":
+			depth--
+		case ")", "]", "}":
+			if m := p.matchOf(k); m >= 0 && m < k {
+				k = m
+			}
+			continue
+		}
+		if depth > 0 {
+			continue
+		}
+		if depth < 0 || p.t[k].Text != "<" || !p.isIdent(k-1, gt) || k-1 < i {
+			return -1, nil
+		}
+		args := []string{}
+		start := k + 1
+		d := 0
+		for m := k + 1; m <= gt; m++ {
+			switch p.t[m].Text {
+			case "(", "[", "{":
+				m = p.after(m) - 1
+				continue
+			case "<":
+				d++
+				continue
+			case ">", ">>":
+				if m < gt {
+					d--
+					if p.t[m].Text == ">>" {
+						d--
+					}
+					continue
+				}
+			case ",":
+				if d > 0 {
+					continue
+				}
+			default:
+				continue
+			}
+			switch {
+			case m == gt && p.t[m].Text == ">>":
+				// cmp<vec<int, 2>>: the first '>' closes the inner list.
+				args = append(args, normSpace(p.text(p.t[start].Pos, p.t[m].Pos+1)))
+			case start < m:
+				args = append(args, normSpace(p.text(p.t[start].Pos, p.t[m-1].End)))
+			}
+			start = m + 1
+		}
+		return k, args
+	}
+	return -1, nil
 }
 
 // specifiers are words before a function's return type that are not part of it.
@@ -977,6 +1137,11 @@ trailers:
 		Template: tmpl,
 		Lparen:   p.t[lp].Pos,
 		Rparen:   p.t[rp].Pos,
+		SpecArgs: p.specArgs,
+	}
+	p.specArgs = nil
+	if tmpl != nil && len(p.tdefs) == len(tmpl) {
+		fn.TemplateDefaults = p.tdefs
 	}
 	if st != nil {
 		fn.Owner = st.Name
@@ -1108,11 +1273,29 @@ func appendAttrs(list, as []*Attr) []*Attr {
 	return append(list, as...)
 }
 
-// unquote removes the quotes of a string literal, or returns s trimmed.
+// unquote removes the quotes of a string literal, concatenating adjacent
+// literals ("k_" "float" is k_float), or returns s trimmed.
 func unquote(s string) string {
 	s = strings.TrimSpace(s)
 	if u, err := strconv.Unquote(s); err == nil {
 		return u
+	}
+	if strings.Count(s, `"`) > 2 {
+		var b strings.Builder
+		rest := s
+		for rest != "" {
+			if rest[0] != '"' {
+				return strings.Trim(s, `"`)
+			}
+			e, _ := ppQuoted(rest, 0)
+			u, err := strconv.Unquote(rest[:e])
+			if err != nil {
+				return strings.Trim(s, `"`)
+			}
+			b.WriteString(u)
+			rest = strings.TrimLeft(rest[e:], " \t\r\n")
+		}
+		return b.String()
 	}
 	return strings.Trim(s, `"`)
 }

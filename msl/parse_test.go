@@ -266,6 +266,9 @@ func FuzzParse(f *testing.F) {
 		"enum class E { A = 1 << 2, B }; constant int N = sizeof(float4) * A;",
 		"kernel void k() { switch (x) { case 1: { break; } default: ; } }",
 		"} ) ] { ( [",
+		"#define I(T, ...) template [[host_name(\"k_\" #T)]] kernel void k<T ## 4, __VA_ARGS__>(device T*);\nI(float, 2)\n",
+		"template<> bool cmp<vec<int, 2>>(int i) { return 1; }\n#undef X\n#if defined(X)\nx\n#endif\n",
+		"template <typename T, typename A = T, int N = 8> kernel void k() { threadgroup A s[N]; }",
 	} {
 		f.Add([]byte(s))
 	}

@@ -78,17 +78,19 @@ const (
 
 // A Func is one function definition or declaration.
 type Func struct {
-	Kind           FuncKind
-	Name           string
-	NamePos        int
-	Pos, End       int      // whole definition: template header, attributes and qualifiers through the closing brace or ';'
-	Template       []string // template parameter names, in order; nil if not a template
-	Owner          string   // enclosing struct name for member functions, else ""
-	ReturnType     string
-	Lparen, Rparen int
-	Params         []*Param
-	Body           *Block  // nil for a declaration
-	Attrs          []*Attr // attributes before the name: kernel, host_name("x"), ...
+	Kind             FuncKind
+	Name             string
+	NamePos          int
+	Pos, End         int      // whole definition: template header, attributes and qualifiers through the closing brace or ';'
+	Template         []string // template parameter names, in order; nil if not a template
+	TemplateDefaults []string // default argument text of each template parameter ("" where none), parallel to Template; nil when no parameter has one
+	SpecArgs         []string // template arguments of an explicit specialisation (template<> bool cmp<3>(...) gives ["3"]); nil otherwise
+	Owner            string   // enclosing struct name for member functions, else ""
+	ReturnType       string
+	Lparen, Rparen   int
+	Params           []*Param
+	Body             *Block  // nil for a declaration
+	Attrs            []*Attr // attributes before the name: kernel, host_name("x"), ...
 }
 
 // An Instantiation is `template [[host_name("x")]] kernel void f<T, 4>(...);`.
@@ -106,6 +108,8 @@ type Define struct {
 	Params   []string // nil for object-like macros
 	FuncLike bool
 	Body     string // replacement text, continuations joined
+
+	undef bool // an #undef of Name, kept only in File.defs so lookups honour it
 }
 
 // A Struct is a struct or class definition (fields as declarations).
@@ -262,6 +266,7 @@ type File struct {
 	Enums          map[string]int64  // enumerator values, by plain and Enum::qualified name
 	Types          map[string]string // typedef and using aliases: name → aliased type text
 	TokFile        *token.File       // line table for Position
+	CmdDefines     map[string]string // -D defines ParseWith was given; Env evaluation consults them after its own Defines
 
 	defs  map[string][]*Define // Defines by name, in source order; built by Parse
 	funcs map[string]*Func     // first definition with a body, by name; built by Parse

@@ -169,6 +169,7 @@ func (f *File) Entry(kernel string) (fn *Func, targs map[string]string, err erro
 				args[fn.Template[i]] = a
 			}
 		}
+		bindDefaults(fn, len(in.Args), args)
 		return fn, args, nil
 	}
 	if g := f.entryFunc(kernel); g != nil {
@@ -229,6 +230,37 @@ func tgDecl(e *Env, g *Func, typ string, n *Declarator) TGDecl {
 	}
 	td.Size, td.Align, td.Known = size*n2, align, true
 	return td
+}
+
+// bindDefaults binds the template parameters of fn from the n-th on to
+// their default arguments, each with the parameters bound before it
+// substituted (typename AccT = T). A parameter named in a function
+// parameter's type is left alone: a call or an instantiation's signature
+// may deduce it, and deduction wins over a default.
+func bindDefaults(fn *Func, n int, targs map[string]string) {
+	for i := n; i < len(fn.TemplateDefaults) && i < len(fn.Template); i++ {
+		name, def := fn.Template[i], fn.TemplateDefaults[i]
+		if name == "" || def == "" || targs[name] != "" || deducible(fn, name) {
+			continue
+		}
+		targs[name] = substitute(def, targs)
+	}
+}
+
+// deducible reports whether template parameter name appears in the type
+// of one of fn's parameters.
+func deducible(fn *Func, name string) bool {
+	for _, p := range fn.Params {
+		if !strings.Contains(p.Type, name) {
+			continue
+		}
+		for _, t := range lexExpr(p.Type) {
+			if t.Kind == Ident && t.Text == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // boundType is a declaration's type text with the bound template parameters
@@ -293,6 +325,7 @@ func (f *File) reach(fn *Func, targs, base map[string]string) []inst {
 					m[h.Template[j]] = substitute(a, caller.targs)
 				}
 			}
+			bindDefaults(h, len(c.args), m)
 			if k := key(h, m); !seen[k] && len(out) < maxInsts {
 				seen[k] = true
 				out = append(out, inst{h, m})
@@ -309,7 +342,7 @@ func (f *File) funcIndex() map[string]*Func {
 	}
 	m := map[string]*Func{}
 	for _, g := range f.Funcs {
-		if g.Body != nil && m[g.Name] == nil {
+		if g.Body != nil && (m[g.Name] == nil || m[g.Name].SpecArgs != nil && g.SpecArgs == nil) {
 			m[g.Name] = g
 		}
 	}

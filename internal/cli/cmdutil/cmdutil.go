@@ -76,18 +76,22 @@ func ExactArgs(n int, names string) cobra.PositionalArgs {
 	}
 }
 
-// LoadKernel reads and parses the kernel source at path. A source that
-// does not parse yields the parser's positioned errors (file:line:col: msg).
-func LoadKernel(f *Factory, path string) (*msl.File, error) {
-	src, err := f.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read kernel: %w", err)
-	}
-	file, err := msl.Parse(path, src)
+// LoadKernel reads and parses the kernel source at path with the -D
+// defines (NAME=VALUE), which decide #if branches and, kept in the File,
+// the constants mutations evaluate; every command that reads a kernel
+// loads it here so that the same -D gives the same sites and sizes. A
+// source that does not parse yields the parser's positioned errors
+// (file:line:col: msg).
+func LoadKernel(readFile func(string) ([]byte, error), path string, defines []string) (*msl.File, error) {
+	defs, err := ParseDefines(defines)
 	if err != nil {
 		return nil, err
 	}
-	return file, nil
+	src, err := readFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read kernel: %w", err)
+	}
+	return msl.ParseWith(path, src, defs)
 }
 
 // WriteJSON writes v as indented JSON followed by a newline.

@@ -21,12 +21,13 @@ type MutateOptions struct {
 	ReadFile  func(string) ([]byte, error)
 	WriteFile func(path string, data []byte) error // atomic
 
-	File   string
-	Fns    []string
-	Apply  []string // SITE[=CHOICE]
-	Refs   []mutate.SiteRef
-	Output string
-	JSON   bool
+	File    string
+	Fns     []string
+	Apply   []string // SITE[=CHOICE]
+	Refs    []mutate.SiteRef
+	Output  string
+	JSON    bool
+	Defines []string // -D NAME=VALUE
 }
 
 // NewCmdMutate returns the mutate command; runF, if non-nil, replaces the
@@ -45,6 +46,9 @@ Several --apply compose; choices whose edits overlap are refused.`,
 		Args:    cmdutil.ExactArgs(1, "<kernel.metal>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
+			if _, err := cmdutil.ParseDefines(opts.Defines); err != nil {
+				return err
+			}
 			if len(opts.Fns) == 0 {
 				return cmdutil.FlagErrorf("--fn is required: name the function you own")
 			}
@@ -78,6 +82,7 @@ Several --apply compose; choices whose edits overlap are refused.`,
 	cmd.Flags().StringArrayVar(&opts.Apply, "apply", nil, "apply `SITE[=CHOICE]` (repeatable, required)")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "write the variant to `FILE` instead of standard output")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
+	cmd.Flags().StringArrayVarP(&opts.Defines, "define", "D", nil, "preprocessor define `NAME=VALUE` (repeatable), as given to 'metalab sites'")
 	return cmd
 }
 
@@ -94,7 +99,8 @@ type jsonOut struct {
 }
 
 func mutateRun(opts *MutateOptions) error {
-	f, err := cmdutil.LoadKernel(&cmdutil.Factory{IOStreams: opts.IO, ReadFile: opts.ReadFile}, opts.File)
+	// The same defines as 'metalab sites -D', so its site ids resolve here.
+	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, opts.Defines)
 	if err != nil {
 		return err
 	}

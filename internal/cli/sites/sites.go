@@ -20,11 +20,12 @@ type SitesOptions struct {
 	IO       *cmdutil.IOStreams
 	ReadFile func(string) ([]byte, error)
 
-	File string
-	Fns  []string
-	Ops  []string
-	Why  bool
-	JSON bool
+	File    string
+	Fns     []string
+	Ops     []string
+	Why     bool
+	JSON    bool
+	Defines []string // -D NAME=VALUE
 }
 
 // NewCmdSites returns the sites command; runF, if non-nil, replaces the
@@ -37,10 +38,13 @@ func NewCmdSites(f *cmdutil.Factory, runF func(*SitesOptions) error) *cobra.Comm
 		Long: `List every place a mutation applies in the kernel's functions, with a
 stable site id, its position and its choices. With --why, also list the
 places mutations looked at and skipped, with the reason.`,
-		Example: "  metalab sites kernels/example.metal --fn reduce\n  metalab sites kernels/example.metal --op unroll-pragma --why",
+		Example: "  metalab sites kernels/example.metal --fn reduce -D BLOCK=64\n  metalab sites kernels/example.metal --op unroll-pragma --why",
 		Args:    cmdutil.ExactArgs(1, "<kernel.metal>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
+			if _, err := cmdutil.ParseDefines(opts.Defines); err != nil {
+				return err
+			}
 			for _, op := range opts.Ops {
 				if all.Lookup(op) == nil {
 					return cmdutil.FlagErrorf("unknown --op %q (mutations: %s)", op, strings.Join(names(), ", "))
@@ -56,6 +60,7 @@ places mutations looked at and skipped, with the reason.`,
 	cmd.Flags().StringArrayVar(&opts.Ops, "op", nil, "only mutation `OP` (repeatable; default all)")
 	cmd.Flags().BoolVar(&opts.Why, "why", false, "also list skipped places and why")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
+	cmd.Flags().StringArrayVarP(&opts.Defines, "define", "D", nil, "preprocessor define `NAME=VALUE` (repeatable): decides #if branches and trip counts")
 	return cmd
 }
 
@@ -100,7 +105,7 @@ type jsonOut struct {
 }
 
 func sitesRun(opts *SitesOptions) error {
-	f, err := cmdutil.LoadKernel(&cmdutil.Factory{IOStreams: opts.IO, ReadFile: opts.ReadFile}, opts.File)
+	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, opts.Defines)
 	if err != nil {
 		return err
 	}
@@ -163,3 +168,4 @@ func printTable(opts *SitesOptions, out jsonOut) error {
 	}
 	return w.Flush()
 }
+

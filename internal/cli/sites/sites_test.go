@@ -22,6 +22,9 @@ func TestNewCmdSites(t *testing.T) {
 			want: SitesOptions{File: "k.metal", Fns: []string{"a", "b"}, Ops: []string{"drop-barrier"}, Why: true, JSON: true}},
 		{name: "no_file", args: nil, wantErr: "want 1 argument"},
 		{name: "two_files", args: []string{"a", "b"}, wantErr: "want 1 argument"},
+		{name: "defines", args: []string{"k.metal", "-D", "BLOCK=64", "--define", "FAST"},
+			want: SitesOptions{File: "k.metal", Defines: []string{"BLOCK=64", "FAST"}}},
+		{name: "bad_define", args: []string{"k.metal", "-D", "=3"}, wantErr: `bad -D "=3"`},
 		{name: "unknown_op", args: []string{"k.metal", "--op", "vectorize"}, wantErr: `unknown --op "vectorize" (mutations: unroll-pragma, drop-barrier)`},
 	}
 	for _, tt := range tests {
@@ -44,7 +47,8 @@ func TestNewCmdSites(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got.File != tt.want.File || strings.Join(got.Fns, ",") != strings.Join(tt.want.Fns, ",") ||
-				strings.Join(got.Ops, ",") != strings.Join(tt.want.Ops, ",") || got.Why != tt.want.Why || got.JSON != tt.want.JSON {
+				strings.Join(got.Ops, ",") != strings.Join(tt.want.Ops, ",") || got.Why != tt.want.Why || got.JSON != tt.want.JSON ||
+				strings.Join(got.Defines, ",") != strings.Join(tt.want.Defines, ",") {
 				t.Errorf("options = %+v, want %+v", *got, tt.want)
 			}
 		})
@@ -117,5 +121,41 @@ func TestSitesRunErrors(t *testing.T) {
 	_, _, err = run(t, &SitesOptions{File: "k.metal"}, "kernel void k( {\n")
 	if err == nil || !strings.Contains(err.Error(), "k.metal:1:") {
 		t.Errorf("malformed kernel error = %v, want positioned", err)
+	}
+}
+
+const definedKernel = `kernel void k(device float *p [[buffer(0)]]) {
+    for (int i = 0; i < BLOCK; ++i) { p[i] = 0; }
+#ifdef USE_BARRIER
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+#else
+    simdgroup_barrier(mem_flags::mem_none);
+#endif
+}
+`
+
+// TestSitesRunDefines checks that -D gives trip counts that depend on a
+// define and drops the #if branches it decides.
+func TestSitesRunDefines(t *testing.T) {
+	out, _, err := run(t, &SitesOptions{File: "k.metal"}, definedKernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"trip count unknown", "threadgroup_barrier", "simdgroup_barrier"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("without -D, output lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, err = run(t, &SitesOptions{File: "k.metal", Defines: []string{"BLOCK=8", "USE_BARRIER"}}, definedKernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "trip count 8") || !strings.Contains(out, "count8") || !strings.Contains(out, "threadgroup_barrier") || strings.Contains(out, "simdgroup_barrier") {
+		t.Errorf("with -D BLOCK=8 -D USE_BARRIER:\n%s", out)
+	}
+	_, _, err = run(t, &SitesOptions{File: "k.metal", Defines: []string{"1X=2"}}, definedKernel)
+	var fe *cmdutil.FlagError
+	if !errors.As(err, &fe) {
+		t.Errorf("bad define error = %v, want a FlagError", err)
 	}
 }

@@ -95,11 +95,7 @@ type jsonOut struct {
 }
 
 func tgmemRun(opts *TgmemOptions) error {
-	defs, err := cmdutil.ParseDefines(opts.Defines)
-	if err != nil {
-		return err
-	}
-	f, err := cmdutil.LoadKernel(&cmdutil.Factory{IOStreams: opts.IO, ReadFile: opts.ReadFile}, opts.File)
+	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, opts.Defines)
 	if err != nil {
 		return err
 	}
@@ -132,7 +128,7 @@ func tgmemRun(opts *TgmemOptions) error {
 	}
 	out := jsonOut{File: opts.File, Kernels: []jsonKernel{}}
 	for _, t := range targets {
-		m, err := msl.ThreadgroupMemory(f, t.name, msl.Env{File: f, Defines: defs})
+		m, err := msl.ThreadgroupMemory(f, t.name, msl.Env{File: f, Defines: f.CmdDefines})
 		if err != nil {
 			return fmt.Errorf("threadgroup memory of %s: %w", t.name, err)
 		}
