@@ -168,4 +168,3 @@ func printTable(opts *SitesOptions, out jsonOut) error {
 	}
 	return w.Flush()
 }
-
