@@ -1,7 +1,6 @@
 package check
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"metalab/backend"
 	"metalab/backend/fake"
 	"metalab/internal/cli/cmdutil"
+	"metalab/internal/cli/cmdutil/cmdtest"
 )
 
 func TestNewCmdCheck(t *testing.T) {
@@ -35,25 +35,9 @@ func TestNewCmdCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _, _ := cmdutil.Test()
-			var got *CheckOptions
-			cmd := NewCmdCheck(&cmdutil.Factory{IOStreams: ios, ReadFile: os.ReadFile}, func(o *CheckOptions) error {
-				got = o
-				return nil
-			})
-			cmd.SetArgs(strings.Fields(tt.args))
-			cmd.SetOut(&bytes.Buffer{})
-			cmd.SetErr(&bytes.Buffer{})
-			err := cmd.Execute()
-			if tt.wantErr != "" {
-				var fe *cmdutil.FlagError
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &fe) {
-					t.Fatalf("error = %v, want a usage error containing %q", err, tt.wantErr)
-				}
+			got := cmdtest.ParseArgs(t, NewCmdCheck, strings.Fields(tt.args), tt.wantErr)
+			if got == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got.Spec != tt.want.Spec || got.Backend != tt.want.Backend || got.TGLimit != tt.want.TGLimit ||
 				got.Race != tt.want.Race || got.JSON != tt.want.JSON ||

@@ -3,7 +3,6 @@ package diff
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"metalab/internal/cli/cmdutil"
+	"metalab/internal/cli/cmdutil/cmdtest"
 )
 
 func TestNewCmdDiff(t *testing.T) {
@@ -35,22 +35,9 @@ func TestNewCmdDiff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _, _ := cmdutil.Test()
-			var got *DiffOptions
-			cmd := NewCmdDiff(&cmdutil.Factory{IOStreams: ios, ReadFile: os.ReadFile}, func(o *DiffOptions) error { got = o; return nil })
-			cmd.SetArgs(tt.args)
-			cmd.SetOut(ios.Out)
-			cmd.SetErr(ios.ErrOut)
-			err := cmd.Execute()
-			if tt.wantErr != "" {
-				var fe *cmdutil.FlagError
-				if !errors.As(err, &fe) || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error = %v, want FlagError containing %q", err, tt.wantErr)
-				}
+			got := cmdtest.ParseArgs(t, NewCmdDiff, tt.args, tt.wantErr)
+			if got == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got.Base != tt.want.Base || got.Variant != tt.want.Variant || got.Path != tt.want.Path || strings.Join(got.Fns, ",") != strings.Join(tt.want.Fns, ",") ||
 				got.Repo != tt.want.Repo || got.Output != tt.want.Output || got.JSON != tt.want.JSON {

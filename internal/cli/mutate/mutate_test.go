@@ -2,13 +2,13 @@ package mutate
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"metalab/internal/cli/cmdutil"
+	"metalab/internal/cli/cmdutil/cmdtest"
 	"metalab/msl"
 	"metalab/mutate"
 	"metalab/mutate/all"
@@ -36,22 +36,9 @@ func TestNewCmdMutate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _, _ := cmdutil.Test()
-			var got *MutateOptions
-			cmd := NewCmdMutate(&cmdutil.Factory{IOStreams: ios, ReadFile: os.ReadFile}, func(o *MutateOptions) error { got = o; return nil })
-			cmd.SetArgs(tt.args)
-			cmd.SetOut(ios.Out)
-			cmd.SetErr(ios.ErrOut)
-			err := cmd.Execute()
-			if tt.wantErr != "" {
-				var fe *cmdutil.FlagError
-				if !errors.As(err, &fe) || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error = %v, want FlagError containing %q", err, tt.wantErr)
-				}
+			got := cmdtest.ParseArgs(t, NewCmdMutate, tt.args, tt.wantErr)
+			if got == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got.File != tt.want.File || strings.Join(got.Fns, ",") != strings.Join(tt.want.Fns, ",") ||
 				strings.Join(got.Apply, ",") != strings.Join(tt.want.Apply, ",") || got.Output != tt.want.Output || got.JSON != tt.want.JSON {

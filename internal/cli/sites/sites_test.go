@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"metalab/internal/cli/cmdutil"
+	"metalab/internal/cli/cmdutil/cmdtest"
 )
 
 func TestNewCmdSites(t *testing.T) {
@@ -29,22 +30,9 @@ func TestNewCmdSites(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _, _ := cmdutil.Test()
-			var got *SitesOptions
-			cmd := NewCmdSites(&cmdutil.Factory{IOStreams: ios, ReadFile: os.ReadFile}, func(o *SitesOptions) error { got = o; return nil })
-			cmd.SetArgs(tt.args)
-			cmd.SetOut(ios.Out)
-			cmd.SetErr(ios.ErrOut)
-			err := cmd.Execute()
-			if tt.wantErr != "" {
-				var fe *cmdutil.FlagError
-				if !errors.As(err, &fe) || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error = %v, want FlagError containing %q", err, tt.wantErr)
-				}
+			got := cmdtest.ParseArgs(t, NewCmdSites, tt.args, tt.wantErr)
+			if got == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got.File != tt.want.File || strings.Join(got.Fns, ",") != strings.Join(tt.want.Fns, ",") ||
 				strings.Join(got.Ops, ",") != strings.Join(tt.want.Ops, ",") || got.Why != tt.want.Why || got.JSON != tt.want.JSON ||

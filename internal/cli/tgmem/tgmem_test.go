@@ -2,12 +2,11 @@ package tgmem
 
 import (
 	"encoding/json"
-	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"metalab/internal/cli/cmdutil"
+	"metalab/internal/cli/cmdutil/cmdtest"
 )
 
 func TestNewCmdTgmem(t *testing.T) {
@@ -25,22 +24,9 @@ func TestNewCmdTgmem(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ios, _, _, _ := cmdutil.Test()
-			var got *TgmemOptions
-			cmd := NewCmdTgmem(&cmdutil.Factory{IOStreams: ios, ReadFile: os.ReadFile}, func(o *TgmemOptions) error { got = o; return nil })
-			cmd.SetArgs(tt.args)
-			cmd.SetOut(ios.Out)
-			cmd.SetErr(ios.ErrOut)
-			err := cmd.Execute()
-			if tt.wantErr != "" {
-				var fe *cmdutil.FlagError
-				if !errors.As(err, &fe) || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error = %v, want FlagError containing %q", err, tt.wantErr)
-				}
+			got := cmdtest.ParseArgs(t, NewCmdTgmem, tt.args, tt.wantErr)
+			if got == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got.File != tt.want.File || strings.Join(got.Fns, ",") != strings.Join(tt.want.Fns, ",") ||
 				strings.Join(got.Defines, ",") != strings.Join(tt.want.Defines, ",") || got.JSON != tt.want.JSON {
