@@ -369,13 +369,10 @@ func TestCompileCache(t *testing.T) {
 	if n := b.compilerRuns.Load() - before; n != 1 {
 		t.Fatalf("first compile ran the compiler %d times, want 1", n)
 	}
-	// The best of three cached compiles, so that a busy machine does not
-	// make the timing flaky.
-	best := time.Hour
+	// Cached compiles must not run the compiler; how long they take is
+	// measured by TestCompileTime and the benchmarks, not asserted here.
 	for i := 0; i < 3; i++ {
-		start := time.Now()
 		p2, err := b.CompileCPP(ctx, CPPSource{Name: "faults.cpp", CPP: src, Kernel: "copy"})
-		best = min(best, time.Since(start))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -383,9 +380,6 @@ func TestCompileCache(t *testing.T) {
 	}
 	if n := b.compilerRuns.Load() - before; n != 1 {
 		t.Errorf("cached compiles ran the compiler (%d runs in all)", n)
-	}
-	if best > 50*time.Millisecond {
-		t.Errorf("cached compile took %v, want < 50ms", best)
 	}
 	// A different define is a different program.
 	p3, err := b.CompileCPP(ctx, CPPSource{Name: "faults.cpp", CPP: src, Kernel: "copy", Defines: map[string]string{"X": "1"}})

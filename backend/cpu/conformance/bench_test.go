@@ -153,11 +153,6 @@ func TestBarrierKernel(t *testing.T) {
 		t.Fatalf("the cpu backend reported no dispatch times")
 	}
 	t.Logf("barriers8 64x256 threads, 8 barriers each: median %v per dispatch over %d (wall %v for all, incl. transfer)", median(res.Times), len(res.Times), wall)
-	// The bar: well under a second. A second per dispatch leaves
-	// room for a loaded two-core machine (it takes milliseconds).
-	if m := median(res.Times); m > time.Second {
-		t.Errorf("barriers8 took %v per dispatch, want well under a second", m)
-	}
 }
 
 // BenchmarkBarriers times one dispatch of the barrier kernel.

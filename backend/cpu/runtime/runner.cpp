@@ -835,13 +835,16 @@ bool check_canaries(std::string* msg) {
     Guarded& g = g_buffers[i];
     if (!g.base) continue;
     unsigned char* end = g.data + g.size;
+    // A stored byte that happens to equal the canary goes unseen, so the
+    // damage is reported by 4-byte word (offsets from the buffer's ends):
+    // the word that holds the first changed byte.
     if (unsigned char* p = first_damage(end, g.tail_end)) {
-      *msg = "bad access: buffer " + std::to_string(i) + ", byte offset +" + std::to_string(p - end) +
+      *msg = "bad access: buffer " + std::to_string(i) + ", byte offset +" + std::to_string((p - end) / 4 * 4) +
              " past the end (size " + std::to_string(g.size) + "; canary overwritten)";
       return false;
     }
     if (unsigned char* p = first_damage(g.head, g.data)) {
-      *msg = "bad access: buffer " + std::to_string(i) + ", byte offset -" + std::to_string(g.data - p) +
+      *msg = "bad access: buffer " + std::to_string(i) + ", byte offset -" + std::to_string((g.data - p + 3) / 4 * 4) +
              " before the start (size " + std::to_string(g.size) + "; canary overwritten)";
       return false;
     }
