@@ -3,14 +3,17 @@ module metalab
 go 1.26.8
 
 require (
-	github.com/expr-lang/expr v1.17.8 // indirect
+	github.com/expr-lang/expr v1.17.8
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/sergi/go-diff v1.4.0
+	github.com/sourcegraph/go-diff v0.10.0
+	github.com/spf13/cobra v1.10.2
+	go.yaml.in/yaml/v3 v3.0.6
+)
+
+require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/rogpeppe/go-internal v1.16.0 // indirect
-	github.com/sergi/go-diff v1.4.0 // indirect
-	github.com/sourcegraph/go-diff v0.10.0 // indirect
-	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
-	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/sys v0.26.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )
