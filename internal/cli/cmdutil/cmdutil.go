@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"metalab/msl"
 )
@@ -82,16 +83,43 @@ func ExactArgs(n int, names string) cobra.PositionalArgs {
 // loads it here so that the same -D gives the same sites and sizes. A
 // source that does not parse yields the parser's positioned errors
 // (file:line:col: msg).
-func LoadKernel(readFile func(string) ([]byte, error), path string, defines []string) (*msl.File, error) {
+func LoadKernel(readFile func(string) ([]byte, error), path string, defines, undefs []string) (*msl.File, error) {
 	defs, err := ParseDefines(defines)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkUndefs(undefs); err != nil {
 		return nil, err
 	}
 	src, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read kernel: %w", err)
 	}
-	return msl.ParseWith(path, src, defs)
+	return msl.ParseOptions(path, src, msl.Options{Defines: defs, Undefs: undefs})
+}
+
+// AddMacroFlags adds -D NAME[=VALUE] and -U NAME to a command that reads a
+// kernel, so every such command states macros the same way.
+func AddMacroFlags(fs *pflag.FlagSet, defines, undefs *[]string) {
+	fs.StringArrayVarP(defines, "define", "D", nil, "preprocessor define `NAME=VALUE` (repeatable; VALUE defaults to 1): decides #if branches, trip counts and sizes")
+	fs.StringArrayVarP(undefs, "undefine", "U", nil, "macro `NAME` is not defined (repeatable): #ifdef NAME is false rather than undecided")
+}
+
+// CheckMacros reports a usage error for a malformed -D or -U.
+func CheckMacros(defines, undefs []string) error {
+	if _, err := ParseDefines(defines); err != nil {
+		return err
+	}
+	return checkUndefs(undefs)
+}
+
+func checkUndefs(undefs []string) error {
+	for _, u := range undefs {
+		if !isIdent(u) {
+			return FlagErrorf("bad -U %q: want a macro NAME", u)
+		}
+	}
+	return nil
 }
 
 // WriteJSON writes v as indented JSON followed by a newline.

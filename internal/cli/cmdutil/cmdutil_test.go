@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,6 +65,31 @@ func TestParseDefines(t *testing.T) {
 	for _, bad := range []string{"=1", "4N=1", "A-B=2"} {
 		if _, err := ParseDefines([]string{bad}); err == nil || !strings.Contains(err.Error(), "bad -D") {
 			t.Errorf("ParseDefines(%q) error = %v", bad, err)
+		}
+	}
+}
+
+func TestCheckMacros(t *testing.T) {
+	tests := []struct {
+		defines, undefs []string
+		wantErr         string
+	}{
+		{defines: []string{"N=4", "FAST"}, undefs: []string{"HAS_BF16"}},
+		{defines: []string{"=4"}, wantErr: `bad -D "=4"`},
+		{undefs: []string{"HAS-BF16"}, wantErr: `bad -U "HAS-BF16"`},
+		{undefs: []string{""}, wantErr: `bad -U ""`},
+	}
+	for _, tt := range tests {
+		err := CheckMacros(tt.defines, tt.undefs)
+		if tt.wantErr == "" {
+			if err != nil {
+				t.Errorf("CheckMacros(%q, %q) = %v", tt.defines, tt.undefs, err)
+			}
+			continue
+		}
+		var fe *FlagError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("CheckMacros(%q, %q) = %v, want a FlagError containing %q", tt.defines, tt.undefs, err, tt.wantErr)
 		}
 	}
 }

@@ -28,6 +28,7 @@ type MutateOptions struct {
 	Output  string
 	JSON    bool
 	Defines []string // -D NAME=VALUE
+	Undefs  []string // -U NAME
 }
 
 // NewCmdMutate returns the mutate command; runF, if non-nil, replaces the
@@ -46,7 +47,7 @@ Several --apply compose; choices whose edits overlap are refused.`,
 		Args:    cmdutil.ExactArgs(1, "<kernel.metal>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
-			if _, err := cmdutil.ParseDefines(opts.Defines); err != nil {
+			if err := cmdutil.CheckMacros(opts.Defines, opts.Undefs); err != nil {
 				return err
 			}
 			if len(opts.Fns) == 0 {
@@ -82,7 +83,7 @@ Several --apply compose; choices whose edits overlap are refused.`,
 	cmd.Flags().StringArrayVar(&opts.Apply, "apply", nil, "apply `SITE[=CHOICE]` (repeatable, required)")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "write the variant to `FILE` instead of standard output")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
-	cmd.Flags().StringArrayVarP(&opts.Defines, "define", "D", nil, "preprocessor define `NAME=VALUE` (repeatable), as given to 'metalab sites'")
+	cmdutil.AddMacroFlags(cmd.Flags(), &opts.Defines, &opts.Undefs)
 	return cmd
 }
 
@@ -100,7 +101,7 @@ type jsonOut struct {
 
 func mutateRun(opts *MutateOptions) error {
 	// The same defines as 'metalab sites -D', so its site ids resolve here.
-	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, opts.Defines)
+	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, opts.Defines, opts.Undefs)
 	if err != nil {
 		return err
 	}

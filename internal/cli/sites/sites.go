@@ -26,6 +26,7 @@ type SitesOptions struct {
 	Why     bool
 	JSON    bool
 	Defines []string // -D NAME=VALUE
+	Undefs  []string // -U NAME
 }
 
 // NewCmdSites returns the sites command; runF, if non-nil, replaces the
@@ -42,7 +43,7 @@ places mutations looked at and skipped, with the reason.`,
 		Args:    cmdutil.ExactArgs(1, "<kernel.metal>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
-			if _, err := cmdutil.ParseDefines(opts.Defines); err != nil {
+			if err := cmdutil.CheckMacros(opts.Defines, opts.Undefs); err != nil {
 				return err
 			}
 			for _, op := range opts.Ops {
@@ -60,7 +61,7 @@ places mutations looked at and skipped, with the reason.`,
 	cmd.Flags().StringArrayVar(&opts.Ops, "op", nil, "only mutation `OP` (repeatable; default all)")
 	cmd.Flags().BoolVar(&opts.Why, "why", false, "also list skipped places and why")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
-	cmd.Flags().StringArrayVarP(&opts.Defines, "define", "D", nil, "preprocessor define `NAME=VALUE` (repeatable): decides #if branches and trip counts")
+	cmdutil.AddMacroFlags(cmd.Flags(), &opts.Defines, &opts.Undefs)
 	return cmd
 }
 
@@ -105,7 +106,7 @@ type jsonOut struct {
 }
 
 func sitesRun(opts *SitesOptions) error {
-	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, opts.Defines)
+	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, opts.Defines, opts.Undefs)
 	if err != nil {
 		return err
 	}

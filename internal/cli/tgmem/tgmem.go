@@ -25,6 +25,7 @@ type TgmemOptions struct {
 	File    string
 	Fns     []string // kernel function names or host_names; empty means all
 	Defines []string // -D NAME=VALUE
+	Undefs  []string // -U NAME
 	JSON    bool
 }
 
@@ -44,7 +45,7 @@ cannot be computed is shown as unknown, with why.`,
 		Args:    cmdutil.ExactArgs(1, "<kernel.metal>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
-			if _, err := cmdutil.ParseDefines(opts.Defines); err != nil {
+			if err := cmdutil.CheckMacros(opts.Defines, opts.Undefs); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -54,7 +55,7 @@ cannot be computed is shown as unknown, with why.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&opts.Fns, "fn", nil, "only kernel `NAME` (function or host_name; repeatable)")
-	cmd.Flags().StringArrayVarP(&opts.Defines, "define", "D", nil, "preprocessor define `NAME=VALUE` (repeatable)")
+	cmdutil.AddMacroFlags(cmd.Flags(), &opts.Defines, &opts.Undefs)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
 	return cmd
 }
@@ -95,7 +96,7 @@ type jsonOut struct {
 }
 
 func tgmemRun(opts *TgmemOptions) error {
-	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, opts.Defines)
+	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, opts.Defines, opts.Undefs)
 	if err != nil {
 		return err
 	}
