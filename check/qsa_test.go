@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"metalab/backend/cpu"
+	"metalab/backend/cpu/cputest"
 	"metalab/check"
 	"metalab/spec"
 )
@@ -19,29 +19,9 @@ import (
 // run the real check pipeline on the cpu backend: each fault must be caught
 // with a report precise enough to act on, and a benign change must pass.
 
-var (
-	cpuOnce sync.Once
-	cpuBack *cpu.Backend
-	cpuWhy  string
-)
-
 // cpuBackend returns the shared cpu backend, or skips t when it cannot run
-// here (no C++ compiler).
-func cpuBackend(t *testing.T) *cpu.Backend {
-	t.Helper()
-	cpuOnce.Do(func() {
-		b := cpu.New(cpu.Options{})
-		if ok, why := b.Available(context.Background()); !ok {
-			cpuWhy = why
-			return
-		}
-		cpuBack = b
-	})
-	if cpuBack == nil {
-		t.Skipf("cpu backend unavailable, planted variants not run: %s", cpuWhy)
-	}
-	return cpuBack
-}
+// here.
+func cpuBackend(t *testing.T) *cpu.Backend { return cputest.Shared(t) }
 
 // edit returns src with the only occurrence of old replaced by new, as a
 // byte-range edit; it fails t when old is missing or ambiguous, so that a

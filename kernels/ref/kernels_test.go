@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"metalab/backend"
 	"metalab/backend/cpu"
+	"metalab/backend/cpu/cputest"
 	"metalab/check"
 	"metalab/kernels/ref"
 	"metalab/spec"
@@ -24,29 +24,9 @@ import (
 // The tests in this file run the bundled kernels on the cpu backend, case
 // by case, and compare every output element with the references.
 
-var (
-	cpuOnce sync.Once
-	cpuBack *cpu.Backend
-	cpuWhy  string
-)
-
 // cpuBackend returns the shared cpu backend, or skips t when it cannot run
 // here.
-func cpuBackend(t *testing.T) *cpu.Backend {
-	t.Helper()
-	cpuOnce.Do(func() {
-		b := cpu.New(cpu.Options{})
-		if ok, why := b.Available(context.Background()); !ok {
-			cpuWhy = why
-			return
-		}
-		cpuBack = b
-	})
-	if cpuBack == nil {
-		t.Skipf("cpu backend unavailable, kernels not run: %s", cpuWhy)
-	}
-	return cpuBack
-}
+func cpuBackend(t *testing.T) *cpu.Backend { return cputest.Shared(t) }
 
 // programs compiles the stages of in, reusing programs across cases.
 type programs struct {
