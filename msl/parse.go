@@ -1005,14 +1005,20 @@ var specifiers = map[string]bool{
 // isSpecifierMacro reports whether name is an object-like macro whose body
 // consists only of specifiers and attributes, like METAL_FUNC.
 func (p *parser) isSpecifierMacro(name string) bool {
-	if v, ok := p.specMacros[name]; ok {
+	return memo(&p.specMacros, name, p.specifierMacro)
+}
+
+// memo returns (*m)[key], computing it with f and remembering it the first
+// time key is asked for.
+func memo[V any](m *map[string]V, key string, f func(string) V) V {
+	if v, ok := (*m)[key]; ok {
 		return v
 	}
-	v := p.specifierMacro(name)
-	if p.specMacros == nil {
-		p.specMacros = map[string]bool{}
+	v := f(key)
+	if *m == nil {
+		*m = map[string]V{}
 	}
-	p.specMacros[name] = v
+	(*m)[key] = v
 	return v
 }
 

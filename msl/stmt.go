@@ -146,15 +146,7 @@ func groupEnd(toks []Token, i int) int {
 // loop header (`for (...)` or `while (...)`) that the statement after the
 // macro use is the body of.
 func (p *parser) loopHeaderMacro(name string) bool {
-	if v, ok := p.loopMacros[name]; ok {
-		return v
-	}
-	v := p.loopHeader(name)
-	if p.loopMacros == nil {
-		p.loopMacros = map[string]bool{}
-	}
-	p.loopMacros[name] = v
-	return v
+	return memo(&p.loopMacros, name, p.loopHeader)
 }
 
 // loopHeader computes loopHeaderMacro.
