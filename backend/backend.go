@@ -22,6 +22,12 @@ type Source struct {
 	Entry     string            // kernel function or host_name to run
 	Defines   map[string]string // preprocessor defines (-D NAME=VALUE)
 	Constants map[string]Value  // function-constant values, by name
+	// Check builds the program for the checking mode: every access to
+	// device and threadgroup memory is checked for bounds, uninitialised
+	// threadgroup reads and races, and Result.Findings reports what was
+	// seen. A backend that cannot check returns a Failure of kind
+	// Unavailable.
+	Check bool
 }
 
 // A Value is a typed scalar for function constants: Type is a Metal scalar type
@@ -74,14 +80,24 @@ func (d Dim3) Count() int { return d.X * d.Y * d.Z }
 
 // Order is the order in which a threadgroup's threads run between two
 // barriers. Only the cpu backend honours it; others run in hardware order.
+//
+// The thread orders run every runnable thread once per step: "in-order"
+// (by thread index), "reversed", "shuffle" (a seeded permutation, new each
+// step). The simd-group orders run one simd group at a time, each until it
+// waits at a threadgroup barrier, while the others lag: "simd-ahead" (lowest
+// simd group first), "simd-reversed" (highest first), "simd-shuffle" (a
+// seeded permutation of simd groups per threadgroup).
 type Order struct {
-	Kind string // "in-order", "reversed", "shuffle"
-	Seed uint64 // for "shuffle"
+	Kind string // see above; "" means "in-order"
+	Seed uint64 // for "shuffle" and "simd-shuffle"
 }
 
+// OrderKinds lists the valid Order kinds.
+var OrderKinds = []string{"in-order", "reversed", "shuffle", "simd-ahead", "simd-reversed", "simd-shuffle"}
+
 func (o Order) String() string {
-	if o.Kind == "shuffle" {
-		return fmt.Sprintf("shuffle(%d)", o.Seed)
+	if o.Kind == "shuffle" || o.Kind == "simd-shuffle" {
+		return fmt.Sprintf("%s(%d)", o.Kind, o.Seed)
 	}
 	if o.Kind == "" {
 		return "in-order"
@@ -106,6 +122,86 @@ type Dispatch struct {
 type Result struct {
 	Outputs map[int][]byte  // by buffer index, for buffers marked Output (and all device buffers)
 	Times   []time.Duration // per dispatch, where the backend can measure it; raw samples
+	// Findings are what the checking mode saw (programs compiled with
+	// Source.Check): races, uninitialised reads and warnings. A bounds
+	// violation stops the run: it comes back as a Failure of kind BadAccess
+	// whose Findings hold it.
+	Findings []Finding
+}
+
+// A FindingKind classifies a Finding.
+type FindingKind string
+
+// Finding kinds. Race, Uninit and Bounds make a kernel unsafe on a GPU;
+// Lockstep and DivergentBarrier are warnings: real hardware runs such code
+// (lanes of a simd group do execute together, and Apple GPUs let returned
+// threads count at a barrier) but Metal does not promise it.
+const (
+	FindRace      FindingKind = "race"              // two simd groups (or threadgroups) touch a byte in one interval, one writes
+	FindUninit    FindingKind = "uninit"            // threadgroup memory read before any thread of the threadgroup wrote it
+	FindBounds    FindingKind = "bounds"            // an access outside its buffer or array
+	FindLockstep  FindingKind = "lockstep"          // as a race, but two lanes of one simd group with no simd synchronisation between
+	FindDivergent FindingKind = "divergent-barrier" // some threads returned before a threadgroup barrier the others waited at
+)
+
+// IsWarning reports whether findings of kind k are warnings rather than
+// failures.
+func (k FindingKind) IsWarning() bool { return k == FindLockstep || k == FindDivergent }
+
+// A Finding is one thing the checking mode saw, with the two accesses
+// involved (Other only for races and lockstep conflicts).
+type Finding struct {
+	Kind  FindingKind `json:"kind"`
+	Fatal bool        `json:"fatal,omitempty"` // the run stopped here
+	// Space is "device", "threadgroup" (a static declaration),
+	// "threadgroup-host" ([[threadgroup(n)]] memory), "thread" or "".
+	Space string `json:"space,omitempty"`
+	// Buffer is the device buffer index, threadgroup slot id or
+	// [[threadgroup(n)]] index; -1 when unknown.
+	Buffer int `json:"buffer"`
+	// Array names the threadgroup or thread array ("partial", or for a
+	// thread array its type, "float [8]").
+	Array string `json:"array,omitempty"`
+	// Offset is the byte offset of the first byte concerned from the start
+	// of the buffer or array (negative or past the end for bounds); for an
+	// array index out of bounds it is the index.
+	Offset int64   `json:"offset"`
+	Size   int     `json:"size,omitempty"`   // bytes accessed
+	Coords []int   `json:"coords,omitempty"` // element coordinates in a threadgroup array, when known
+	Count  int     `json:"count"`            // occurrences with the same kind, place and source lines
+	Access Access  `json:"access"`
+	Other  *Access `json:"other,omitempty"`
+	Note   string  `json:"note,omitempty"`
+}
+
+// An Access is one side of a Finding: which thread did what, where.
+type Access struct {
+	Write     bool   `json:"write"`
+	Atomic    bool   `json:"atomic,omitempty"`
+	Group     [3]int `json:"threadgroup"`
+	Thread    int    `json:"thread"` // index in the threadgroup
+	SIMDGroup int    `json:"simdgroup"`
+	Lane      int    `json:"lane"`
+	File      string `json:"file,omitempty"` // the .metal source position, when known
+	Line      int    `json:"line,omitempty"`
+	Col       int    `json:"col,omitempty"`
+}
+
+// Where formats the access's thread, e.g. "threadgroup (0,1,0) thread 35
+// (simdgroup 1, lane 3)".
+func (a Access) Where() string {
+	return fmt.Sprintf("threadgroup (%d,%d,%d) thread %d (simdgroup %d, lane %d)", a.Group[0], a.Group[1], a.Group[2], a.Thread, a.SIMDGroup, a.Lane)
+}
+
+// Pos formats the access's source position, "file:line" or "?".
+func (a Access) Pos() string {
+	if a.Line <= 0 {
+		return "?"
+	}
+	if a.Col > 0 {
+		return fmt.Sprintf("%s:%d:%d", a.File, a.Line, a.Col)
+	}
+	return fmt.Sprintf("%s:%d", a.File, a.Line)
 }
 
 // FailureKind classifies a kernel failure.
@@ -118,13 +214,28 @@ const (
 	BadAccess    FailureKind = "bad-access"
 	Deadlock     FailureKind = "deadlock"
 	Unavailable  FailureKind = "unavailable"
+	// Sandbox: the kernel tried what the sandbox forbids (a system call, or
+	// writing to the runner's reply channel).
+	Sandbox FailureKind = "sandbox"
 )
 
 // A Failure is something a kernel did wrong, with its log.
 type Failure struct {
-	Kind FailureKind
-	Msg  string // one line
-	Log  string // compiler output, runner stderr, ...
+	Kind     FailureKind
+	Msg      string    // one line
+	Log      string    // compiler output, runner stderr, ...
+	Findings []Finding // for a run stopped by the checking mode: what it saw
 }
+
+// An EnvError is a fault of the machine metalab runs on — no compiler, a
+// full disk, an unwritable cache — rather than of a kernel: it is never a
+// variant's result.
+type EnvError struct {
+	Op  string
+	Err error
+}
+
+func (e *EnvError) Error() string { return e.Op + ": " + e.Err.Error() }
+func (e *EnvError) Unwrap() error { return e.Err }
 
 func (f *Failure) Error() string { return string(f.Kind) + ": " + f.Msg }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -27,6 +28,12 @@ var runtimeFS embed.FS
 
 // runnerFlags are the flags the runner is built with.
 var runnerFlags = []string{"-std=c++17", "-O2", "-pthread", "-rdynamic"}
+
+// runnerSources are the runner's translation units, in runtime/.
+var runnerSources = []string{
+	"runner.cpp", "sched.cpp", "memory.cpp", "check.cpp", "sandbox.cpp", "report.cpp",
+	"fiber.cpp", "fiber_x86_64.S", "fiber_arm64.S",
+}
 
 // cacheRoot returns the directory holding the runner, headers and compiled
 // kernels: Options.CacheDir, else $METALAB_CACHE, else <user cache>/metalab.
@@ -130,6 +137,10 @@ func (b *Backend) buildRunner(ctx context.Context) (string, error) {
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", id, strings.Join(flags, " "), runtime.GOOS, runtime.GOARCH)
 	dir := filepath.Join(b.root, "runner-"+hex.EncodeToString(h.Sum(nil))[:24])
 	exe := filepath.Join(dir, "runner")
+	if _, err := os.Stat(dir); err == nil && !verifyObject(exe) {
+		// A damaged runner is rebuilt, never run.
+		os.RemoveAll(dir)
+	}
 	err := installDir(dir, func(tmp string) error {
 		if err := writeFS(runtimeFS, tmp); err != nil {
 			return err
@@ -137,9 +148,11 @@ func (b *Backend) buildRunner(ctx context.Context) (string, error) {
 		src := filepath.Join(tmp, "runtime")
 		args := append([]string{}, b.cxx[1:]...)
 		args = append(args, flags...)
-		args = append(args, "-o", filepath.Join(tmp, "runner"),
-			filepath.Join(src, "runner.cpp"), filepath.Join(src, "fiber.cpp"),
-			filepath.Join(src, "fiber_x86_64.S"), filepath.Join(src, "fiber_arm64.S"), "-ldl")
+		args = append(args, "-o", filepath.Join(tmp, "runner"))
+		for _, name := range runnerSources {
+			args = append(args, filepath.Join(src, name))
+		}
+		args = append(args, "-ldl")
 		cmd := exec.CommandContext(ctx, b.cxx[0], args...)
 		var out bytes.Buffer
 		cmd.Stdout = &out
@@ -147,7 +160,11 @@ func (b *Backend) buildRunner(ctx context.Context) (string, error) {
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("build runner: %w\n%s", err, out.String())
 		}
-		return nil
+		sum, err := fileSHA256(filepath.Join(tmp, "runner"))
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(tmp, "runner.sha256"), []byte(sum+"\n"), 0o644)
 	})
 	if err != nil {
 		return "", err
@@ -216,24 +233,53 @@ func probeFlag(ctx context.Context, cxx []string, dir, flag string) bool {
 	return exec.CommandContext(ctx, cxx[0], args...).Run() == nil
 }
 
+// checkFlags are added for the checking mode: the compiler instruments
+// every load and store (ThreadSanitizer's pass) and every array subscript
+// with a known bound, calling hooks the runner implements (see
+// runtime/check.cpp); line tables map the hooks' return addresses to
+// .metal lines. The objects are linked without the sanitizers' runtimes.
+var checkFlags = []string{"-fsanitize=thread", "-fsanitize=bounds", "-g1", "-DMTL_CHECKING=1"}
+
+// checkGCCFlags and checkClangFlags turn off the function entry and exit
+// hooks, which the checking mode does not use.
+var (
+	checkGCCFlags   = []string{"--param=tsan-instrument-func-entry-exit=0"}
+	checkClangFlags = []string{"-mllvm", "-tsan-instrument-func-entry-exit=0"}
+)
+
+// checkLinkFlags send the kernel's calls of memcpy, memmove and memset to
+// the runner's checked versions.
+var checkLinkFlags = []string{"-Wl,--wrap=memcpy,--wrap=memmove,--wrap=memset"}
+
 // A compileInput is one C++ TU to build into a shared object.
 type compileInput struct {
 	cpp     []byte
 	name    string // diagnostic name, e.g. the .metal file
 	dir     string // extra include dir ("" for none)
 	defines map[string]string
+	check   bool // build for the checking mode
 }
 
 // compileSO builds in into a cached shared object and returns its path. The
 // cache key covers the TU, the headers, the compiler, the flags, the defines
 // and the headers in the source directory, so compiling the same TU twice
-// runs the compiler once.
+// runs the compiler once. A cached object is used only if its content still
+// has the sha256 recorded when it was built; a damaged or truncated one is
+// rebuilt.
 func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error) {
 	if err := b.setup(ctx); err != nil {
 		return "", err
 	}
 	id, incs := b.id, b.incs
 	args := append([]string{}, b.kernelFlags()...)
+	if in.check {
+		args = append(args, checkFlags...)
+		if strings.Contains(strings.ToLower(id), "clang") {
+			args = append(args, checkClangFlags...)
+		} else {
+			args = append(args, checkGCCFlags...)
+		}
+	}
 	for _, inc := range incs {
 		args = append(args, "-I"+inc)
 	}
@@ -261,45 +307,125 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	key := hex.EncodeToString(h.Sum(nil))[:32]
 	soDir := filepath.Join(b.root, "so")
 	so := filepath.Join(soDir, key+".so")
-	if _, err := os.Stat(so); err == nil {
+	if verifyObject(so) {
 		return so, nil
 	}
+	envErr := func(err error) error { return &backend.EnvError{Op: "compile " + in.name, Err: err} }
 	if err := os.MkdirAll(soDir, 0o755); err != nil {
-		return "", fmt.Errorf("compile %s: %w", in.name, err)
+		return "", envErr(err)
 	}
 	// The TU is written under a unique name and renamed into place, so a
 	// second process compiling the same key never reads a half-written file.
 	cppPath := filepath.Join(soDir, key+".cpp")
 	if err := writeAtomic(cppPath, in.cpp); err != nil {
-		return "", fmt.Errorf("compile %s: %w", in.name, err)
+		return "", envErr(err)
 	}
 	tmp, err := os.CreateTemp(soDir, ".tmp-"+key+"-*.so")
 	if err != nil {
-		return "", fmt.Errorf("compile %s: %w", in.name, err)
+		return "", envErr(err)
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	full := append(append([]string{}, b.cxx[1:]...), args...)
-	full = append(full, "-o", tmp.Name(), cppPath)
-	b.compilerRuns.Add(1)
-	cmd := exec.CommandContext(ctx, b.cxx[0], full...)
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return "", fmt.Errorf("compile %s: %w", in.name, ctx.Err())
+	steps := [][]string{append(append(append([]string{}, b.cxx[1:]...), args...), "-o", tmp.Name(), cppPath)}
+	if in.check {
+		// Compile and link apart: linking with -fsanitize would pull in the
+		// sanitizers' runtimes, whose part the runner plays.
+		obj := tmp.Name() + ".o"
+		defer os.Remove(obj)
+		compile := append(append(append([]string{}, b.cxx[1:]...), args...), "-c", "-o", obj, cppPath)
+		link := append(append([]string{}, b.cxx[1:]...), "-shared", "-o", tmp.Name(), obj)
+		link = append(link, checkLinkFlags...)
+		if runtime.GOOS == "darwin" {
+			link = append(link, "-undefined", "dynamic_lookup")
 		}
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			return "", fmt.Errorf("compile %s: %w", in.name, err)
-		}
-		return "", &backend.Failure{Kind: backend.CompileError, Msg: firstError(out.String(), in.name), Log: out.String()}
+		steps = [][]string{compile, link}
 	}
-	if err := os.Rename(tmp.Name(), so); err != nil {
-		return "", fmt.Errorf("compile %s: %w", in.name, err)
+	for _, step := range steps {
+		b.compilerRuns.Add(1)
+		cmd := exec.CommandContext(ctx, b.cxx[0], step...)
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		cmd.Stderr = &out
+		if err := cmd.Run(); err != nil {
+			if ctx.Err() != nil {
+				return "", fmt.Errorf("compile %s: %w", in.name, ctx.Err())
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				return "", envErr(err)
+			}
+			if m := environmentFault(out.String()); m != "" {
+				return "", envErr(fmt.Errorf("%s\n%s", m, out.String()))
+			}
+			return "", &backend.Failure{Kind: backend.CompileError, Msg: firstError(out.String(), in.name), Log: out.String()}
+		}
+	}
+	if err := recordObject(tmp.Name(), so); err != nil {
+		return "", envErr(err)
 	}
 	return so, nil
+}
+
+// recordObject writes the sha256 of the object built at tmp next to its
+// final path so, then renames it into place: a reader that sees so also
+// sees its sum.
+func recordObject(tmp, so string) error {
+	sum, err := fileSHA256(tmp)
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(so+".sha256", []byte(sum+"\n")); err != nil {
+		return err
+	}
+	return os.Rename(tmp, so)
+}
+
+// verifyObject reports whether the cached object so exists and still has
+// the sha256 recorded when it was built. A damaged entry is removed.
+func verifyObject(so string) bool {
+	want, err := os.ReadFile(so + ".sha256")
+	if err != nil {
+		return false
+	}
+	got, err := fileSHA256(so)
+	if err != nil {
+		return false
+	}
+	if strings.TrimSpace(string(want)) == got {
+		return true
+	}
+	os.Remove(so)
+	os.Remove(so + ".sha256")
+	return false
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// environmentFault returns the line of compiler output that blames the
+// machine rather than the kernel (a full disk, an unwritable directory, a
+// compiler killed for memory), or "".
+func environmentFault(log string) string {
+	for _, line := range strings.Split(log, "\n") {
+		for _, m := range []string{"No space left on device", "cannot open output file", "Permission denied",
+			"Killed signal terminated program", "Cannot allocate memory", "virtual memory exhausted",
+			"cannot execute", "error trying to exec"} {
+			if strings.Contains(line, m) {
+				return strings.TrimSpace(line)
+			}
+		}
+	}
+	return ""
 }
 
 // hashIncludeDir hashes the header-like files directly in dir, which a TU

@@ -23,6 +23,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -43,6 +44,16 @@ type Options struct {
 	CacheDir string // runner, headers and compiled kernels; default $METALAB_CACHE or <user cache dir>/metalab
 	CXX      string // C++ compiler command; default $CXX or "g++"
 	Workers  int    // runner worker threads; default one per core
+
+	// MemoryLimit bounds the runner's private memory (RLIMIT_DATA) in
+	// bytes; 0 means three quarters of the machine's memory where known.
+	MemoryLimit int64
+	// CPULimit bounds the runner's CPU time (RLIMIT_CPU) in seconds; 0
+	// means DefaultCPULimit. A runner that reaches it is restarted.
+	CPULimit int64
+	// NoSandbox runs the runner without its system-call filter, Landlock
+	// and resource limits (for debugging the runner itself).
+	NoSandbox bool
 
 	// Translate turns sources into C++; default DefaultTranslate.
 	Translate TranslateFunc
@@ -83,7 +94,14 @@ type Backend struct {
 	mu   sync.Mutex // guards proc and gen, and serialises runner requests
 	proc *proc
 	gen  int // incremented each time a runner is started
+
+	linesState
 }
+
+// DefaultCPULimit is the runner's CPU-time limit when Options.CPULimit is
+// 0: far beyond any run's timeout, a backstop for a runner whose metalab
+// could not stop it.
+const DefaultCPULimit = 6 * 3600
 
 var _ backend.Backend = (*Backend)(nil)
 
@@ -183,7 +201,8 @@ func (b *Backend) Available(ctx context.Context) (bool, string) {
 	return true, ""
 }
 
-// Compile translates src, compiles it and loads it into the runner.
+// Compile translates src, compiles it and loads it into the runner. With
+// src.Check the program is built for the checking mode.
 func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Program, error) {
 	if err := b.setup(ctx); err != nil {
 		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
@@ -196,7 +215,12 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 		}
 		return nil, &backend.Failure{Kind: backend.CompileError, Msg: firstLine(err.Error()), Log: err.Error()}
 	}
-	return b.CompileCPP(ctx, CPPSource{Name: src.Name, CPP: cpp, Kernel: kernel, Dir: src.Dir, Defines: src.Defines})
+	p, err := b.compileCPP(ctx, CPPSource{Name: src.Name, CPP: cpp, Kernel: kernel, Dir: src.Dir, Defines: src.Defines, Check: src.Check})
+	if err != nil {
+		return nil, err
+	}
+	p.name, p.source = src.Name, src.Text
+	return p, nil
 }
 
 // A CPPSource is a C++ TU implementing the mtl_rt ABI (runtime/mtl_rt.h).
@@ -206,19 +230,24 @@ type CPPSource struct {
 	Kernel  string            // entry in its mtl_kernels table
 	Dir     string            // extra include directory, "" for none
 	Defines map[string]string // -D NAME=VALUE
+	Check   bool              // build for the checking mode
 }
 
 // CompileCPP compiles an already-translated TU and loads its kernel. It is
 // Compile without the translation step.
 func (b *Backend) CompileCPP(ctx context.Context, src CPPSource) (backend.Program, error) {
+	return b.compileCPP(ctx, src)
+}
+
+func (b *Backend) compileCPP(ctx context.Context, src CPPSource) (*program, error) {
 	if err := b.setup(ctx); err != nil {
 		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
 	}
-	so, err := b.compileSO(ctx, compileInput{cpp: src.CPP, name: src.Name, dir: src.Dir, defines: src.Defines})
+	so, err := b.compileSO(ctx, compileInput{cpp: src.CPP, name: src.Name, dir: src.Dir, defines: src.Defines, check: src.Check})
 	if err != nil {
 		return nil, err
 	}
-	p := &program{b: b, so: so, kernel: src.Kernel}
+	p := &program{b: b, so: so, kernel: src.Kernel, checking: src.Check}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := p.load(ctx); err != nil {
@@ -241,7 +270,7 @@ func (b *Backend) Close() error {
 
 // runner returns the live runner process, starting one if needed. The
 // caller holds b.mu.
-func (b *Backend) runner() (*proc, error) {
+func (b *Backend) runner(ctx context.Context) (*proc, error) {
 	if b.proc != nil && !b.proc.dead {
 		return b.proc, nil
 	}
@@ -249,13 +278,54 @@ func (b *Backend) runner() (*proc, error) {
 		b.proc.close()
 		b.proc = nil
 	}
-	p, err := startProc(b.runnerWrap, b.runnerPath, b.opts.Workers)
+	cpu := b.opts.CPULimit
+	if cpu == 0 {
+		cpu = DefaultCPULimit
+	}
+	mem := b.opts.MemoryLimit
+	if mem == 0 {
+		mem = defaultMemoryLimit()
+	}
+	p, err := startProc(runnerConfig{
+		wrap: b.runnerWrap, path: b.runnerPath, workers: b.opts.Workers,
+		objects: filepath.Join(b.root, "so"), memory: mem, cpu: cpu, sandbox: !b.opts.NoSandbox,
+	})
 	if err != nil {
 		return nil, err
 	}
+	reply, err := p.call(ctx, msgHello, nil, loadTimeout)
+	if err != nil {
+		p.close()
+		return nil, fmt.Errorf("start runner: %w\n%s", err, p.stderr.String())
+	}
+	d := decoder{b: reply}
+	p.hello = d.str()
 	b.proc = p
 	b.gen++
 	return p, nil
+}
+
+// procLog returns the current runner's stderr tail. The caller holds b.mu.
+func (b *Backend) procLog() string {
+	if b.proc == nil {
+		return ""
+	}
+	return b.proc.stderr.String()
+}
+
+// Runner describes the runner process: its fibers, workers, address layout
+// and sandbox, as the runner itself reports them. It starts one if needed.
+func (b *Backend) Runner(ctx context.Context) (string, error) {
+	if err := b.setup(ctx); err != nil {
+		return "", err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, err := b.runner(ctx)
+	if err != nil {
+		return "", err
+	}
+	return p.hello, nil
 }
 
 func firstLine(s string) string {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -20,37 +21,78 @@ import (
 // A proc is one running runner process. Requests are serialised by the
 // Backend; a proc that dies is discarded and the next request starts another.
 type proc struct {
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    *bufio.Reader
-	stderr *tailBuffer
-	exited chan struct{} // closed once the process has been waited for
-	dead   bool          // an I/O error happened; the proc must not be reused
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	out     *bufio.Reader
+	stderr  *tailBuffer
+	exited  chan struct{} // closed once the process has been waited for
+	dead    bool          // an I/O error happened; the proc must not be reused
+	scratch string        // the runner's private working directory
+	seq     uint32        // sequence number of the last request
+	hello   string        // the runner's description of itself
 
 	timedOut  atomic.Bool
 	cancelled atomic.Bool
 }
 
-// startProc starts the runner binary at path, under the command wrap if
-// it is not empty.
-func startProc(wrap []string, path string, workers int) (*proc, error) {
-	args := append(append([]string{}, wrap...), path)
-	if workers > 0 {
-		args = append(args, "-workers", strconv.Itoa(workers))
+// runnerConfig is how a runner is started.
+type runnerConfig struct {
+	wrap    []string // command the runner is started under (tests), or nil
+	path    string
+	workers int
+	objects string // the directory of compiled kernels, the only one it may read
+	memory  int64  // bytes of private memory, 0: no limit
+	cpu     int64  // seconds of CPU time, 0: no limit
+	sandbox bool
+}
+
+// startProc starts a runner. It runs in its own process group (a Ctrl-C at
+// the terminal reaches metalab, which stops it), with an empty environment
+// and a private, empty working directory, and sandboxes itself (see
+// runtime/sandbox.cpp).
+func startProc(c runnerConfig) (*proc, error) {
+	args := append(append([]string{}, c.wrap...), c.path)
+	if c.workers > 0 {
+		args = append(args, "-workers", strconv.Itoa(c.workers))
+	}
+	if c.objects != "" {
+		args = append(args, "-objects", c.objects)
+	}
+	if c.memory > 0 {
+		args = append(args, "-memory", strconv.FormatInt(c.memory, 10))
+	}
+	if c.cpu > 0 {
+		args = append(args, "-cpu", strconv.FormatInt(c.cpu, 10))
+	}
+	if !c.sandbox {
+		args = append(args, "-no-sandbox")
+	}
+	scratch, err := os.MkdirTemp("", "metalab-runner-")
+	if err != nil {
+		return nil, &backend.EnvError{Op: "start runner", Err: err}
 	}
 	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = scratch
+	cmd.Env = []string{}
+	if len(c.wrap) > 0 {
+		cmd.Env = os.Environ() // an emulator may need its environment
+	}
+	cmd.SysProcAttr = procAttr()
 	in, err := cmd.StdinPipe()
 	if err != nil {
+		os.RemoveAll(scratch)
 		return nil, fmt.Errorf("start runner: %w", err)
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
+		os.RemoveAll(scratch)
 		return nil, fmt.Errorf("start runner: %w", err)
 	}
-	p := &proc{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<16), stderr: &tailBuffer{max: 64 << 10}, exited: make(chan struct{})}
+	p := &proc{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<16), stderr: &tailBuffer{max: 64 << 10}, exited: make(chan struct{}), scratch: scratch}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start runner: %w", err)
+		os.RemoveAll(scratch)
+		return nil, &backend.EnvError{Op: "start runner", Err: err}
 	}
 	go func() {
 		// Wait closes the stdout pipe only after the process exits and
@@ -68,7 +110,7 @@ func (p *proc) kill() {
 	}
 }
 
-// close ends the process and waits for it.
+// close ends the process, waits for it and removes its scratch directory.
 func (p *proc) close() {
 	_ = p.in.Close()
 	select {
@@ -77,13 +119,30 @@ func (p *proc) close() {
 		p.kill()
 		<-p.exited
 	}
+	os.RemoveAll(p.scratch)
 }
+
+// A runnerError is an ERR reply: a kernel fault the runner survived
+// (deadlock, a bad access seen by the checking mode) or a refused request,
+// with the findings of the checking mode.
+type runnerError struct {
+	kind     uint8
+	msg      string
+	findings []rawFinding
+}
+
+func (e *runnerError) Error() string { return "runner: " + e.msg }
+
+// errProtocol marks a reply that breaks the protocol: the kernel wrote to
+// the reply channel, or the runner is broken. The runner is killed; the
+// request may be run again on a new one.
+var errProtocol = errors.New("runner protocol violation")
 
 // call sends one request and returns the reply. timeout (0: none) bounds
 // the whole exchange: past it the runner is killed and the result is a
-// Timeout failure. A runner that dies yields a Crash or BadAccess failure; an
-// ERR reply for a kernel fault yields Deadlock or BadAccess; other ERR
-// replies are plain errors.
+// Timeout failure. A runner that dies yields a Crash, BadAccess or Sandbox
+// failure; an ERR reply yields a *runnerError; a reply with a bad magic
+// number or sequence number yields an error wrapping errProtocol.
 func (p *proc) call(ctx context.Context, typ byte, payload []byte, timeout time.Duration) ([]byte, error) {
 	if p.dead {
 		return nil, errors.New("runner is not running")
@@ -101,9 +160,12 @@ func (p *proc) call(ctx context.Context, typ byte, payload []byte, timeout time.
 	})
 	defer stop()
 
-	var hdr [5]byte
-	binary.LittleEndian.PutUint32(hdr[:], uint32(len(payload)))
-	hdr[4] = typ
+	p.seq++
+	var hdr [13]byte
+	binary.LittleEndian.PutUint32(hdr[0:], requestMagic)
+	binary.LittleEndian.PutUint32(hdr[4:], p.seq)
+	binary.LittleEndian.PutUint32(hdr[8:], uint32(len(payload)))
+	hdr[12] = typ
 	if _, err := p.in.Write(hdr[:]); err != nil {
 		return nil, p.died(ctx, timeout, err)
 	}
@@ -112,36 +174,36 @@ func (p *proc) call(ctx context.Context, typ byte, payload []byte, timeout time.
 			return nil, p.died(ctx, timeout, err)
 		}
 	}
-	var rh [5]byte
+	var rh [13]byte
 	if _, err := io.ReadFull(p.out, rh[:]); err != nil {
 		return nil, p.died(ctx, timeout, err)
 	}
-	body := make([]byte, binary.LittleEndian.Uint32(rh[:4]))
+	magic, seq, n := binary.LittleEndian.Uint32(rh[0:]), binary.LittleEndian.Uint32(rh[4:]), binary.LittleEndian.Uint32(rh[8:])
+	if magic != replyMagic || seq != p.seq || n > maxReply || (rh[12] != msgOK && rh[12] != msgErr) {
+		p.dead = true
+		p.kill()
+		return nil, fmt.Errorf("%w: reply header %x", errProtocol, rh[:])
+	}
+	body := make([]byte, n)
 	if _, err := io.ReadFull(p.out, body); err != nil {
 		return nil, p.died(ctx, timeout, err)
 	}
-	switch rh[4] {
-	case msgOK:
+	if rh[12] == msgOK {
 		return body, nil
-	case msgErr:
-		d := decoder{b: body}
-		kind := d.u8()
-		msg := d.str()
-		if d.err != nil {
-			return nil, fmt.Errorf("runner: %w", d.err)
-		}
-		switch kind {
-		case errDeadlock:
-			return nil, &backend.Failure{Kind: backend.Deadlock, Msg: msg, Log: p.stderr.String()}
-		case errBadAccess:
-			return nil, &backend.Failure{Kind: backend.BadAccess, Msg: msg, Log: p.stderr.String()}
-		}
-		return nil, fmt.Errorf("runner: %s", msg)
 	}
-	p.dead = true
-	p.kill()
-	return nil, fmt.Errorf("runner: unknown reply type %d", rh[4])
+	d := decoder{b: body}
+	e := &runnerError{kind: d.u8(), msg: d.str()}
+	e.findings = d.findings()
+	if d.err != nil {
+		p.dead = true
+		p.kill()
+		return nil, fmt.Errorf("%w: %v", errProtocol, d.err)
+	}
+	return nil, e
 }
+
+// maxReply bounds a reply's payload: the largest buffer a run can read back.
+const maxReply = 1 << 31
 
 // died turns an I/O error with the runner into the failure that explains it.
 func (p *proc) died(ctx context.Context, timeout time.Duration, ioErr error) error {
@@ -166,8 +228,13 @@ func (p *proc) died(ctx context.Context, timeout time.Duration, ioErr error) err
 	switch code {
 	case exitBadAccess:
 		return &backend.Failure{Kind: backend.BadAccess, Msg: reportLine(log, "bad access:", "bad access"), Log: log}
+	case exitSandbox:
+		return &backend.Failure{Kind: backend.Sandbox, Msg: reportLine(log, "sandbox:", "sandbox violation"), Log: log}
 	case exitProtocol:
-		return fmt.Errorf("runner protocol error: %s: %w", reportLine(log, "runner:", "unknown"), ioErr)
+		return fmt.Errorf("%w: %s: %v", errProtocol, reportLine(log, "runner:", "unknown"), ioErr)
+	}
+	if cpuLimited(p.cmd.ProcessState) {
+		return fmt.Errorf("%w: the runner reached its CPU time limit", errProtocol)
 	}
 	state := "runner died"
 	if st := p.cmd.ProcessState; st != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"metalab/backend"
@@ -24,11 +25,23 @@ const maxBufferIndex = 127
 type program struct {
 	b          *Backend
 	so, kernel string
+	checking   bool   // built for the checking mode
+	name       string // the source's name, as #line gives it
+	source     []byte // the .metal text, for naming arrays in reports
 
 	tgMem, maxThreads int
+	slots             map[int]slotInfo // by slot id
 	handle            uint32
 	gen               int // runner generation handle belongs to
 	closed            bool
+}
+
+// slotInfo describes a static threadgroup declaration, for reports.
+type slotInfo struct {
+	name     string
+	size     int
+	elemSize int
+	extents  []int
 }
 
 var _ backend.Program = (*program)(nil)
@@ -59,7 +72,7 @@ func (p *program) Close() error {
 
 // load loads the kernel into the current runner. The caller holds p.b.mu.
 func (p *program) load(ctx context.Context) error {
-	r, err := p.b.runner()
+	r, err := p.b.runner(ctx)
 	if err != nil {
 		return err
 	}
@@ -69,6 +82,11 @@ func (p *program) load(ctx context.Context) error {
 	var e encoder
 	e.str(p.so)
 	e.str(p.kernel)
+	var flags uint8
+	if p.checking {
+		flags |= loadChecking
+	}
+	e.u8(flags)
 	reply, err := r.call(ctx, msgLoad, e.b, loadTimeout)
 	if err != nil {
 		return fmt.Errorf("load kernel %s: %w", p.kernel, err)
@@ -77,6 +95,21 @@ func (p *program) load(ctx context.Context) error {
 	p.handle = d.u32()
 	p.tgMem = int(d.u64())
 	p.maxThreads = int(d.u32())
+	n := int(d.u32())
+	p.slots = map[int]slotInfo{}
+	for i := 0; i < n && d.err == nil; i++ {
+		id := int(d.i32())
+		d.u64() // offset
+		si := slotInfo{size: int(d.u64()), elemSize: int(d.u64())}
+		rank := int(d.u32())
+		for k := 0; k < 4; k++ {
+			if x := int(d.u64()); k < rank {
+				si.extents = append(si.extents, x)
+			}
+		}
+		si.name = d.str()
+		p.slots[id] = si
+	}
 	if d.err != nil {
 		return fmt.Errorf("load kernel %s: %w", p.kernel, d.err)
 	}
@@ -84,34 +117,14 @@ func (p *program) load(ctx context.Context) error {
 	return nil
 }
 
-// orderCode maps an Order to the protocol's order byte.
-func orderCode(o backend.Order) (uint8, error) {
-	switch o.Kind {
-	case "", "in-order":
-		return orderInOrder, nil
-	case "reversed":
-		return orderReversed, nil
-	case "shuffle":
-		return orderShuffle, nil
-	}
-	return 0, fmt.Errorf("unknown thread order %q (want in-order, reversed or shuffle)", o.Kind)
-}
-
 // Run binds d's buffers, dispatches d.Repeat times and reads back every
-// device buffer. A runner that dies during the run is restarted by the next
-// request.
+// device buffer. When the runner breaks the protocol (a kernel that writes
+// to the reply channel), it is restarted and the run done once more; a
+// second violation is the kernel's Failure of kind Sandbox.
 func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result, error) {
-	order, err := orderCode(d.Order)
-	if err != nil {
-		return nil, err
-	}
-	repeat := d.Repeat
-	if repeat <= 0 {
-		repeat = 1
-	}
-	timeout := d.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
+	order, ok := orderCodes[d.Order.Kind]
+	if !ok {
+		return nil, fmt.Errorf("unknown thread order %q (want one of %s)", d.Order.Kind, strings.Join(backend.OrderKinds, ", "))
 	}
 	if d.Threadgroups.X < 0 || d.Threadgroups.Y < 0 || d.Threadgroups.Z < 0 {
 		return nil, fmt.Errorf("run %s: negative grid %v", p.kernel, d.Threadgroups)
@@ -130,11 +143,33 @@ func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 		}
 		seen[k] = true
 	}
-
 	p.b.mu.Lock()
 	defer p.b.mu.Unlock()
 	if p.closed {
 		return nil, errors.New("run: program is closed")
+	}
+	res, err := p.run(ctx, d, order)
+	if err != nil && errors.Is(err, errProtocol) && ctx.Err() == nil {
+		first := err
+		res, err = p.run(ctx, d, order)
+		if err != nil && errors.Is(err, errProtocol) {
+			return nil, &backend.Failure{Kind: backend.Sandbox,
+				Msg: "the kernel broke the runner's protocol twice (it wrote to the reply channel?): " + firstLine(first.Error()),
+				Log: p.b.procLog()}
+		}
+	}
+	return res, err
+}
+
+// run is one attempt of Run. The caller holds p.b.mu.
+func (p *program) run(ctx context.Context, d backend.Dispatch, order uint8) (*backend.Result, error) {
+	repeat := d.Repeat
+	if repeat <= 0 {
+		repeat = 1
+	}
+	timeout := d.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
 	}
 	if err := p.load(ctx); err != nil {
 		return nil, err
@@ -176,6 +211,10 @@ func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 	e.u64(d.Order.Seed)
 	reply, err := r.call(ctx, msgDispatch, e.b, timeout)
 	if err != nil {
+		var re *runnerError
+		if errors.As(err, &re) {
+			return nil, p.failure(re, r.stderr.String())
+		}
 		var f *backend.Failure
 		if errors.As(err, &f) {
 			return nil, f
@@ -188,9 +227,11 @@ func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 	for i := 0; i < n; i++ {
 		res.Times = append(res.Times, time.Duration(dec.u64()))
 	}
+	raw := dec.findings()
 	if dec.err != nil {
 		return nil, fmt.Errorf("run %s: %w", p.kernel, dec.err)
 	}
+	res.Findings = p.findings(raw)
 	sort.Ints(devices)
 	for _, idx := range devices {
 		var e encoder
@@ -202,4 +243,23 @@ func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 		res.Outputs[idx] = out
 	}
 	return res, nil
+}
+
+// failure turns an ERR reply to a dispatch into the kernel's Failure.
+func (p *program) failure(e *runnerError, log string) error {
+	findings := p.findings(e.findings)
+	switch e.kind {
+	case errDeadlock:
+		return &backend.Failure{Kind: backend.Deadlock, Msg: e.msg, Log: log, Findings: findings}
+	case errBadAccess:
+		msg := e.msg
+		for _, f := range findings {
+			if f.Fatal {
+				msg = "bad access: " + describeFatal(f)
+				break
+			}
+		}
+		return &backend.Failure{Kind: backend.BadAccess, Msg: msg, Log: log, Findings: findings}
+	}
+	return fmt.Errorf("run %s: %w", p.kernel, e)
 }

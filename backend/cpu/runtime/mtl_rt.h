@@ -33,9 +33,26 @@ struct ThreadCtx {
 // ctx returns the calling fiber's context.
 const ThreadCtx& ctx();
 
-// threadgroup_barrier blocks until every thread of the threadgroup has
-// reached a threadgroup barrier. A barrier that some threads never reach
-// (they returned) is reported by the runner as a deadlock.
+// Barrier memory flags, as Metal's mem_flags: which memory a barrier
+// orders. The checking mode honours them: a barrier without kMemThreadgroup
+// does not end a threadgroup-memory interval.
+enum : unsigned {
+  kMemNone = 0,
+  kMemDevice = 1,
+  kMemThreadgroup = 2,
+  kMemTexture = 4,
+  kMemAll = kMemDevice | kMemThreadgroup | kMemTexture,
+};
+
+// threadgroup_barrier_at blocks until every thread of the threadgroup has
+// reached a threadgroup barrier. file and line name the barrier's call site
+// (the prelude passes the .metal line): threads waiting at different
+// barriers are a deadlock, and threads that returned count as arrived (a
+// divergent barrier, reported as a warning). flags are mem_flags bits.
+void threadgroup_barrier_at(const char* file, int line, unsigned flags);
+
+// threadgroup_barrier is threadgroup_barrier_at with no known site,
+// ordering all memory.
 void threadgroup_barrier();
 
 // simdgroup_barrier blocks until every live lane of the caller's simd group
@@ -43,27 +60,42 @@ void threadgroup_barrier();
 void simdgroup_barrier();
 
 // simd_exchange is the one simd-group collective: each participating lane of
-// the caller's simd group deposits size bytes (size <= 512) from mine; when no
-// lane of the simd group can run any further, the lanes waiting here are
-// released and each receives all deposits in all (32*size bytes, lane-major;
-// slots of lanes that did not participate are zero) and the participation
-// mask in *active (bit i = lane i). Every simd_* and quad_* function in the
-// prelude is built on it, reducing in a fixed lane order.
+// the caller's simd group deposits size bytes (size <= 512) from mine; when
+// every live lane of the simd group has stopped (at this collective, at a
+// threadgroup barrier, or returned), the lanes waiting here are released and
+// each receives all deposits in all (32*size bytes, lane-major; slots of
+// lanes that did not participate are zero) and the participation mask in
+// *active (bit i = lane i). Other simd groups are not waited for. Every
+// simd_* and quad_* function in the prelude is built on it, reducing in a
+// fixed lane order.
 void simd_exchange(const void* mine, size_t size, void* all, uint32_t* active);
 
 // tg_slot returns the storage of static threadgroup declaration `slot` (a TU
 // wide id assigned by the translator) for the caller's threadgroup. The
-// storage is zero-filled at the start of each threadgroup.
+// storage is poisoned (every byte 0xff) at the start of each threadgroup.
 void* tg_slot(int slot);
 
 // A TGSlot describes one static threadgroup declaration reachable from a
 // kernel; the runner lays slots out in table order, each aligned to its
-// align, the total rounded up to 16 bytes (Metal's rule).
+// align, the total rounded up to 16 bytes (Metal's rule). elem_size, rank
+// and extents describe an array declaration's element type and dimensions
+// (rank 0: a scalar or struct) so reports can give element coordinates.
 struct TGSlot {
   int id;
   size_t size;
   size_t align;
   const char* name;  // declaration name, for reports
+  size_t elem_size;  // 0: unknown (report bytes)
+  int rank;
+  size_t extents[4];
+};
+
+// A BufferParam describes one [[buffer(n)]] parameter of an entry point.
+struct BufferParam {
+  int index;
+  const char* name;   // parameter name, for reports
+  int writable;       // a non-const device pointer or reference
+  size_t elem_size;   // pointee size
 };
 
 // A KernelInfo is one entry point of a TU.
@@ -77,6 +109,8 @@ struct KernelInfo {
   int nslots;
   const TGSlot* slots;
   int max_threads;  // maximum threads per threadgroup (1024)
+  int nbufs;  // buffer parameters; 0 with bufs == nullptr: unknown (all writable)
+  const BufferParam* bufs;
 };
 
 }  // namespace mtl_rt

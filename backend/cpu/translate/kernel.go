@@ -177,6 +177,9 @@ func (t *tr) wrapper(f *fn) {
 			continue
 		}
 		args = append(args, e)
+		if idx, ok := bufferIndex(e); ok {
+			f.bufs = append(f.bufs, bufParam{index: idx, name: p.name, writable: p.space == "device" && !constPointee(p.typ)})
+		}
 	}
 	if !ok {
 		return
@@ -308,7 +311,31 @@ func (t *tr) table() {
 			if s.fn.tmpl != nil {
 				alias += "<" + strings.Join(e.args, ", ") + ">"
 			}
-			fmt.Fprintf(&t.tail, "  {%d, sizeof(%s), alignof(%s), %s},\n", s.id, alias, alias, strconv.Quote(s.name))
+			// Element size and extents come from the compiler, so reports can
+			// give element coordinates whatever the declaration's spelling.
+			ext := make([]string, 4)
+			for d := range ext {
+				ext[d] = fmt.Sprintf("std::extent<%s, %d>::value", alias, d)
+			}
+			fmt.Fprintf(&t.tail, "  {%d, sizeof(%s), alignof(%s), %s, sizeof(std::remove_all_extents<%s>::type), int(std::rank<%s>::value), {%s}},\n",
+				s.id, alias, alias, strconv.Quote(s.name), alias, alias, strings.Join(ext, ", "))
+		}
+		t.tail.WriteString("};\n")
+	}
+	bufs := map[*fn]string{}
+	for _, e := range t.entries {
+		if _, done := bufs[e.fn]; done || len(e.fn.bufs) == 0 {
+			continue
+		}
+		name := fmt.Sprintf("mtl_bufs_%d", len(bufs))
+		bufs[e.fn] = name
+		fmt.Fprintf(&t.tail, "static const mtl_rt::BufferParam %s[] = {\n", name)
+		for _, b := range e.fn.bufs {
+			w := 0
+			if b.writable {
+				w = 1
+			}
+			fmt.Fprintf(&t.tail, "  {%d, %s, %d, 0},\n", b.index, strconv.Quote(b.name), w)
 		}
 		t.tail.WriteString("};\n")
 	}
@@ -325,7 +352,11 @@ func (t *tr) table() {
 		if len(e.slots) > 0 {
 			slots = fmt.Sprintf("mtl_slots_%d", i)
 		}
-		fmt.Fprintf(&t.tail, "  {%s, %s, %d, %s, %d},\n", strconv.Quote(e.name), run, len(e.slots), slots, maxThreads(e.fn))
+		bufTable, nbufs := "nullptr", len(e.fn.bufs)
+		if nbufs > 0 {
+			bufTable = bufs[e.fn]
+		}
+		fmt.Fprintf(&t.tail, "  {%s, %s, %d, %s, %d, %d, %s},\n", strconv.Quote(e.name), run, len(e.slots), slots, maxThreads(e.fn), nbufs, bufTable)
 	}
 	t.tail.WriteString("};\n")
 	fmt.Fprintf(&t.tail, "extern \"C\" const mtl_rt::KernelInfo* mtl_kernels(int* count) { *count = %d; return mtl_kernel_table; }\n", len(t.entries))
@@ -696,4 +727,44 @@ func (t *tr) rewriteAll() {
 			t.setRep(i, out)
 		}
 	}
+}
+
+// A bufParam is one device or constant buffer parameter of a kernel.
+type bufParam struct {
+	index    int
+	name     string
+	writable bool // a device pointer or reference to non-const data
+}
+
+// bufferIndex returns the buffer index of a wrapper argument reading
+// mtl_b[N], when N is a literal.
+func bufferIndex(arg string) (int, bool) {
+	i := strings.Index(arg, "mtl_b[")
+	if i < 0 {
+		return 0, false
+	}
+	rest := arg[i+len("mtl_b["):]
+	j := strings.IndexByte(rest, ']')
+	if j < 0 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest[:j])
+	return n, err == nil
+}
+
+// constPointee reports whether a pointer or reference type points to const
+// data: a const before the last '*' or '&' ("const float *", "float const&").
+func constPointee(typ string) bool {
+	cut := strings.LastIndexAny(typ, "*&")
+	if cut < 0 {
+		cut = len(typ)
+	}
+	for _, f := range strings.FieldsFunc(typ[:cut], func(r rune) bool {
+		return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) {
+		if f == "const" {
+			return true
+		}
+	}
+	return false
 }

@@ -28,8 +28,9 @@ type fn struct {
 	tmpl            *tmplHeader
 	params          []*param
 	slots           []*slot
-	callees         []string // names called in the body, first occurrence order
-	aliases         []string // namespace-scope aliases of its threadgroup slots
+	callees         []string   // names called in the body, first occurrence order
+	aliases         []string   // namespace-scope aliases of its threadgroup slots
+	bufs            []bufParam // buffer parameters, set by wrapper for kernels
 }
 
 // qualName is the function's name as seen from the global namespace.

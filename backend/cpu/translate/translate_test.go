@@ -86,7 +86,9 @@ func TestTranslate(t *testing.T) {
 			entry: "k",
 			want: []string{"void k( const float* a ,  float* o , const P& p , uint i )",
 				"static_cast<const float *>(mtl_b[0])", "*static_cast<const P*>(mtl_b[2])",
-				"static_cast<uint>(mtl_c.thread_position_in_grid[0])", `{"k", &::mtl_run_k, 0, nullptr, 1024}`},
+				"static_cast<uint>(mtl_c.thread_position_in_grid[0])", `{"k", &::mtl_run_k, 0, nullptr, 1024, 3, mtl_bufs_0}`,
+				// Only the non-const device buffer is writable.
+				`{0, "a", 0, 0},`, `{1, "o", 1, 0},`, `{2, "p", 0, 0},`},
 			notWant: []string{"device", "[[", "kernel void"},
 		},
 		{
@@ -109,7 +111,7 @@ func TestTranslate(t *testing.T) {
 			entry: "k",
 			want: []string{"typedef float mtl_tg0_t[8];", "typedef float mtl_tg1_t[4][64];", "typedef float mtl_tg2_t[2];",
 				"mtl_tg1_t& s = *static_cast<mtl_tg1_t*>(mtl_rt::tg_slot(1)); mtl_tg2_t& u = *static_cast<mtl_tg2_t*>(mtl_rt::tg_slot(2));",
-				" float* p = &s[0][0];", "{0, sizeof(::mtl_tg0_t), alignof(::mtl_tg0_t), \"t\"}"},
+				" float* p = &s[0][0];", "{0, sizeof(::mtl_tg0_t), alignof(::mtl_tg0_t), \"t\", sizeof(std::remove_all_extents<::mtl_tg0_t>::type), int(std::rank<::mtl_tg0_t>::value)"},
 		},
 		{
 			name:  "swizzles and literals",
@@ -146,7 +148,7 @@ func TestTranslate(t *testing.T) {
 			src:   header + "template <typename T, int N = 2>\nkernel void tk(device T* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n  threadgroup T b[N];\n  b[i % N] = o[i]; o[i] = b[0];\n}\ntemplate [[host_name(\"tk_f\")]] [[kernel]] void tk<float, 4>(device float*, uint);\ntemplate [[host_name(\"tk_h\")]] kernel decltype(tk<half, 8>) tk<half, 8>;\n",
 			entry: "tk_h",
 			want: []string{"template<typename T, int N> using mtl_tg0_t = T[N];", "mtl_tg0_t<T, N>& b =",
-				"&::mtl_run_tk<float, 4>", "&::mtl_run_tk<half, 8>", "sizeof(::mtl_tg0_t<half, 8>)", `{"tk_h", &::mtl_run_tk<half, 8>, 1, mtl_slots_1, 1024}`},
+				"&::mtl_run_tk<float, 4>", "&::mtl_run_tk<half, 8>", "sizeof(::mtl_tg0_t<half, 8>)", `{"tk_h", &::mtl_run_tk<half, 8>, 1, mtl_slots_1, 1024, 1, mtl_bufs_0}`},
 			notWant: []string{"host_name"},
 		},
 		{
@@ -173,13 +175,13 @@ func TestTranslate(t *testing.T) {
 			name:  "host_name on a kernel",
 			src:   header + "[[host_name(\"renamed\")]] kernel void k(device float* o [[buffer(0)]]) { o[0] = 0; }\n",
 			entry: "renamed",
-			want:  []string{`{"k", &::mtl_run_k, 0, nullptr, 1024}`, `{"renamed", &::mtl_run_k, 0, nullptr, 1024}`},
+			want:  []string{`{"k", &::mtl_run_k, 0, nullptr, 1024, 1, mtl_bufs_0}`, `{"renamed", &::mtl_run_k, 0, nullptr, 1024, 1, mtl_bufs_0}`},
 		},
 		{
 			name:  "max threads attribute",
 			src:   header + "[[max_total_threads_per_threadgroup(256)]] kernel void k(device float* o [[buffer(0)]]) { o[0] = 0; }\n",
 			entry: "k",
-			want:  []string{`{"k", &::mtl_run_k, 0, nullptr, 256}`},
+			want:  []string{`{"k", &::mtl_run_k, 0, nullptr, 256, 1, mtl_bufs_0}`},
 		},
 	}
 	for _, tt := range tests {

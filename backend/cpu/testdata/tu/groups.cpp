@@ -75,8 +75,24 @@ void early_return_run(void* const* b, void* const*) {
   early_return(static_cast<const uint32_t*>(b[0]), static_cast<uint32_t*>(b[1]));
 }
 
-// layout: two slots with different alignments; writes the distance between
-// them and checks zero fill.
+// split_barrier: threads below p[0] wait at one barrier (line 10), the
+// others at another (line 20): a deadlock on a GPU.
+void split_barrier(const uint32_t* p, uint32_t* out) {
+  const ThreadCtx& c = ctx();
+  if (c.thread_index_in_threadgroup < p[0]) {
+    threadgroup_barrier_at("split.metal", 10, kMemAll);
+  } else {
+    threadgroup_barrier_at("split.metal", 20, kMemAll);
+  }
+  out[c.thread_position_in_grid[0]] = 1;
+}
+void split_barrier_run(void* const* b, void* const*) {
+  split_barrier(static_cast<const uint32_t*>(b[0]), static_cast<uint32_t*>(b[1]));
+}
+
+// layout: two slots with different alignments; out[0] says whether they
+// lie in separate regions (more than a page apart) and out[1] whether both
+// start poisoned (every byte 0xff).
 typedef char tg2_t[3];
 typedef double tg3_t[2];
 void layout(uint32_t* out) {
@@ -84,8 +100,14 @@ void layout(uint32_t* out) {
   tg3_t& d = *static_cast<tg3_t*>(tg_slot(3));
   const ThreadCtx& c = ctx();
   if (c.thread_index_in_threadgroup == 0) {
-    out[0] = uint32_t(reinterpret_cast<char*>(&d[0]) - &a[0]);
-    out[1] = uint32_t(a[0] == 0 && a[1] == 0 && a[2] == 0 && d[0] == 0 && d[1] == 0);
+    long dist = reinterpret_cast<char*>(&d[0]) - &a[0];
+    out[0] = uint32_t(dist > 4096 || dist < -4096);
+    const unsigned char* ab = reinterpret_cast<const unsigned char*>(&a[0]);
+    const unsigned char* db = reinterpret_cast<const unsigned char*>(&d[0]);
+    bool poisoned = true;
+    for (size_t i = 0; i < sizeof(tg2_t); i++) poisoned = poisoned && ab[i] == 0xff;
+    for (size_t i = 0; i < sizeof(tg3_t); i++) poisoned = poisoned && db[i] == 0xff;
+    out[1] = uint32_t(poisoned);
     a[0] = 7;
     d[1] = 2.5;
   }
@@ -137,7 +159,7 @@ void simd_run(void* const* b, void* const*) {
 void tgbuf(uint32_t* out, uint32_t* s) {
   const ThreadCtx& c = ctx();
   uint32_t t = c.thread_index_in_threadgroup;
-  s[t] += t * t;  // zero-filled per threadgroup, so += is =
+  s[t] = t * t;
   threadgroup_barrier();
   if (t == 0) {
     uint32_t sum = 0;
@@ -170,6 +192,7 @@ const KernelInfo kernels[] = {
     {"racy_fixed", fixed_run, 1, neighbour_slots, 1024},
     {"barriers", barriers_run, 0, nullptr, 1024},
     {"early_return", early_return_run, 0, nullptr, 1024},
+    {"split_barrier", split_barrier_run, 0, nullptr, 1024},
     {"layout", layout_run, 2, layout_slots, 1024},
     {"positions", positions_run, 0, nullptr, 1024},
     {"simd", simd_run, 0, nullptr, 1024},

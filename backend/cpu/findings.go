@@ -1,0 +1,260 @@
+package cpu
+
+import (
+	"bytes"
+	"debug/dwarf"
+	"debug/elf"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"metalab/backend"
+)
+
+// findings turns the runner's findings into backend.Findings: pcs become
+// .metal source positions (from the shared object's line table), slot ids
+// become array names and byte offsets element coordinates.
+func (p *program) findings(raw []rawFinding) []backend.Finding {
+	if len(raw) == 0 {
+		return nil
+	}
+	lines := p.b.lines(p.so)
+	out := make([]backend.Finding, 0, len(raw))
+	for _, r := range raw {
+		f := backend.Finding{
+			Kind:   findingKinds[r.kind],
+			Fatal:  r.fatal,
+			Space:  spaces[r.space],
+			Buffer: int(r.buffer),
+			Array:  r.name,
+			Offset: r.offset,
+			Size:   int(r.size),
+			Count:  int(r.count),
+			Access: p.access(r.a, lines),
+			Note:   r.note,
+		}
+		if f.Kind == "" {
+			f.Kind = backend.FindingKind(fmt.Sprintf("unknown-%d", r.kind))
+		}
+		if r.b.valid {
+			o := p.access(r.b, lines)
+			f.Other = &o
+		}
+		if f.Space == "threadgroup" {
+			if si, ok := p.slots[f.Buffer]; ok {
+				f.Array = si.name
+				f.Coords = coords(f.Offset, si.elemSize, si.extents)
+			}
+		}
+		if f.Kind == backend.FindBounds && f.Space == "" && f.Access.Line > 0 {
+			// An array subscript out of bounds: name the array from the
+			// source, and tell threadgroup arrays from thread-private ones.
+			typ := strings.Trim(f.Array, "'")
+			if name := p.subscripted(f.Access.Line, f.Access.Col); name != "" {
+				f.Array = name
+				f.Space = "thread"
+				for _, si := range p.slots {
+					if si.name == name {
+						f.Space = "threadgroup"
+					}
+				}
+			}
+			f.Note = fmt.Sprintf("index %d out of bounds for type '%s'", r.offset, typ)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func (p *program) access(a rawAccess, lines *lineTable) backend.Access {
+	x := backend.Access{
+		Write:     a.write,
+		Atomic:    a.atomic,
+		Group:     [3]int{int(a.group[0]), int(a.group[1]), int(a.group[2])},
+		Thread:    int(a.thread),
+		SIMDGroup: int(a.thread) / 32,
+		Lane:      int(a.thread) % 32,
+		File:      a.file,
+		Line:      int(a.line),
+		Col:       int(a.col),
+	}
+	if x.Line == 0 && a.pc != 0 && lines != nil {
+		x.File, x.Line, x.Col = lines.lookup(a.pc - 1) // the call before the return address
+	}
+	// Line tables join a relative #line name to the compile directory.
+	if p.name != "" && x.File != p.name && strings.HasSuffix(x.File, "/"+p.name) {
+		x.File = p.name
+	}
+	return x
+}
+
+// coords returns the row-major coordinates of the element holding byte
+// offset off in an array of the given element size and extents, or nil.
+func coords(off int64, elemSize int, extents []int) []int {
+	if elemSize <= 0 || off < 0 || len(extents) == 0 {
+		return nil
+	}
+	idx := off / int64(elemSize)
+	c := make([]int, len(extents))
+	for d := len(extents) - 1; d >= 0; d-- {
+		if extents[d] <= 0 {
+			return nil
+		}
+		c[d] = int(idx % int64(extents[d]))
+		idx /= int64(extents[d])
+	}
+	if idx != 0 {
+		return nil
+	}
+	return c
+}
+
+// subscripted returns the identifier subscripted at line:col of the
+// program's source (the array an out-of-bounds index was used on), or "":
+// of the "name[" in the line, the one whose '[' is nearest col, preferring
+// one at or before it.
+func (p *program) subscripted(line, col int) string {
+	if len(p.source) == 0 || line <= 0 {
+		return ""
+	}
+	lines := bytes.Split(p.source, []byte("\n"))
+	if line > len(lines) {
+		return ""
+	}
+	text := string(lines[line-1])
+	best, bestDist := "", 1<<30
+	for i := 0; i < len(text); i++ {
+		if text[i] != '[' {
+			continue
+		}
+		end := i
+		for end > 0 && text[end-1] == ' ' {
+			end--
+		}
+		b := end
+		for b > 0 && isIdent(text[b-1]) {
+			b--
+		}
+		if b == end || text[b] >= '0' && text[b] <= '9' {
+			continue
+		}
+		d := col - 1 - i
+		if d < 0 {
+			d = -d + len(text) // after the column: only if nothing is before it
+		}
+		if d < bestDist {
+			best, bestDist = text[b:end], d
+		}
+	}
+	return best
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// describeFatal formats a fatal finding as one line.
+func describeFatal(f backend.Finding) string {
+	var b strings.Builder
+	switch f.Space {
+	case "device":
+		fmt.Fprintf(&b, "buffer %d", f.Buffer)
+	case "threadgroup", "thread":
+		fmt.Fprintf(&b, "%s array %s", f.Space, f.Array)
+	case "threadgroup-host":
+		fmt.Fprintf(&b, "[[threadgroup(%d)]] memory", f.Buffer)
+	default:
+		b.WriteString(f.Array)
+	}
+	if f.Note != "" && strings.HasPrefix(f.Note, "index ") {
+		fmt.Fprintf(&b, ": %s", f.Note)
+	} else {
+		fmt.Fprintf(&b, ", byte offset %+d (%d bytes)", f.Offset, f.Size)
+		if f.Note != "" {
+			fmt.Fprintf(&b, ": %s", f.Note)
+		}
+	}
+	fmt.Fprintf(&b, ", by %s at %s", f.Access.Where(), f.Access.Pos())
+	return b.String()
+}
+
+// A lineTable maps addresses of a shared object to source positions.
+type lineTable struct {
+	rows []lineRow // sorted by addr
+}
+
+type lineRow struct {
+	addr      uint64
+	file      string
+	line, col int
+	end       bool // end of a sequence: no position
+}
+
+func (t *lineTable) lookup(pc uint64) (string, int, int) {
+	i := sort.Search(len(t.rows), func(i int) bool { return t.rows[i].addr > pc }) - 1
+	if i < 0 || t.rows[i].end {
+		return "", 0, 0
+	}
+	r := t.rows[i]
+	return r.file, r.line, r.col
+}
+
+// lines returns the line table of a shared object, read once; nil when it
+// has none (no debug information, not ELF).
+func (b *Backend) lines(so string) *lineTable {
+	b.linesMu.Lock()
+	defer b.linesMu.Unlock()
+	if t, ok := b.lineCache[so]; ok {
+		return t
+	}
+	if b.lineCache == nil {
+		b.lineCache = map[string]*lineTable{}
+	}
+	t := readLines(so)
+	b.lineCache[so] = t
+	return t
+}
+
+func readLines(so string) *lineTable {
+	f, err := elf.Open(so)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	d, err := f.DWARF()
+	if err != nil {
+		return nil
+	}
+	t := &lineTable{}
+	r := d.Reader()
+	for {
+		cu, err := r.Next()
+		if err != nil || cu == nil {
+			break
+		}
+		lr, err := d.LineReader(cu)
+		if err == nil && lr != nil {
+			for {
+				var e dwarf.LineEntry
+				if lr.Next(&e) != nil {
+					break
+				}
+				row := lineRow{addr: e.Address, line: e.Line, col: e.Column, end: e.EndSequence}
+				if e.File != nil {
+					row.file = e.File.Name
+				}
+				t.rows = append(t.rows, row)
+			}
+		}
+		r.SkipChildren()
+	}
+	sort.SliceStable(t.rows, func(i, j int) bool { return t.rows[i].addr < t.rows[j].addr })
+	return t
+}
+
+// linesState is the Backend's cache of line tables.
+type linesState struct {
+	linesMu   sync.Mutex
+	lineCache map[string]*lineTable
+}

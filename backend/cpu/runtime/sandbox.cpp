@@ -1,0 +1,227 @@
+// sandbox.cpp — the runner runs untrusted kernels: after start-up it keeps
+// only what running them needs.
+//
+// On Linux, in this order: resource limits (no core files, no file growth,
+// few descriptors, bounded memory and CPU time); no_new_privs; Landlock, so
+// the only files the process can open are the compiled kernels in the
+// objects directory (read-only) and it can make no TCP connection or
+// signal another process; and a seccomp filter that allows the system calls
+// the runner needs — reading and writing its pipes, memory mapping, futexes,
+// clocks, read-only opens (for loading kernels) — and traps every other one
+// (exec, fork, sockets, ptrace, ...). A trapped call ends the runner with a
+// one-line report naming the call. Elsewhere only the resource limits apply.
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runner.h"
+
+#if defined(__linux__)
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#endif
+
+using namespace mtl_proto;
+
+namespace runner {
+
+namespace {
+
+std::string set_limit(int res, const char* name, uint64_t v) {
+  struct rlimit rl;
+  rl.rlim_cur = rlim_t(v);
+  rl.rlim_max = rlim_t(v);
+  if (setrlimit(res, &rl) != 0) {
+    // Lowering below a hard limit cannot fail; raising can: keep what is.
+    return std::string(" ") + name + "=(" + std::strerror(errno) + ")";
+  }
+  return std::string(" ") + name + "=" + std::to_string(v);
+}
+
+#if defined(__linux__)
+
+// Landlock, declared here so that older kernel headers do not matter.
+constexpr uint64_t kLLReadFile = 1ull << 2, kLLReadDir = 1ull << 3;
+constexpr int kLLCreateVersion = 1;
+constexpr int kLLRulePathBeneath = 1;
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+
+struct LLRuleset {
+  uint64_t handled_fs, handled_net, scoped;
+};
+struct __attribute__((packed)) LLPathBeneath {
+  uint64_t allowed;
+  int32_t parent_fd;
+};
+
+std::string enter_landlock(const std::string& objects) {
+  long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, kLLCreateVersion);
+  if (abi < 1) return " landlock=unavailable";
+  // Every filesystem right this ABI knows is handled (so denied unless a
+  // rule allows it): 13 rights in v1, REFER in v2, TRUNCATE in v3,
+  // IOCTL_DEV in v5.
+  uint64_t fs = (1ull << 13) - 1;
+  if (abi >= 2) fs |= 1ull << 13;
+  if (abi >= 3) fs |= 1ull << 14;
+  if (abi >= 5) fs |= 1ull << 15;
+  LLRuleset rs = {fs, 0, 0};
+  size_t size = 8;
+  if (abi >= 4) {
+    rs.handled_net = 3;  // bind and connect TCP
+    size = 16;
+  }
+  if (abi >= 6) {
+    rs.scoped = 3;  // abstract unix sockets and signals to other processes
+    size = 24;
+  }
+  int fd = int(syscall(SYS_landlock_create_ruleset, &rs, size, 0));
+  if (fd < 0) return std::string(" landlock=(") + std::strerror(errno) + ")";
+  if (!objects.empty()) {
+    int dir = open(objects.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY);
+    if (dir >= 0) {
+      LLPathBeneath pb = {kLLReadFile | kLLReadDir, dir};
+      syscall(SYS_landlock_add_rule, fd, kLLRulePathBeneath, &pb, 0);
+      close(dir);
+    }
+  }
+  long r = syscall(SYS_landlock_restrict_self, fd, 0);
+  close(fd);
+  if (r != 0) return std::string(" landlock=(") + std::strerror(errno) + ")";
+  return " landlock=abi" + std::to_string(abi) + "(read-only:" + objects + ")";
+}
+
+#if defined(__x86_64__)
+constexpr uint32_t kAuditArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+constexpr uint32_t kAuditArch = AUDIT_ARCH_AARCH64;
+#else
+constexpr uint32_t kAuditArch = 0;
+#endif
+
+// allowed are the system calls the runner makes after start-up.
+const int allowed[] = {
+    SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_pread64, SYS_close, SYS_fstat, SYS_lseek,
+#ifdef SYS_newfstatat
+    SYS_newfstatat,
+#endif
+#ifdef SYS_statx
+    SYS_statx,
+#endif
+    SYS_mmap, SYS_munmap, SYS_mprotect, SYS_mremap, SYS_madvise, SYS_brk, SYS_futex,
+    SYS_rt_sigreturn, SYS_rt_sigprocmask, SYS_sigaltstack, SYS_exit, SYS_exit_group, SYS_getpid, SYS_gettid,
+    SYS_getppid, SYS_clock_gettime, SYS_clock_nanosleep, SYS_nanosleep, SYS_sched_yield,
+#ifdef SYS_getrandom
+    SYS_getrandom,
+#endif
+#ifdef SYS_rseq
+    SYS_rseq,
+#endif
+    SYS_set_robust_list, SYS_restart_syscall, SYS_sched_getaffinity, SYS_getcwd,
+};
+
+void sigsys(int, siginfo_t* si, void*) {
+  claim_death();
+  Line l;
+  l.str("sandbox: the kernel made a forbidden system call (number ").uint(uint64_t(si->si_syscall)).str(")");
+  l.emit();
+  _exit(kExitSandbox);
+}
+
+std::string enter_seccomp() {
+  if (kAuditArch == 0) return " seccomp=unsupported-arch";
+  std::vector<sock_filter> f;
+  auto stmt = [&](uint16_t code, uint32_t k) { f.push_back(BPF_STMT(code, k)); };
+  auto jump = [&](uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) { f.push_back(BPF_JUMP(code, k, jt, jf)); };
+  const uint32_t kTrap = SECCOMP_RET_TRAP, kAllow = SECCOMP_RET_ALLOW;
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+  jump(BPF_JMP | BPF_JEQ | BPF_K, kAuditArch, 1, 0);
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+#if defined(__x86_64__)
+  jump(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1);  // the x32 ABI
+  stmt(BPF_RET | BPF_K, kTrap);
+#endif
+  for (int nr : allowed) {
+    jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(nr), 0, 1);
+    stmt(BPF_RET | BPF_K, kAllow);
+  }
+  // openat: read-only opens only (loading kernels); Landlock limits where.
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 4);
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args) + 2 * 8);
+  jump(BPF_JMP | BPF_JSET | BPF_K, O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | 020000000, 0, 1);
+  stmt(BPF_RET | BPF_K, kTrap);
+  stmt(BPF_RET | BPF_K, kAllow);
+  // tgkill: only to this process (abort raises SIGABRT this way).
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_tgkill, 0, 3);
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args));
+  jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(getpid()), 0, 1);
+  stmt(BPF_RET | BPF_K, kAllow);
+  stmt(BPF_RET | BPF_K, kTrap);
+  struct sock_fprog prog;
+  prog.len = static_cast<unsigned short>(f.size());
+  prog.filter = f.data();
+  // TSYNC: the filter applies to every thread of the process, the workers
+  // started before it included.
+  if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0) {
+    return std::string(" seccomp=(") + std::strerror(errno) + ")";
+  }
+  return " seccomp=on";
+}
+
+#endif  // __linux__
+
+}  // namespace
+
+void install_sigsys_handler() {
+#if defined(__linux__)
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = sigsys;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSYS, &sa, nullptr);
+#endif
+}
+
+std::string restrict_process(const SandboxOptions& o) {
+  std::string s = "rlimits:";
+  s += set_limit(RLIMIT_CORE, "core", 0);
+  s += set_limit(RLIMIT_FSIZE, "fsize", 0);
+  s += set_limit(RLIMIT_NOFILE, "nofile", 64);
+  if (o.memory > 0) {
+    s += set_limit(RLIMIT_DATA, "data", o.memory);
+    s += set_limit(RLIMIT_AS, "as", g_layout.span + o.memory + (uint64_t(8) << 30));
+  }
+  if (o.cpu_seconds > 0) s += set_limit(RLIMIT_CPU, "cpu", o.cpu_seconds);
+#if defined(__linux__)
+  s += "; no_new_privs=";
+  s += prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? "on" : "(failed)";
+  s += ";" + enter_landlock(o.objects);
+#endif
+  return s;
+}
+
+std::string filter_syscalls() {
+#if defined(__linux__)
+  return enter_seccomp();
+#else
+  return " no system-call filter on this OS";
+#endif
+}
+
+}  // namespace runner
