@@ -81,10 +81,10 @@ const (
 
 // A StageSpec is one kernel of a pipeline as the spec declares it.
 type StageSpec struct {
-	Entry        string
-	Source       string         // resolved .metal path
-	SourcePos    token.Position // where the spec names Source
-	Pos          token.Position
+	Entry     string
+	Source    string         // resolved .metal path
+	SourcePos token.Position // where the spec names Source
+	Pos       token.Position
 	// Bindings are the stage's argument bindings, sorted by space and
 	// index; see stageBindings.
 	Bindings     []Binding
