@@ -72,7 +72,11 @@ type DumpBuffer struct {
 	Slack int    `json:"slack,omitempty"`
 	Note  string `json:"note,omitempty"` // how to read Dtype when it is not the element type itself
 	// Layout describes a struct's fields.
-	Layout     []DumpField       `json:"layout,omitempty"`
+	Layout []DumpField `json:"layout,omitempty"`
+	// NumpyDtype is a struct's layout as numpy.dtype takes it (names,
+	// formats, offsets, itemsize), so that
+	// numpy.load(f).view(numpy.dtype(b["numpy_dtype"])) reads the fields.
+	NumpyDtype map[string]any    `json:"numpy_dtype,omitempty"`
 	Files      map[string]string `json:"files,omitempty"`       // label → .npy file, relative to the dump directory
 	SlackFiles map[string]string `json:"slack_files,omitempty"` // label → .npy file of the slack bytes
 	// Changed lists the labels whose bytes differ from "before".
@@ -247,6 +251,7 @@ func (d *Dumper) Case(in *spec.Instance, runs []DumpRun, runErr error) error {
 			for _, f := range b.Type.Fields {
 				db.Layout = append(db.Layout, DumpField{Name: f.Name, Type: f.Type.Name, Offset: f.Offset, Size: f.Type.Size, Len: f.Len})
 			}
+			db.NumpyDtype = structDtype(b.Type)
 		}
 		if b.Role == spec.Threadgroup {
 			dc.Buffers = append(dc.Buffers, db) // memory, no data
@@ -329,15 +334,18 @@ func (d *Dumper) Index() *DumpIndex { return &d.index }
 
 // writeIndex replaces index.json through a temporary file and a rename.
 func (d *Dumper) writeIndex() error {
-	data, err := json.MarshalIndent(&d.index, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // dtypes read "<f4", not "\u003cf4"
+	if err := enc.Encode(&d.index); err != nil {
 		return fmt.Errorf("dump: index: %w", err)
 	}
 	tmp, err := os.CreateTemp(d.dir, ".index.json.tmp-*")
 	if err != nil {
 		return fmt.Errorf("dump: %w", err)
 	}
-	_, werr := tmp.Write(append(data, '\n'))
+	_, werr := tmp.Write(buf.Bytes())
 	if err := errors.Join(werr, tmp.Close()); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("dump: index: %w", err)
@@ -384,7 +392,7 @@ func npyLayout(b *spec.Buffer) (descr string, shape []int, note string) {
 	}
 	t := b.Type
 	if t.Kind == spec.Struct {
-		return "|u1", append(shape, t.Size), fmt.Sprintf("struct %s as its %d raw bytes per element; see layout", t.Name, t.Size)
+		return "|u1", append(shape, t.Size), fmt.Sprintf("struct %s as its %d raw bytes per element; see layout, or view as numpy_dtype", t.Name, t.Size)
 	}
 	descr = npyDtypes[t.Scalar]
 	var notes []string
@@ -402,6 +410,38 @@ func npyLayout(b *spec.Buffer) (descr string, shape []int, note string) {
 		}
 	}
 	return descr, shape, strings.Join(notes, "; ")
+}
+
+// structDtype returns struct t as a numpy.dtype dictionary: each field's
+// format is its scalar's dtype with the field's array and lane
+// dimensions ("(3,4)<f4"); a nested struct is raw bytes ("|V16").
+func structDtype(t *spec.Type) map[string]any {
+	var names, formats []string
+	var offsets []int
+	for _, f := range t.Fields {
+		var dims []string
+		if f.Len > 0 {
+			dims = append(dims, fmt.Sprint(f.Len))
+		}
+		format := fmt.Sprintf("|V%d", f.Type.Size)
+		if f.Type.Kind != spec.Struct {
+			format = npyDtypes[f.Type.Scalar]
+			if f.Type.Kind == spec.Vector {
+				dims = append(dims, fmt.Sprint(f.Type.Size/npy.Dtypes[format]))
+			}
+		}
+		if len(dims) > 0 {
+			sep := ","
+			if len(dims) > 1 {
+				sep = ""
+			}
+			format = "(" + strings.Join(dims, ",") + sep + ")" + format
+		}
+		names = append(names, f.Name)
+		formats = append(formats, format)
+		offsets = append(offsets, f.Offset)
+	}
+	return map[string]any{"names": names, "formats": formats, "offsets": offsets, "itemsize": t.Size}
 }
 
 // jsonVars returns vars with non-finite numbers as strings, which JSON

@@ -173,6 +173,9 @@ func TestDumper(t *testing.T) {
 			t.Errorf("%s: changed %q", b.Name, changed)
 		}
 	}
+	if dt := fmt.Sprint(c.Buffers[3].NumpyDtype); dt != "map[formats:[<u4 (2,)<f4] itemsize:12 names:[n s] offsets:[0 4]]" {
+		t.Errorf("struct numpy dtype %s", dt)
+	}
 	out := c.Buffers[4]
 	if out.Files["before"] != "cases/001-quick-N=4/out_.._x.before.npy" || out.Slack != 6 {
 		t.Errorf("out files %v slack %d", out.Files, out.Slack)
@@ -192,12 +195,14 @@ o = numpy.load(sys.argv[1] + "/" + b["out/../x"]["files"]["after"])
 print(o.dtype, o[0])
 bf = numpy.load(sys.argv[1] + "/" + b["bf"]["files"]["before"])
 print((bf.astype('<u4') << 16).view('<f4').tolist())
+p = numpy.load(sys.argv[1] + "/" + b["p"]["files"]["before"]).view(numpy.dtype(b["p"]["numpy_dtype"]))
+print(p.shape, p["n"].tolist(), p["s"].tolist())
 `
 		got, err := exec.Command(py, "-c", script, dir).CombinedOutput()
 		if err != nil {
 			t.Fatalf("numpy: %v\n%s", err, got)
 		}
-		if want := "(4, 4) [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0], [9.0, 10.0, 11.0]]\nint32 7\n[1.5, 1.5, 1.5, 1.5]\n"; string(got) != want {
+		if want := "(4, 4) [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0], [9.0, 10.0, 11.0]]\nint32 7\n[1.5, 1.5, 1.5, 1.5]\n(1, 1) [[4]] [[[0.5, 2.0]]]\n"; string(got) != want {
 			t.Errorf("numpy read\n%s\nwant\n%s", got, want)
 		}
 	} else {
