@@ -365,7 +365,7 @@ func dim3(es []*Expr, what string, vars map[string]any) (backend.Dim3, error) {
 		if n < 1 {
 			return backend.Dim3{}, &Error{Pos: e.Pos, Msg: fmt.Sprintf("%s %c dimension %s = %d, want at least 1", what, "xyz"[i], e.Quoted(), n)}
 		}
-		if n > MaxDim {
+		if int64(n) > MaxDim {
 			return backend.Dim3{}, &Error{Pos: e.Pos, Msg: fmt.Sprintf("%s %c dimension %s = %d is over 2^32-1", what, "xyz"[i], e.Quoted(), n)}
 		}
 		d[i] = n

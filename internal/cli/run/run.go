@@ -226,7 +226,11 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	// so that a wrong spec costs no run.
 	var insts []*spec.Instance
 	var bad spec.ErrorList
+	fmt.Fprintf(opts.IO.ErrOut, "preparing %d cases...\n", len(cases))
 	for _, c := range cases {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted while preparing the cases: %w", err)
+		}
 		in, err := s.Instantiate(c)
 		if err != nil {
 			return err
