@@ -252,3 +252,26 @@ func TestBundledKernelMistakes(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCheckKernels checks one case of the bundled qsa_prompt spec
+// (four stages on one 500-line source) against its kernels.
+func BenchmarkCheckKernels(b *testing.B) {
+	s, err := Load("../kernels/qsa_prompt.yaml")
+	if err != nil {
+		b.Skip("no bundled qsa_prompt spec:", err)
+	}
+	in, err := s.Instantiate(s.Sets[0].Cases[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err := os.ReadFile(s.Source)
+	if err != nil {
+		b.Fatal(err)
+	}
+	read := func(string) ([]byte, error) { return src, nil }
+	for b.Loop() {
+		if err := in.CheckKernels(read); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
