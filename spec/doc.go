@@ -7,7 +7,9 @@
 //
 // Load or Parse reads a spec; Cases lists the cases of some sets;
 // Instantiate turns one case into an Instance with concrete buffer bytes
-// and stages ready to run on any backend.Backend. Input bytes are generated
+// and stages ready to run on any backend.Backend; Instance.CheckKernels
+// holds the instance to the kernels' own parameters and function
+// constants. Input bytes are generated
 // in Go from a seed derived from (spec seed, case name, buffer name), so
 // every backend sees identical inputs and adding a buffer never changes
 // the bytes of another.
@@ -22,7 +24,8 @@
 //
 // Top-level keys (see testdata/example.yaml for a fully commented example):
 //
-//	source:     path of the .metal file, relative to the YAML file (required)
+//	source:     path of the .metal file, relative to the YAML file unless
+//	            absolute (required)
 //	seed:       integer base seed (default 1)
 //	dispatches: dispatches per timing sample, an expression (default 1)
 //	vars:       default case variables, name: expression, evaluated in order;
@@ -33,6 +36,7 @@
 //	constants:  function-constant values for every stage,
 //	            NAME: {type: bool|int|uint|short|ushort|char|uchar|half|float, value: expr}
 //	structs:    struct types, Name: [{name, type, len?, value?}, ...]
+//	            (see Structs)
 //	buffers:    list of buffers (below)
 //	stages:     list of stages (below), run in order in one instance
 //	sets:       named case sets, name: {vars?, defines?, constants?, gen?, cases}
@@ -41,9 +45,9 @@
 //	            set (see Spec.DefaultSets). Keep production shapes that take
 //	            minutes on the cpu backend out of the defaults.
 //
-// A relative source path resolves against the YAML file's directory; a
-// source that cannot be read is reported at the line that names it when
-// the spec is run.
+// A relative source path resolves against the YAML file's directory, an
+// absolute one stands as written; a source that cannot be read is reported
+// at the line that names it when the spec is run.
 //
 // # Expressions
 //
@@ -70,13 +74,16 @@
 //
 // Note that expr's "/" divides as floating point; an expression whose value
 // must be an integer (a count, a dimension) is an error if it is not
-// integral. Inside a struct field value of a buffer with several elements,
-// the variable i is the element index.
+// integral. Inside a struct field value, the variable i is the element
+// index and j the index within an array field (see Structs).
 //
 // # Buffers
 //
 //	name:     unique name (stages bind buffers by name)
-//	index:    default [[buffer(n)]] index; unique among buffers
+//	index:    default index, 0..30: the [[buffer(n)]] index, or for a
+//	          threadgroup buffer the [[threadgroup(n)]] index. The two are
+//	          separate spaces (a buffer and a threadgroup buffer may both
+//	          have index 0); within a space an index is unique
 //	type:     element type: half, bfloat, float, char (int8), uchar (uint8),
 //	          short, ushort, int, uint, long, ulong, bool; vectors such as
 //	          half4, float2, int3, packed_float3, packed_half4; or a struct
@@ -96,6 +103,42 @@
 //	values:   for a struct buffer, field: expression overrides of the
 //	          struct's field values
 //	sentinel: hex bytes repeated over an output buffer, default "a5"
+//	slack:    host slack, an expression in bytes (default 0): bytes the
+//	          host allocates after the count elements, as hosts that round
+//	          buffer sizes up do. A kernel may legitimately read them (a
+//	          vector load past the end, masked off), so they are bound and
+//	          in bounds, and filled like the data, as if the buffer went on:
+//	          an input's generator continues its stream (selected-ids slack
+//	          is -1 padding), a struct buffer continues its elements (i
+//	          counting on), an output continues its sentinel pattern; a
+//	          partial last element is cut. The data's own bytes do not
+//	          depend on the slack. Slack is compared like the data: a
+//	          variant that writes into it where the baseline does not
+//	          fails, since on a host the slack may be someone else's
+//	          bytes. For a threadgroup buffer, slack adds to the memory
+//	          length (Metal rounds it to 16 bytes).
+//
+// # Structs
+//
+// A struct type is a list of fields laid out with Metal rules. A field has
+// a name, a type (a scalar, a vector or an earlier struct), an optional
+// array length len and an optional value; a field without a value, and a
+// nested struct field, are zero. A buffer's values: override field values
+// by name. A value is one expression for every array element and lane, or
+// a list following the field's shape: one entry per element of an array
+// field, one per lane of a vector field, and for an array of vectors each
+// entry may itself be a list of lanes:
+//
+//	structs:
+//	  Params:
+//	    - {name: n, type: uint, value: T}
+//	    - {name: w, type: float, len: 3, value: [1, "T / 2", 0.25]}
+//	    - {name: off, type: int, len: 4, value: "j * 64"}  # 0, 64, 128, 192
+//	    - {name: dir, type: float2, value: [-1, 1]}
+//	    - {name: m, type: short2, len: 2, value: [[1, 2], 3]}
+//
+// In a value, i is the index of the buffer's element and j the index
+// within the array field.
 //
 // # Generators
 //
@@ -127,7 +170,9 @@
 //
 // Components of a vector element are generated one by one. Generation
 // consumes one stream of random numbers per buffer, seeded from (seed, case
-// name, buffer name).
+// name, buffer name). The bytes of a (seed, case, buffer) are fixed
+// forever: testdata/gen-digests.txtar pins the sha256 of every generator
+// and edge mode's output, so a change to any of them fails a test.
 //
 // # Stages
 //
@@ -136,9 +181,57 @@
 //	threadgroups: [x, y, z] threadgroups per grid; missing trailing ones are 1
 //	threads:      [x, y, z] threads per threadgroup
 //	buffers:      names bound at their own index (default: every buffer
-//	              with an index)
-//	bind:         name: index, binding a buffer at another index
+//	              with an index); a name may appear once
+//	bind:         name: index, or name: [index, ...], binding a buffer at
+//	              other indices (and binding it even if buffers: does not
+//	              list it). A host may bind one buffer at several indices,
+//	              say a source also passed as the absent mask; each binding
+//	              is a copy on the cpu backend, so CheckKernels refuses one
+//	              a kernel writes through
 //	defines, constants: per-stage additions and overrides
+//
+// A threadgroup buffer binds in the [[threadgroup(n)]] space, every other
+// buffer in the [[buffer(n)]] space; two buffers in one slot are an error.
+// Threadgroups and threads per dimension are at least 1 and at most
+// 2^32-1.
+//
+// # Checking against the kernel
+//
+// What a spec says about a kernel's arguments cannot be checked from the
+// YAML alone; Instance.CheckKernels reads each stage's entry with the
+// stage's defines and refuses, at the spec position at fault and naming
+// the kernel's position:
+//
+//   - a [[buffer(n)]] or [[threadgroup(n)]] parameter nothing is bound to.
+//     A device or constant parameter without an attribute takes the next
+//     index no [[buffer(n)]] names, in parameter order (the cpu
+//     translator's rule). A parameter with [[function_constant(c)]] is
+//     absent, and needs nothing, when c is false;
+//   - a buffer whose element does not fit the parameter's (ElementFits): a
+//     kernel element of bytes (char, uchar, their vectors, void) views
+//     anything, and a spec buffer of char or uchar holds anything;
+//     otherwise the component scalars must agree (the same floating type;
+//     integers of one width, signedness free) and one element size must
+//     divide the other (a half4 parameter reads a half buffer; a
+//     device const half* on a float buffer, or a packed_float3 parameter
+//     on a float3 buffer, is an error); two structs must have one size.
+//     A parameter type msl cannot lay out is checked for its binding only;
+//   - a reference parameter (constant Params&) larger than its buffer;
+//   - a buffer bound at several indices and written through one of them;
+//   - a function constant the entry uses (itself, or through the helpers,
+//     file-scope constants and macros it names) with no value in the case.
+//     Unset, it would silently read as zero. A constant the source guards
+//     with is_function_constant_defined(name) anywhere may stay unset;
+//   - a constant given a value no stage's source declares (a misspelt
+//     name), or a type other than its declaration's.
+//
+// # Limits
+//
+// A spec nests at most MaxDepth (32) levels of mappings and lists; a key
+// is at most MaxKeyLen (256) bytes, any other value MaxScalarLen (4096);
+// an expression at most MaxExprLen (1024) bytes and MaxExprDepth (32)
+// nested brackets. Past a limit the error points at the node and quotes at
+// most 60 bytes of it; error messages never echo a long value whole.
 //
 // # Case sets
 //
@@ -157,8 +250,11 @@
 // the YAML node at fault: a YAML syntax error, an unknown or duplicate key,
 // an unknown element type, role or generator kind, an expression that does
 // not compile or reads a variable no case binds, a duplicate buffer index
-// or binding, a case that is not a number. Errors that need a case's
-// values (a count that is not an integer, a shape whose product is not the
-// count, a selected-ids buffer of the wrong size) are found by Instantiate
-// and still point at the expression's line, prefixed with the case.
+// or binding, a struct value list of the wrong length, a case that is not
+// a number, anything past a limit. Errors that need a case's values (a
+// count that is not an integer, a shape whose product is not the count, a
+// selected-ids buffer of the wrong size, a negative slack, a dimension
+// below 1 or over 2^32-1) are found by Instantiate, and errors that need
+// the kernel by CheckKernels; both still point at the spec's line,
+// prefixed with the case.
 package spec

@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -84,11 +85,24 @@ func floorDiv(a, b int) int {
 	return q
 }
 
+// Limits on an expression's text: nothing a spec needs comes near them,
+// and an expression past them is refused before it is compiled.
+const (
+	MaxExprLen   = 1024 // bytes
+	MaxExprDepth = 32   // nested brackets
+)
+
 // compileExpr compiles src; pos is where it sits in the spec.
 func compileExpr(src string, pos token.Position) (*Expr, error) {
+	if len(src) > MaxExprLen {
+		return nil, fmt.Errorf("expression %s is %d bytes, over the %d-byte limit", clip(src), len(src), MaxExprLen)
+	}
+	if d := bracketDepth(src); d > MaxExprDepth {
+		return nil, fmt.Errorf("expression %s nests brackets %d deep, over the limit of %d", clip(src), d, MaxExprDepth)
+	}
 	tree, err := expr.Compile(src, exprOptions...)
 	if err != nil {
-		return nil, fmt.Errorf("bad expression %q: %v", src, firstLine(err.Error()))
+		return nil, fmt.Errorf("bad expression %s: %v", clip(src), clip(firstLine(err.Error())))
 	}
 	e := &Expr{Src: src, Pos: pos, prog: tree}
 	v := &identVisitor{seen: map[string]bool{}}
@@ -97,6 +111,41 @@ func compileExpr(src string, pos token.Position) (*Expr, error) {
 	e.idents = v.names
 	return e, nil
 }
+
+// bracketDepth returns the deepest nesting of (), [] and {} in s.
+func bracketDepth(s string) int {
+	d, most := 0, 0
+	for i := range len(s) {
+		switch s[i] {
+		case '(', '[', '{':
+			d++
+			most = max(most, d)
+		case ')', ']', '}':
+			d--
+		}
+	}
+	return most
+}
+
+// clipLen is how much of a spec text an error message quotes.
+const clipLen = 60
+
+// clip quotes s for an error message, cut to its first clipLen bytes (on a
+// rune boundary) with "..." when it is longer, so that a huge value is
+// never echoed back whole.
+func clip(s string) string {
+	if len(s) <= clipLen {
+		return strconv.Quote(s)
+	}
+	n := clipLen
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strconv.Quote(s[:n]) + fmt.Sprintf("... (%d bytes)", len(s))
+}
+
+// Quoted returns e's source quoted for messages, clipped when long.
+func (e *Expr) Quoted() string { return clip(e.Src) }
 
 type identVisitor struct {
 	seen  map[string]bool
@@ -123,12 +172,12 @@ func firstLine(s string) string {
 func (e *Expr) eval(vars map[string]any) (any, error) {
 	for _, id := range e.idents {
 		if _, ok := vars[id]; !ok {
-			return nil, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %q: unknown variable %q", e.Src, id)}
+			return nil, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %s: unknown variable %s", e.Quoted(), clip(id))}
 		}
 	}
 	v, err := expr.Run(e.prog, vars)
 	if err != nil {
-		return nil, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %q: %v", e.Src, firstLine(err.Error()))}
+		return nil, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %s: %v", e.Quoted(), firstLine(err.Error()))}
 	}
 	return v, nil
 }
@@ -141,7 +190,7 @@ func (e *Expr) Int(vars map[string]any) (int, error) {
 	}
 	n, err := toInt(v)
 	if err != nil {
-		return 0, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %q: %v", e.Src, err)}
+		return 0, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %s: %v", e.Quoted(), err)}
 	}
 	return n, nil
 }
@@ -154,7 +203,7 @@ func (e *Expr) Float(vars map[string]any) (float64, error) {
 	}
 	f, err := toFloat(v)
 	if err != nil {
-		return 0, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %q: %v", e.Src, err)}
+		return 0, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %s: %v", e.Quoted(), err)}
 	}
 	return f, nil
 }
@@ -171,7 +220,7 @@ func (e *Expr) Bool(vars map[string]any) (bool, error) {
 	}
 	f, err := toFloat(v)
 	if err != nil {
-		return false, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %q: %v", e.Src, err)}
+		return false, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %s: %v", e.Quoted(), err)}
 	}
 	return f != 0, nil
 }

@@ -83,7 +83,7 @@ func (p *parser) checkGen(g genSpec, t *Type, n *yaml.Node, what string) {
 		if g["kind"].node != nil {
 			at = g["kind"].node
 		}
-		p.errorf(at, "%s: unknown generator kind %q (want %s)", what, kind, strings.Join(sortedKeys(genKeys), ", "))
+		p.errorf(at, "%s: unknown generator kind %s (want %s)", what, clip(kind), strings.Join(sortedKeys(genKeys), ", "))
 		return
 	}
 	for k, gp := range g {
@@ -101,7 +101,7 @@ func (p *parser) checkGen(g genSpec, t *Type, n *yaml.Node, what string) {
 	}
 	if e, ok := g["edge"]; ok {
 		if !edgeModes[e.text] {
-			p.errorf(e.node, "%s: unknown edge mode %q (want signed-zeros, cancel or nonfinite)", what, e.text)
+			p.errorf(e.node, "%s: unknown edge mode %s (want signed-zeros, cancel or nonfinite)", what, clip(e.text))
 		} else if !isFloat(t.Scalar) {
 			p.errorf(e.node, "%s: edge mode %s needs a floating-point element type, not %s", what, e.text, t.Name)
 		}
@@ -150,8 +150,10 @@ func (r *rng) intn(n uint64) uint64 {
 	return hi
 }
 
-// generate fills data (count elements of t) from g.
-func generate(data []byte, t *Type, count int, g genSpec, vars map[string]any, r *rng) error {
+// generate fills data (count elements of t, then extra elements of slack)
+// from g. The count elements do not depend on extra: slack elements
+// continue the stream (selected-ids slack is -1 padding).
+func generate(data []byte, t *Type, count, extra int, g genSpec, vars map[string]any, r *rng) error {
 	num := func(k string, def float64) (float64, error) {
 		gp, ok := g[k]
 		if !ok {
@@ -161,7 +163,13 @@ func generate(data []byte, t *Type, count int, g genSpec, vars map[string]any, r
 	}
 	kind := g["kind"].text
 	if kind == "selected-ids" {
-		return selectedIDs(data, t, count, g, vars)
+		if err := selectedIDs(data, t, count, g, vars); err != nil {
+			return err
+		}
+		for i := count * t.Size; i < len(data); i++ {
+			data[i] = 0xff // -1 in every integer width
+		}
+		return nil
 	}
 	var base func(c int) float64
 	switch kind {
@@ -262,7 +270,7 @@ func generate(data []byte, t *Type, count int, g genSpec, vars map[string]any, r
 	}
 	n := scalarSizes[t.Scalar]
 	c := 0
-	for e := range count {
+	for e := range count + extra {
 		for l := range t.Lanes {
 			v := comp(c)
 			c++

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"go/token"
 	"math"
 	"sort"
 	"strconv"
@@ -29,9 +30,18 @@ type Buffer struct {
 	Count int   // elements
 	Shape []int // or nil; its product is Count
 	Role  Role
-	Data  []byte // input bytes or sentinel fill; nil for threadgroup memory
-	Size  int    // bytes
+	Data  []byte // input bytes or sentinel fill, slack included; nil for threadgroup memory
+	Size  int    // bytes allocated: Count elements and Slack
+	Slack int    // host slack: bytes allocated after the Count elements
+	Pos   token.Position
 }
+
+// Elems returns the bytes of the Count elements of data (a buffer's
+// contents), without the slack.
+func (b *Buffer) Elems(data []byte) []byte { return data[:min(len(data), b.Count*b.Type.Size)] }
+
+// SlackBytes returns the slack bytes of data (a buffer's contents).
+func (b *Buffer) SlackBytes(data []byte) []byte { return data[min(len(data), b.Count*b.Type.Size):] }
 
 // Output reports whether b is compared after a run (output or inout).
 func (b *Buffer) Output() bool { return b.Role == Output || b.Role == InOut }
@@ -60,13 +70,31 @@ type Stage struct {
 	Constants    map[string]backend.Value
 	Threadgroups backend.Dim3 // threadgroups per grid
 	Threads      backend.Dim3 // threads per threadgroup
-	Bindings     []Binding    // sorted by index
+	Bindings     []Binding    // buffer bindings by index, then threadgroup bindings by index
+	Pos          token.Position
+	SourcePos    token.Position            // where the spec names Source
+	ConstantPos  map[string]token.Position // where the spec gives each constant's value (the last override)
 }
 
-// A Binding binds a buffer, by name, at an argument index.
+// A Binding binds a buffer, by name, at an argument index: a
+// [[buffer(n)]] index, or a [[threadgroup(n)]] index for a threadgroup
+// buffer. One buffer may have several bindings.
 type Binding struct {
-	Index  int
-	Buffer string
+	Index       int
+	Buffer      string
+	Threadgroup bool           // the index is a [[threadgroup(n)]] index
+	Pos         token.Position // where the spec binds it; zero when implicit
+}
+
+// sortBindings sorts buffer bindings before threadgroup bindings, each by
+// index.
+func sortBindings(bs []Binding) {
+	sort.SliceStable(bs, func(i, j int) bool {
+		if bs[i].Threadgroup != bs[j].Threadgroup {
+			return !bs[i].Threadgroup
+		}
+		return bs[i].Index < bs[j].Index
+	})
 }
 
 // Buffer returns the buffer called name, or nil.
@@ -204,7 +232,7 @@ func caseErr(c Case, err error) error {
 const MaxBufferSize = 1 << 32
 
 func (s *Spec) buffer1(bs *BufferSpec, set *Set, c Case, vars map[string]any) (*Buffer, error) {
-	b := &Buffer{Name: bs.Name, Index: bs.Index, Type: bs.Type, Role: bs.Role, Count: 1}
+	b := &Buffer{Name: bs.Name, Index: bs.Index, Type: bs.Type, Role: bs.Role, Count: 1, Pos: bs.Pos}
 	if bs.count != nil {
 		n, err := bs.count.Int(vars)
 		if err != nil {
@@ -243,7 +271,17 @@ func (s *Spec) buffer1(bs *BufferSpec, set *Set, c Case, vars map[string]any) (*
 			return nil, &Error{Pos: bs.Pos, Msg: fmt.Sprintf("buffer %q: shape %v has %s elements, count is %d", bs.Name, b.Shape, elems, b.Count)}
 		}
 	}
-	b.Size = b.Count * b.Type.Size
+	if bs.slack != nil {
+		n, err := bs.slack.Int(vars)
+		if err != nil {
+			return nil, err
+		}
+		if n < 0 || n > MaxBufferSize-b.Count*b.Type.Size {
+			return nil, &Error{Pos: bs.slack.Pos, Msg: fmt.Sprintf("buffer %q: slack %d bytes: want 0 up to the %d-byte buffer limit less the %d bytes of data", bs.Name, n, MaxBufferSize, b.Count*b.Type.Size)}
+		}
+		b.Slack = n
+	}
+	b.Size = b.Count*b.Type.Size + b.Slack
 	switch b.Role {
 	case Threadgroup:
 		return b, nil
@@ -254,54 +292,30 @@ func (s *Spec) buffer1(bs *BufferSpec, set *Set, c Case, vars map[string]any) (*
 		}
 		return b, nil
 	}
-	b.Data = make([]byte, b.Size)
+	// Slack is filled like the data: as if the buffer had as many more
+	// elements as the slack holds (a partial one cut), so that the data's
+	// own bytes do not depend on the slack.
+	extra := 0
+	if b.Slack > 0 {
+		extra = (b.Slack + b.Type.Size - 1) / b.Type.Size
+	}
+	full := make([]byte, (b.Count+extra)*b.Type.Size)
+	b.Data = full[:b.Size]
 	if b.Type.Kind == Struct {
-		return b, fillStruct(b.Data, b.Type, b.Count, bs.values, vars)
+		return b, fillStruct(full, b.Type, b.Count+extra, bs.values, vars)
 	}
 	g := bs.gen
 	if o, ok := set.gen[bs.Name]; ok {
 		g = g.merge(o)
 	}
-	return b, generate(b.Data, b.Type, b.Count, g, vars, newRNG(s.Seed, c.Name, bs.Name))
-}
-
-// fillStruct lays out count struct elements from field value expressions;
-// i is the element index.
-func fillStruct(data []byte, t *Type, count int, values map[string]*Expr, vars map[string]any) error {
-	ev := make(map[string]any, len(vars)+1)
-	for k, v := range vars {
-		ev[k] = v
-	}
-	for i := range count {
-		ev["i"] = i
-		for _, f := range t.Fields {
-			e := f.value
-			if v, ok := values[f.Name]; ok {
-				e = v
-			}
-			if e == nil {
-				continue // zero
-			}
-			x, err := e.Float(ev)
-			if err != nil {
-				return err
-			}
-			if f.Type.Kind == Struct {
-				return &Error{Pos: e.Pos, Msg: fmt.Sprintf("field %q: a nested struct takes no value", f.Name)}
-			}
-			n := scalarSizes[f.Type.Scalar]
-			for j := range max(f.Len, 1) {
-				for l := range f.Type.Lanes {
-					putScalar(data[i*t.Size+f.Offset+j*f.Type.Size+l*n:], f.Type.Scalar, x)
-				}
-			}
-		}
-	}
-	return nil
+	return b, generate(full, b.Type, b.Count, extra, g, vars, newRNG(s.Seed, c.Name, bs.Name))
 }
 
 func (s *Spec) stage1(ss *StageSpec, set *Set, vars map[string]any) (*Stage, error) {
-	st := &Stage{Entry: ss.Entry, Source: ss.Source, Defines: map[string]string{}, Constants: map[string]backend.Value{}}
+	st := &Stage{
+		Entry: ss.Entry, Source: ss.Source, Defines: map[string]string{}, Constants: map[string]backend.Value{},
+		Pos: ss.Pos, SourcePos: ss.SourcePos, ConstantPos: map[string]token.Position{},
+	}
 	for _, g := range [][]define{s.defines, ss.defines, set.defines} {
 		for _, d := range g {
 			st.Defines[d.name] = d.value
@@ -323,42 +337,25 @@ func (s *Spec) stage1(ss *StageSpec, set *Set, vars map[string]any) (*Stage, err
 				return nil, err
 			}
 			st.Constants[c.name] = v
+			st.ConstantPos[c.name] = c.pos
 		}
 	}
 	var err error
-	if st.Threadgroups, err = dim3(ss.threadgroups, vars); err != nil {
+	if st.Threadgroups, err = dim3(ss.threadgroups, "threadgroups", vars); err != nil {
 		return nil, err
 	}
-	if st.Threads, err = dim3(ss.threads, vars); err != nil {
+	if st.Threads, err = dim3(ss.threads, "threads", vars); err != nil {
 		return nil, err
 	}
-	names := ss.buffers
-	if names == nil {
-		for _, b := range s.Buffers {
-			if b.Index >= 0 {
-				names = append(names, b.Name)
-			}
-		}
-	}
-	bound := map[string]bool{}
-	for _, name := range names {
-		idx := s.buffer(name).Index
-		if i, ok := ss.bind[name]; ok {
-			idx = i
-		}
-		st.Bindings = append(st.Bindings, Binding{Index: idx, Buffer: name})
-		bound[name] = true
-	}
-	for name, idx := range ss.bind {
-		if !bound[name] {
-			st.Bindings = append(st.Bindings, Binding{Index: idx, Buffer: name})
-		}
-	}
-	sort.Slice(st.Bindings, func(i, j int) bool { return st.Bindings[i].Index < st.Bindings[j].Index })
+	st.Bindings = append([]Binding(nil), ss.Bindings...)
 	return st, nil
 }
 
-func dim3(es []*Expr, vars map[string]any) (backend.Dim3, error) {
+// MaxDim is the largest grid or threadgroup dimension: Metal's sizes are
+// 32-bit unsigned integers.
+const MaxDim = math.MaxUint32
+
+func dim3(es []*Expr, what string, vars map[string]any) (backend.Dim3, error) {
 	d := [3]int{1, 1, 1}
 	for i, e := range es {
 		n, err := e.Int(vars)
@@ -366,7 +363,10 @@ func dim3(es []*Expr, vars map[string]any) (backend.Dim3, error) {
 			return backend.Dim3{}, err
 		}
 		if n < 1 {
-			return backend.Dim3{}, &Error{Pos: e.Pos, Msg: fmt.Sprintf("dimension %q = %d, want at least 1", e.Src, n)}
+			return backend.Dim3{}, &Error{Pos: e.Pos, Msg: fmt.Sprintf("%s %c dimension %s = %d, want at least 1", what, "xyz"[i], e.Quoted(), n)}
+		}
+		if int64(n) > MaxDim {
+			return backend.Dim3{}, &Error{Pos: e.Pos, Msg: fmt.Sprintf("%s %c dimension %s = %d is over 2^32-1", what, "xyz"[i], e.Quoted(), n)}
 		}
 		d[i] = n
 	}

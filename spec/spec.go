@@ -43,10 +43,30 @@ type BufferSpec struct {
 	Role     Role
 	Sentinel []byte
 	Pos      token.Position
+	IndexPos token.Position // where index: is written; zero when absent
 	count    *Expr
 	shape    []*Expr
+	slack    *Expr // host slack in bytes, or nil
 	gen      genSpec
-	values   map[string]*Expr
+	values   map[string]*fieldValue
+}
+
+// MaxIndex is the largest [[buffer(n)]] or [[threadgroup(n)]] index a spec
+// may bind: Metal has 31 argument slots of each kind.
+const MaxIndex = 30
+
+// A slotKey is an argument slot: buffer and threadgroup indices are
+// separate spaces, so [[buffer(0)]] and [[threadgroup(0)]] coexist.
+type slotKey struct {
+	threadgroup bool
+	index       int
+}
+
+func (k slotKey) space() string {
+	if k.threadgroup {
+		return "threadgroup"
+	}
+	return "buffer"
 }
 
 // A Role says how a buffer is filled and whether it is compared.
@@ -61,14 +81,15 @@ const (
 
 // A StageSpec is one kernel of a pipeline as the spec declares it.
 type StageSpec struct {
-	Entry        string
-	Source       string         // resolved .metal path
-	SourcePos    token.Position // where the spec names Source
-	Pos          token.Position
+	Entry     string
+	Source    string         // resolved .metal path
+	SourcePos token.Position // where the spec names Source
+	Pos       token.Position
+	// Bindings are the stage's argument bindings, sorted by space and
+	// index; see stageBindings.
+	Bindings     []Binding
 	threadgroups []*Expr
 	threads      []*Expr
-	buffers      []string // nil means every buffer with an index
-	bind         map[string]int
 	defines      []define
 	constants    []constant
 }
@@ -127,16 +148,64 @@ func Parse(name string, data []byte) (*Spec, error) {
 	p := &parser{file: name}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, data, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, &Error{Pos: token.Position{Filename: name, Line: 1, Column: 1}, Msg: "empty spec"}
+	}
+	if err := p.tooBig(doc.Content[0], 1); err != nil {
+		return nil, err
 	}
 	s := p.spec(doc.Content[0])
 	if err := p.errs.Err(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// MaxDepth is how deeply a spec's YAML may nest mappings and lists. The
+// deepest a spec needs is about eight (sets, a set, gen, a buffer, its
+// generator, a parameter); anything past the limit is a mistake, reported
+// at the node that goes too deep rather than walked.
+const MaxDepth = 32
+
+// Limits on a scalar's length: a key (a name) and any other value. An
+// expression has its own, smaller limit (MaxExprLen).
+const (
+	MaxKeyLen    = 256
+	MaxScalarLen = 4096
+)
+
+// tooBig returns an error for the first node of n's tree (n at level
+// depth) that lies deeper than MaxDepth or is a scalar over its length
+// limit, or nil. Aliases are not followed. The error does not quote the
+// node.
+func (p *parser) tooBig(n *yaml.Node, depth int) error {
+	if depth > MaxDepth {
+		return &Error{Pos: p.pos(n), Msg: fmt.Sprintf("spec nests deeper than %d levels", MaxDepth)}
+	}
+	for i, c := range n.Content {
+		limit, what := MaxScalarLen, "value"
+		if n.Kind == yaml.MappingNode && i%2 == 0 {
+			limit, what = MaxKeyLen, "key"
+		}
+		if c.Kind == yaml.ScalarNode && len(c.Value) > limit {
+			return &Error{Pos: p.pos(c), Msg: fmt.Sprintf("%s of %d bytes is over the %d-byte limit", what, len(c.Value), limit)}
+		}
+		if err := p.tooBig(c, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolvePath resolves a path named in the spec: an absolute path stands as
+// written, a relative one is relative to the spec's directory.
+func resolvePath(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
 }
 
 type parser struct {
@@ -238,7 +307,7 @@ func (p *parser) exprs(n *yaml.Node, what string) []*Expr {
 func (p *parser) integer(n *yaml.Node, what string) (int64, bool) {
 	v, err := strconv.ParseInt(p.str(n, what), 0, 64)
 	if err != nil && n.Kind == yaml.ScalarNode {
-		p.errorf(n, "%s: want an integer, got %q", what, n.Value)
+		p.errorf(n, "%s: want an integer, got %s", what, clip(n.Value))
 		return 0, false
 	}
 	return v, err == nil
@@ -284,7 +353,7 @@ func (p *parser) constants(n *yaml.Node, bare bool) []constant {
 			if s, ok := canonScalar(c.typ); ok && constantTypes[s] {
 				c.typ = s
 			} else if c.typ != "" {
-				p.errorf(t, "%s: unknown constant type %q", what, c.typ)
+				p.errorf(t, "%s: unknown constant type %s", what, clip(c.typ))
 			}
 		} else if !bare {
 			p.errorf(kv[1], "%s: missing type", what)
@@ -304,7 +373,7 @@ func (p *parser) spec(root *yaml.Node) *Spec {
 	f := p.fields(root, "spec", "source", "seed", "dispatches", "vars", "let", "defines",
 		"constants", "structs", "buffers", "stages", "sets", "defaults")
 	if n := f["source"]; n != nil {
-		s.Source = filepath.Join(s.Dir, p.str(n, "source"))
+		s.Source = resolvePath(s.Dir, p.str(n, "source"))
 		s.sourcePos = p.pos(n)
 	} else {
 		p.errorf(root, "spec: missing source")
@@ -424,8 +493,8 @@ func (p *parser) structs(s *Spec, n *yaml.Node) {
 					fld.Len = int(v)
 				}
 			}
-			if n := f["value"]; n != nil {
-				fld.value = p.expr(n, what)
+			if n := f["value"]; n != nil && fld.Type != nil {
+				fld.value = p.fieldValue(n, &fld, what)
 			}
 			if fld.Type != nil {
 				t.Fields = append(t.Fields, fld)
@@ -449,7 +518,7 @@ func (p *parser) elemType(s *Spec, n *yaml.Node, what string) *Type {
 		return t
 	}
 	if name != "" {
-		p.errorf(n, "%s: unknown element type %q", what, name)
+		p.errorf(n, "%s: unknown element type %s", what, clip(name))
 	}
 	return nil
 }
@@ -468,9 +537,9 @@ func (p *parser) buffers(s *Spec, n *yaml.Node) {
 		p.errorf(n, "buffers: only threadgroup buffers, so a run has nothing to compare")
 	}()
 	names := map[string]bool{}
-	indexes := map[int]string{}
+	indexes := map[slotKey]string{}
 	for _, bn := range n.Content {
-		f := p.fields(bn, "buffer", "name", "index", "type", "count", "shape", "role", "gen", "values", "sentinel")
+		f := p.fields(bn, "buffer", "name", "index", "type", "count", "shape", "role", "gen", "values", "sentinel", "slack")
 		b := &BufferSpec{Index: -1, Pos: p.pos(bn), Sentinel: []byte{0xa5}}
 		if n := f["name"]; n != nil {
 			b.Name = p.str(n, "buffer name")
@@ -484,15 +553,14 @@ func (p *parser) buffers(s *Spec, n *yaml.Node) {
 			p.errorf(f["name"], "%s: duplicate name", what)
 		}
 		names[b.Name] = true
-		if n := f["index"]; n != nil {
-			if v, ok := p.integer(n, what+" index"); ok {
-				b.Index = int(v)
-				if v < 0 || v > 30 {
-					p.errorf(n, "%s: index %d out of range 0..30", what, v)
-				} else if other, dup := indexes[b.Index]; dup {
-					p.errorf(n, "%s: duplicate index %d (also buffer %q)", what, v, other)
+		indexNode := f["index"]
+		if indexNode != nil {
+			if v, ok := p.integer(indexNode, what+" index"); ok {
+				b.Index, b.IndexPos = int(v), p.pos(indexNode)
+				if v < 0 || v > MaxIndex {
+					p.errorf(indexNode, "%s: index %d out of range 0..%d", what, v, MaxIndex)
+					b.Index = -1
 				}
-				indexes[b.Index] = b.Name
 			}
 		}
 		if n := f["type"]; n != nil {
@@ -511,10 +579,22 @@ func (p *parser) buffers(s *Spec, n *yaml.Node) {
 			switch b.Role {
 			case Input, Output, InOut, Threadgroup:
 			default:
-				p.errorf(n, "%s: unknown role %q (want input, output, inout or threadgroup)", what, b.Role)
+				p.errorf(n, "%s: unknown role %s (want input, output, inout or threadgroup)", what, clip(string(b.Role)))
 			}
 		} else {
 			p.errorf(bn, "%s: missing role", what)
+		}
+		if b.Index >= 0 {
+			k := slotKey{b.Role == Threadgroup, b.Index}
+			if other, dup := indexes[k]; dup {
+				p.errorf(indexNode, "%s: duplicate %s index %d (also buffer %q)", what, k.space(), b.Index, other)
+				b.Index = -1 // reported once, not again by every stage
+			} else {
+				indexes[k] = b.Name
+			}
+		}
+		if n := f["slack"]; n != nil {
+			b.slack = p.expr(n, what+" slack")
 		}
 		if n := f["sentinel"]; n != nil {
 			v, err := hex.DecodeString(p.str(n, what+" sentinel"))
@@ -532,12 +612,16 @@ func (p *parser) buffers(s *Spec, n *yaml.Node) {
 			if !isStruct {
 				p.errorf(n, "%s: values only apply to struct buffers", what)
 			} else {
-				b.values = map[string]*Expr{}
+				b.values = map[string]*fieldValue{}
 				for _, kv := range p.pairs(n, what+" values") {
-					if fieldOf(b.Type, kv[0].Value) == nil {
+					fld := fieldOf(b.Type, kv[0].Value)
+					if fld == nil {
 						p.errorf(kv[0], "%s: struct %q has no field %q", what, b.Type.Name, kv[0].Value)
+						continue
 					}
-					b.values[kv[0].Value] = p.expr(kv[1], fmt.Sprintf("%s value %q", what, kv[0].Value))
+					if v := p.fieldValue(kv[1], fld, fmt.Sprintf("%s value %q", what, kv[0].Value)); v != nil {
+						b.values[kv[0].Value] = v
+					}
 				}
 			}
 		}
@@ -594,7 +678,7 @@ func (p *parser) stages(s *Spec, n *yaml.Node) {
 		}
 		what := fmt.Sprintf("stage %q", st.Entry)
 		if n := f["source"]; n != nil {
-			st.Source = filepath.Join(s.Dir, p.str(n, what+" source"))
+			st.Source = resolvePath(s.Dir, p.str(n, what+" source"))
 			st.SourcePos = p.pos(n)
 		}
 		for _, k := range []string{"threadgroups", "threads"} {
@@ -613,55 +697,7 @@ func (p *parser) stages(s *Spec, n *yaml.Node) {
 				st.threadgroups = d
 			}
 		}
-		bound := map[int]string{}
-		bindAt := func(n *yaml.Node, name string, idx int) {
-			if other, ok := bound[idx]; ok && other != name {
-				p.errorf(n, "%s: buffers %q and %q both bound at index %d", what, other, name, idx)
-			}
-			bound[idx] = name
-		}
-		if n := f["bind"]; n != nil {
-			st.bind = map[string]int{}
-			for _, kv := range p.pairs(n, what+" bind") {
-				if s.buffer(kv[0].Value) == nil {
-					p.errorf(kv[0], "%s: unknown buffer %q", what, kv[0].Value)
-				}
-				if v, ok := p.integer(kv[1], what+" bind"); ok {
-					st.bind[kv[0].Value] = int(v)
-					bindAt(kv[1], kv[0].Value, int(v))
-				}
-			}
-		}
-		if n := f["buffers"]; n != nil {
-			if n.Kind != yaml.SequenceNode {
-				p.errorf(n, "%s: buffers: want a list of names", what)
-			}
-			st.buffers = []string{}
-			for _, c := range n.Content {
-				name := p.str(c, what+" buffer")
-				b := s.buffer(name)
-				switch {
-				case b == nil:
-					p.errorf(c, "%s: unknown buffer %q", what, name)
-				case b.Index < 0:
-					if _, ok := st.bind[name]; !ok {
-						p.errorf(c, "%s: buffer %q has no index and no bind", what, name)
-					}
-				}
-				st.buffers = append(st.buffers, name)
-				if b != nil {
-					if _, ok := st.bind[name]; !ok {
-						bindAt(c, name, b.Index)
-					}
-				}
-			}
-		} else {
-			for _, b := range s.Buffers {
-				if _, ok := st.bind[b.Name]; !ok && b.Index >= 0 {
-					bindAt(sn, b.Name, b.Index)
-				}
-			}
-		}
+		st.Bindings = p.stageBindings(s, sn, f["buffers"], f["bind"], what)
 		if n := f["defines"]; n != nil {
 			st.defines = p.defines(n, what+" defines")
 		}
@@ -670,6 +706,111 @@ func (p *parser) stages(s *Spec, n *yaml.Node) {
 		}
 		s.Stages = append(s.Stages, st)
 	}
+}
+
+// stageBindings resolves the buffers: and bind: keys of a stage into its
+// bindings. Each listed buffer (every buffer with an index when buffers: is
+// absent) is bound at its own index, or at the indices bind: gives it; a
+// buffer named only in bind: is bound too. bind: takes one index or a list
+// of them: a host may bind one buffer at several indices. Threadgroup
+// buffers bind in the threadgroup index space, the rest in the buffer
+// index space; two buffers in one slot are an error.
+func (p *parser) stageBindings(s *Spec, sn, listNode, bindNode *yaml.Node, what string) []Binding {
+	type at struct {
+		index int
+		pos   token.Position
+	}
+	bind := map[string][]at{}
+	var bindOrder []string
+	if bindNode != nil {
+		for _, kv := range p.pairs(bindNode, what+" bind") {
+			name := kv[0].Value
+			if s.buffer(name) == nil {
+				p.errorf(kv[0], "%s: unknown buffer %q", what, name)
+				continue
+			}
+			items := []*yaml.Node{kv[1]}
+			if kv[1].Kind == yaml.SequenceNode {
+				items = kv[1].Content
+				if len(items) == 0 {
+					p.errorf(kv[1], "%s: bind %q: want an index or a non-empty list of indices", what, name)
+					continue
+				}
+			}
+			for _, it := range items {
+				v, ok := p.integer(it, fmt.Sprintf("%s bind %q", what, name))
+				if !ok {
+					continue
+				}
+				if v < 0 || v > MaxIndex {
+					p.errorf(it, "%s: bind %q: index %d out of range 0..%d", what, name, v, MaxIndex)
+					continue
+				}
+				bind[name] = append(bind[name], at{int(v), p.pos(it)})
+			}
+			bindOrder = append(bindOrder, name)
+		}
+	}
+	var out []Binding
+	slots := map[slotKey]string{}
+	add := func(b *BufferSpec, idx int, pos token.Position) {
+		k := slotKey{b.Role == Threadgroup, idx}
+		if other, ok := slots[k]; ok {
+			if other == b.Name {
+				p.errs = append(p.errs, &Error{Pos: pos, Msg: fmt.Sprintf("%s: buffer %q bound twice at %s index %d", what, b.Name, k.space(), idx)})
+			} else {
+				p.errs = append(p.errs, &Error{Pos: pos, Msg: fmt.Sprintf("%s: buffers %q and %q both bound at %s index %d", what, other, b.Name, k.space(), idx)})
+			}
+			return
+		}
+		slots[k] = b.Name
+		out = append(out, Binding{Index: idx, Buffer: b.Name, Threadgroup: k.threadgroup, Pos: pos})
+	}
+	done := map[string]bool{}
+	bindOne := func(b *BufferSpec, pos token.Position) {
+		done[b.Name] = true
+		if ats, ok := bind[b.Name]; ok {
+			for _, a := range ats {
+				add(b, a.index, a.pos)
+			}
+			return
+		}
+		add(b, b.Index, pos)
+	}
+	if listNode != nil {
+		if listNode.Kind != yaml.SequenceNode {
+			p.errorf(listNode, "%s: buffers: want a list of names", what)
+		}
+		for _, c := range listNode.Content {
+			name := p.str(c, what+" buffer")
+			b := s.buffer(name)
+			_, bound := bind[name]
+			switch {
+			case b == nil:
+				p.errorf(c, "%s: unknown buffer %q", what, name)
+			case done[name]:
+				p.errorf(c, "%s: buffer %q listed twice", what, name)
+			case b.Index < 0 && !bound:
+				p.errorf(c, "%s: buffer %q has no index and no bind", what, name)
+				done[name] = true
+			default:
+				bindOne(b, p.pos(c))
+			}
+		}
+	} else {
+		for _, b := range s.Buffers {
+			if _, bound := bind[b.Name]; bound || b.Index >= 0 {
+				bindOne(b, b.IndexPos)
+			}
+		}
+	}
+	for _, name := range bindOrder {
+		if !done[name] {
+			bindOne(s.buffer(name), token.Position{})
+		}
+	}
+	sortBindings(out)
+	return out
 }
 
 func (p *parser) sets(s *Spec, n *yaml.Node) {
@@ -725,7 +866,7 @@ func (p *parser) sets(s *Spec, n *yaml.Node) {
 					}
 					val, ok := literal(p.str(v[1], "case variable"))
 					if !ok {
-						p.errorf(v[1], "%s: case variable %q: want a number or a boolean, got %q", what, v[0].Value, v[1].Value)
+						p.errorf(v[1], "%s: case variable %q: want a number or a boolean, got %s", what, v[0].Value, clip(v[1].Value))
 					}
 					cs.Vars = append(cs.Vars, Var{v[0].Value, val})
 				}
@@ -802,7 +943,7 @@ func (p *parser) checkVars(s *Spec, root *yaml.Node) {
 				ok = ok || x == id
 			}
 			if !ok {
-				p.errs = append(p.errs, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %q: unknown variable %q", e.Src, id)})
+				p.errs = append(p.errs, &Error{Pos: e.Pos, Msg: fmt.Sprintf("expression %s: unknown variable %q", e.Quoted(), id)})
 			}
 		}
 	}
@@ -818,7 +959,9 @@ func (p *parser) checkVars(s *Spec, root *yaml.Node) {
 	}
 	for _, t := range s.Structs {
 		for _, f := range t.Fields {
-			check(f.value, "i")
+			for _, e := range f.value.exprs() {
+				check(e, "i", "j")
+			}
 		}
 	}
 	checkGen := func(g genSpec) {
@@ -837,9 +980,12 @@ func (p *parser) checkVars(s *Spec, root *yaml.Node) {
 		for _, e := range b.shape {
 			check(e)
 		}
-		for _, e := range b.values {
-			check(e, "i")
+		for _, v := range b.values {
+			for _, e := range v.exprs() {
+				check(e, "i", "j")
+			}
 		}
+		check(b.slack)
 		checkGen(b.gen)
 	}
 	for _, st := range s.Stages {
@@ -864,9 +1010,14 @@ func (p *parser) checkVars(s *Spec, root *yaml.Node) {
 }
 
 // yamlError positions a YAML syntax error, whose message reads
-// "yaml: line N: msg".
-func yamlError(name string, err error) error {
+// "yaml: line N: msg". The YAML decoder's own depth limit carries no line;
+// that error is placed where the flow brackets first nest past MaxDepth.
+func yamlError(name string, data []byte, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if strings.Contains(msg, "exceeded max depth") {
+		line, col := deepBracket(data)
+		return &Error{Pos: token.Position{Filename: name, Line: line, Column: col}, Msg: fmt.Sprintf("spec nests deeper than %d levels", MaxDepth)}
+	}
 	line := 1
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
 		if n, after, ok := strings.Cut(rest, ": "); ok {
@@ -876,4 +1027,38 @@ func yamlError(name string, err error) error {
 		}
 	}
 	return &Error{Pos: token.Position{Filename: name, Line: line, Column: 1}, Msg: msg}
+}
+
+// deepBracket returns the line and column of the first flow bracket that
+// opens a level deeper than MaxDepth, counting brackets outside quotes and
+// comments, or 1, 1 when there is none.
+func deepBracket(data []byte) (line, col int) {
+	line, col = 1, 0
+	depth := 0
+	var quote byte
+	comment := false
+	for _, c := range data {
+		col++
+		switch {
+		case c == '\n':
+			line, col, comment = line+1, 0, false
+		case comment:
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#':
+			comment = true
+		case c == '[' || c == '{':
+			depth++
+			if depth > MaxDepth {
+				return line, col
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return 1, 1
 }

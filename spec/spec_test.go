@@ -181,7 +181,7 @@ sets:
 		{"unknown top key", "source: k.metal", "source: k.metal\nsedd: 3", `k.yaml:2:1: spec: unknown field "sedd"`},
 		{"bad expression", "count: T\n    role", "count: T *\n    role", `k.yaml:6:12: buffer "q" count: bad expression "T *"`},
 		{"unknown variable", "count: T\n    role", "count: U\n    role", `k.yaml:6:12: expression "U": unknown variable "U"`},
-		{"duplicate index", "index: 1", "index: 0", `k.yaml:9:22: buffer "o": duplicate index 0 (also buffer "q")`},
+		{"duplicate index", "index: 1", "index: 0", `k.yaml:9:22: buffer "o": duplicate buffer index 0 (also buffer "q")`},
 		{"missing buffer", "threads: [T]}", "threads: [T], buffers: [q, p]}", `k.yaml:11:62: stage "k": unknown buffer "p"`},
 		{"bad role", "role: output", "role: out", `unknown role "out"`},
 		{"unknown gen kind", "kind: uniform", "kind: gauss", `k.yaml:8:11: buffer "q": unknown generator kind "gauss"`},

@@ -36,7 +36,7 @@ type Field struct {
 	Type   *Type
 	Len    int // array length; 0 for a plain member
 	Offset int // bytes from the start of the struct
-	value  *Expr
+	value  *fieldValue
 }
 
 // scalarSizes maps Metal scalar names to their sizes in bytes.

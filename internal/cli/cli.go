@@ -14,6 +14,7 @@ import (
 	"metalab/internal/cli/cmdutil"
 	diffcmd "metalab/internal/cli/diff"
 	mutatecmd "metalab/internal/cli/mutate"
+	runcmd "metalab/internal/cli/run"
 	"metalab/internal/cli/sites"
 	"metalab/internal/cli/tgmem"
 	"metalab/msl"
@@ -53,6 +54,7 @@ variants from chosen site choices, and writes patches that git apply cleanly.`,
 		mutatecmd.NewCmdMutate(f, nil),
 		diffcmd.NewCmdDiff(f, nil),
 		checkcmd.NewCmdCheck(f, nil),
+		runcmd.NewCmdRun(f, nil),
 		backends.NewCmdBackends(f, nil),
 	)
 	return cmd

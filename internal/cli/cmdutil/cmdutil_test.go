@@ -8,27 +8,6 @@ import (
 	"testing"
 )
 
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "v.metal")
-	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFileAtomic(p, []byte("new")); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(p)
-	if err != nil || string(got) != "new" {
-		t.Fatalf("read back %q, %v", got, err)
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-		t.Errorf("temporary files left: %v", entries)
-	}
-	if err := WriteFileAtomic(filepath.Join(dir, "missing", "v.metal"), []byte("x")); err == nil {
-		t.Error("write into a missing directory succeeded")
-	}
-}
-
 func TestSameFile(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a.metal")
