@@ -36,7 +36,7 @@ func librarySource(src backend.Source) (string, error) {
 	if src.Dir != "" {
 		x := &includer{root: src.Dir}
 		var out bytes.Buffer
-		if err := x.expand(&out, src.Name, src.Dir, text, 0, false); err != nil {
+		if err := x.expand(&out, sourceName(src.Name), src.Dir, text, 0, false); err != nil {
 			return "", err
 		}
 		text = out.Bytes()
@@ -51,6 +51,15 @@ func librarySource(src backend.Source) (string, error) {
 		return "", fmt.Errorf("%s: the source is not valid UTF-8; Metal compiles UTF-8 text", src.Name)
 	}
 	return string(text), nil
+}
+
+// sourceName is the name diagnostics give the main file: Source.Name, or
+// Metal's own name when there is none.
+func sourceName(name string) string {
+	if name == "" {
+		return metalSourceName
+	}
+	return name
 }
 
 // An includer inlines #include "..." directives.
@@ -186,6 +195,7 @@ func cString(s string) string {
 // from src into a CompileError: "program_source:12:5: error: ..." becomes
 // "kernels/k.metal:12:5: error: ...", and Msg is the first error.
 func compileFailure(name, log string) *backend.Failure {
+	name = sourceName(name)
 	log = strings.ReplaceAll(log, metalSourceName+":", name+":")
 	msg := ""
 	for _, l := range strings.Split(log, "\n") {

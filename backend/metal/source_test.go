@@ -190,6 +190,12 @@ func TestCompileFailure(t *testing.T) {
 	}
 }
 
+func TestCompileFailureUnnamed(t *testing.T) {
+	if f := compileFailure("", "program_source:1:1: error: x\n"); f.Msg != "program_source:1:1: error: x" {
+		t.Errorf("unnamed source: Msg %q, want Metal's own name kept", f.Msg)
+	}
+}
+
 func TestConstantBytes(t *testing.T) {
 	tests := []struct {
 		v        backend.Value
