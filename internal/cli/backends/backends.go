@@ -12,7 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"metalab/backend"
-	_ "metalab/backend/cpu" // registers the cpu backend
+	_ "metalab/backend/cpu"   // registers the cpu backend
+	_ "metalab/backend/metal" // registers the metal backend (a stand-in off macOS)
 	"metalab/internal/cli/cmdutil"
 )
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -135,4 +136,21 @@ func TestDefaultListsKnownBackends(t *testing.T) {
 	if got := strings.Join(names, ","); !strings.HasPrefix(got, "cpu,cuda,metal") {
 		t.Errorf("backend.All() = %s, want cpu, cuda, metal first", got)
 	}
+}
+
+func TestMetalRegistered(t *testing.T) {
+	for _, b := range backend.All() {
+		if b.Name() != "metal" {
+			continue
+		}
+		ok, why := b.Available(context.Background())
+		if strings.Contains(why, "not built into") {
+			t.Fatalf("metal is not linked into the backends command: %s", why)
+		}
+		if runtime.GOOS != "darwin" && (ok || why != "metal backend: macOS only") {
+			t.Errorf("metal on %s: available %v, %q; want \"metal backend: macOS only\"", runtime.GOOS, ok, why)
+		}
+		return
+	}
+	t.Fatal("backend.All() lists no metal backend")
 }

@@ -20,6 +20,7 @@ import (
 
 	"metalab/backend"
 	"metalab/backend/cpu"
+	"metalab/backend/metal"
 	checkpkg "metalab/check"
 	"metalab/internal/cli/cmdutil"
 	"metalab/spec"
@@ -169,8 +170,10 @@ func newBackend(name string) (backend.Backend, error) {
 	switch name {
 	case "cpu":
 		return cpu.New(cpu.Options{}), nil
+	case "metal":
+		return metal.New(), nil
 	}
-	return nil, cmdutil.FlagErrorf("unknown --backend %q (backends: cpu)", name)
+	return nil, cmdutil.FlagErrorf("unknown --backend %q (backends: cpu, metal)", name)
 }
 
 func checkRun(ctx context.Context, opts *CheckOptions) error {
