@@ -22,10 +22,11 @@ import (
 // DefaultTGLimit is the static threadgroup memory limit in bytes.
 const DefaultTGLimit = 16384
 
-// DefaultOrders are the thread orders of the race probe.
+// DefaultOrders are the thread orders of the race probe (Options.Race):
+// thread orders and simd-group orders that let one simd group run ahead.
 var DefaultOrders = []backend.Order{
-	{Kind: "in-order"}, {Kind: "reversed"},
-	{Kind: "shuffle", Seed: 1}, {Kind: "shuffle", Seed: 2}, {Kind: "shuffle", Seed: 3},
+	{Kind: "in-order"}, {Kind: "reversed"}, {Kind: "simd-ahead"}, {Kind: "simd-reversed"},
+	{Kind: "shuffle", Seed: 1}, {Kind: "simd-shuffle", Seed: 2},
 }
 
 // Options configure Run.
@@ -33,10 +34,18 @@ type Options struct {
 	Spec     *spec.Spec
 	Variants []Variant
 	Backend  backend.Backend
-	Sets     []string        // case sets; nil means the spec's DefaultSets
-	TGLimit  int             // bytes; 0 means DefaultTGLimit
-	Race     bool            // also run under Orders and require equal outputs
-	Orders   []backend.Order // nil means DefaultOrders
+	Sets     []string // case sets; nil means the spec's DefaultSets
+	TGLimit  int      // bytes; 0 means DefaultTGLimit
+	// NoDetect turns the checking mode off: runs compare bytes only, and
+	// races, uninitialised reads and out-of-bounds accesses that do not
+	// change the bytes go unseen.
+	NoDetect bool
+	// Strict makes warnings (a simd group relying on lockstep) failures.
+	Strict bool
+	// Race also runs every case under Orders (without the checking mode)
+	// and requires the same bytes from each: a second, schedule-based probe.
+	Race   bool
+	Orders []backend.Order // nil means DefaultOrders
 	// Timeout bounds one run of a case. 0 means: ControlTimeout for the
 	// baseline, and for a variant VariantTimeoutFactor times the slowest
 	// baseline run of that case, at least MinVariantTimeout, so a hanging
@@ -44,6 +53,9 @@ type Options struct {
 	Timeout time.Duration
 	// ReadFile reads the baseline sources; nil means os.ReadFile.
 	ReadFile func(string) ([]byte, error)
+	// Progress, if set, is told what runs: one line per case of each
+	// variant.
+	Progress func(msg string)
 }
 
 // A Variant is a modified copy of one of the spec's sources.
@@ -60,15 +72,20 @@ type Status string
 const (
 	Pass         Status = "pass"
 	FailParity   Status = "fail-parity"           // an output byte differs from the baseline
-	FailRace     Status = "fail-race"             // outputs differ between thread orders
+	FailRace     Status = "fail-race"             // two simd groups or threadgroups race, or outputs differ between thread orders
+	FailUninit   Status = "fail-uninit"           // threadgroup memory read before any thread of the threadgroup wrote it
+	FailLockstep Status = "fail-lockstep"         // with Strict: lanes of one simd group conflict with no simd synchronisation
 	FailTGMem    Status = "fail-tgmem"            // over the threadgroup memory limit; not run
 	FailNondet   Status = "fail-nondeterministic" // control only: two baseline runs differ
 	CompileError Status = "compile-error"
+	Refused      Status = "refused" // the source contains what a Metal kernel cannot (asm, host calls, ...)
+	Sandbox      Status = "sandbox" // the kernel tried what the sandbox forbids
 	Crash        Status = "crash"
 	Timeout      Status = "timeout"
 	BadAccess    Status = "bad-access"
 	Deadlock     Status = "deadlock"
 	Unavailable  Status = "unavailable"
+	FailSpec     Status = "fail-spec"  // the variant's entry points no longer fit the spec
 	NotJudged    Status = "not-judged" // the control failed
 )
 
@@ -83,6 +100,8 @@ type Report struct {
 	OtherSets    []string  `json:"other_sets,omitempty"` // the spec's sets that did not run
 	Cases        int       `json:"cases"`
 	TGLimit      int       `json:"tg_limit"`
+	Detect       bool      `json:"detect"` // the checking mode ran
+	Strict       bool      `json:"strict,omitempty"`
 	Race         bool      `json:"race"`
 	Orders       []string  `json:"orders,omitempty"`
 	Control      *Result   `json:"control"`
@@ -114,6 +133,7 @@ type Result struct {
 	TGMem    []TGMem      `json:"tg_mem,omitempty"`
 	Cases    []CaseResult `json:"cases,omitempty"`
 	Mismatch *Mismatch    `json:"mismatch,omitempty"` // the first difference, or nil
+	Warnings []string     `json:"warnings,omitempty"` // what the checking mode warned of, once each
 	Seconds  float64      `json:"seconds"`
 }
 
@@ -132,6 +152,7 @@ type CaseResult struct {
 	Status   Status    `json:"status"`
 	Mismatch *Mismatch `json:"mismatch,omitempty"`
 	Msg      string    `json:"msg,omitempty"`
+	Findings []Finding `json:"findings,omitempty"` // the checking mode's, failures first
 }
 
 // A Mismatch describes the first differing element of an output buffer.
@@ -210,7 +231,9 @@ type checker struct {
 	names    map[string]string // display name of the variant replacing a source, by source path
 }
 
-// Run checks the variants of opts against the baseline.
+// Run checks the variants of opts against the baseline. When ctx is
+// cancelled between variants it returns the report of the variants judged
+// so far along with the error.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	start := time.Now()
 	if opts.Spec == nil || opts.Backend == nil {
@@ -251,11 +274,19 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		if c.metal() {
+			// A spec that binds the wrong buffers or leaves a function
+			// constant unset is refused before anything runs.
+			if err := in.CheckKernels(c.baseline); err != nil {
+				return nil, err
+			}
+		}
 		c.insts = append(c.insts, in)
 	}
 	rep := &Report{
 		Spec: s.Path, Source: s.Source, SourceSHA256: sha(c.sources[s.Source]), Backend: opts.Backend.Name(),
 		Sets: sets, DefaultSets: defaults, Cases: len(cases), TGLimit: opts.TGLimit, Race: opts.Race,
+		Detect: !opts.NoDetect, Strict: opts.Strict,
 	}
 	for _, set := range s.Sets {
 		if !slices.Contains(sets, set.Name) {
@@ -275,6 +306,11 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	for _, v := range opts.Variants {
 		r, err := c.variant(ctx, v, ref, ctl.Status == Pass)
 		if err != nil {
+			rep.Seconds = time.Since(start).Seconds()
+			if ctx.Err() != nil {
+				// Interrupted: the variants judged so far stand.
+				return rep, err
+			}
 			return nil, err
 		}
 		rep.Variants = append(rep.Variants, r)
@@ -294,11 +330,32 @@ func sha(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// compile compiles stage st of in with the given texts (by source path),
-// caching by text, entry, defines and constants.
-func (c *checker) compile(ctx context.Context, texts map[string][]byte, st *spec.Stage) (backend.Program, error) {
+// metal reports whether the backend compiles Metal (test doubles run
+// marker scripts, against which a spec's kernel interface cannot be
+// checked).
+func (c *checker) metal() bool {
+	if m, ok := c.opts.Backend.(interface{ MetalSources() bool }); ok {
+		return m.MetalSources()
+	}
+	return true
+}
+
+// baseline returns the baseline text of a source path, for CheckKernels.
+func (c *checker) baseline(path string) ([]byte, error) {
+	if t, ok := c.sources[path]; ok {
+		return t, nil
+	}
+	return c.opts.ReadFile(path)
+}
+
+// compile compiles stage st with the given texts (by source path), for
+// the checking mode or not, caching by text, entry, configuration and mode.
+func (c *checker) compile(ctx context.Context, texts map[string][]byte, st *spec.Stage, detect bool) (backend.Program, error) {
 	text := texts[st.Source]
 	key := stageKey(text, st)
+	if detect {
+		key += "\x00check"
+	}
 	if p, ok := c.cache[key]; ok {
 		return p, nil
 	}
@@ -311,7 +368,7 @@ func (c *checker) compile(ctx context.Context, texts map[string][]byte, st *spec
 	}
 	p, err := c.opts.Backend.Compile(ctx, backend.Source{
 		Name: name, Text: text, Dir: filepath.Dir(st.Source), Entry: st.Entry,
-		Defines: st.Defines, Constants: st.Constants,
+		Defines: st.Defines, Constants: st.Constants, Check: detect,
 	})
 	if err != nil {
 		c.compErr[key] = err
@@ -339,10 +396,10 @@ func configKey(st *spec.Stage) string {
 }
 
 // programs compiles every stage of in.
-func (c *checker) programs(ctx context.Context, texts map[string][]byte, in *spec.Instance) ([]backend.Program, error) {
+func (c *checker) programs(ctx context.Context, texts map[string][]byte, in *spec.Instance, detect bool) ([]backend.Program, error) {
 	var progs []backend.Program
 	for _, st := range in.Stages {
-		p, err := c.compile(ctx, texts, st)
+		p, err := c.compile(ctx, texts, st, detect)
 		if err != nil {
 			return nil, fmt.Errorf("compile %s: %w", st.Entry, err)
 		}
@@ -352,10 +409,14 @@ func (c *checker) programs(ctx context.Context, texts map[string][]byte, in *spe
 }
 
 // failure turns a kernel failure into a status; other errors are returned.
+// A backend that cannot run here is the machine's fault, not a kernel's.
 func failure(r *Result, err error) error {
 	var f *backend.Failure
 	if !errors.As(err, &f) {
 		return err
+	}
+	if f.Kind == backend.Unavailable {
+		return &backend.EnvError{Op: "check", Err: err}
 	}
 	r.Status = Status(f.Kind)
 	r.Msg = err.Error()
@@ -366,27 +427,119 @@ func failure(r *Result, err error) error {
 // record makes err the variant's result: a kernel failure keeps its kind,
 // any other error (a translator that rejects the variant, a runner that
 // reports nonsense) becomes kind, so that one bad variant cannot stop the
-// others from being judged. Only a cancelled context is returned.
+// others from being judged. Only a cancelled context and environment
+// faults are returned.
 func (c *checker) record(ctx context.Context, r *Result, kind Status, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("variant %s: %w", r.Name, err)
 	}
-	if failure(r, err) != nil {
+	var env *backend.EnvError
+	if errors.As(err, &env) {
+		return err
+	}
+	if ferr := failure(r, err); ferr != nil {
+		if errors.As(ferr, &env) {
+			return ferr
+		}
 		r.Status, r.Msg = kind, err.Error()
 	}
 	return nil
 }
 
-// control runs the baseline twice per case (and under every order with
-// the race probe) and returns the reference outputs by case.
+// judge runs case in with the programs of one variant (or the baseline):
+// once in the checking mode (or plainly, without it) and, with the race
+// probe, under every order. It returns the outputs and the case's result;
+// a kernel failure is the case's result too.
+func (c *checker) judge(ctx context.Context, texts map[string][]byte, in *spec.Instance, want map[string][]byte, limit time.Duration) (map[string][]byte, CaseResult, error) {
+	name := in.Case.Set + "/" + in.Case.Name
+	cr := CaseResult{Case: name, Status: Pass}
+	detect := !c.opts.NoDetect
+	progs, err := c.programs(ctx, texts, in, detect)
+	if err != nil {
+		return nil, cr, err
+	}
+	ex, err := ExecuteCase(ctx, progs, in, ExecOptions{Order: backend.Order{Kind: "in-order"}, Timeout: limit})
+	if err != nil {
+		var f *backend.Failure
+		if errors.As(err, &f) && len(f.Findings) > 0 {
+			var se *StageError
+			stage := 0
+			if errors.As(err, &se) {
+				stage = se.Stage
+			}
+			var sfs []StageFinding
+			for _, x := range f.Findings {
+				sfs = append(sfs, StageFinding{Stage: stage, Entry: in.Stages[stage].Entry, Finding: x})
+			}
+			cr.Findings = describeFindings(in, name, sfs, c.opts.Strict)
+		}
+		return nil, cr, err
+	}
+	got := ex.Outputs
+	cr.Findings = describeFindings(in, name, ex.Findings(), c.opts.Strict)
+	for _, f := range cr.Findings {
+		if st := findingStatus(f.Kind, c.opts.Strict); st != "" {
+			cr.Status, cr.Msg = st, f.Msg
+			break
+		}
+	}
+	if cr.Status == Pass && want != nil {
+		if m := Compare(in, want, got); m != nil {
+			cr.Status, cr.Mismatch = FailParity, m
+		}
+	}
+	if cr.Status == Pass && c.opts.Race {
+		plain, err := c.programs(ctx, texts, in, false)
+		if err != nil {
+			return nil, cr, err
+		}
+		m, err := c.orders(ctx, plain, in, got, limit)
+		if err != nil {
+			return nil, cr, err
+		}
+		if m != nil {
+			cr.Status, cr.Mismatch = FailRace, m
+		}
+	}
+	return got, cr, nil
+}
+
+// addCase appends cr to r, taking its status and message if r still passes,
+// and collects its warnings.
+func addCase(r *Result, cr CaseResult) {
+	r.Cases = append(r.Cases, cr)
+	if cr.Status != Pass && r.Status == Pass {
+		r.Status, r.Mismatch = cr.Status, cr.Mismatch
+		if cr.Msg != "" {
+			r.Msg = cr.Msg
+		}
+	}
+	for _, f := range cr.Findings {
+		if f.Warning && !slices.Contains(r.Warnings, f.Msg) && len(r.Warnings) < 20 {
+			r.Warnings = append(r.Warnings, f.Msg)
+		}
+	}
+}
+
+func (c *checker) progress(format string, args ...any) {
+	if c.opts.Progress != nil {
+		c.opts.Progress(fmt.Sprintf(format, args...))
+	}
+}
+
+// control runs the baseline on every case: plainly, for the reference
+// outputs, then in the checking mode (whose bytes must be the same, and
+// whose findings must be clean), or without it plainly once more; with the
+// race probe also under every order. It returns the reference outputs by
+// case.
 func (c *checker) control(ctx context.Context) ([]map[string][]byte, *Result, error) {
 	start := time.Now()
 	r := &Result{Name: "control", Path: c.opts.Spec.Source, SHA256: sha(c.sources[c.opts.Spec.Source]), Status: Pass}
 	defer func() { r.Seconds = time.Since(start).Seconds() }()
 	var refs []map[string][]byte
-	for _, in := range c.insts {
-		name := in.Case.Set + "/" + in.Case.Name
-		progs, err := c.programs(ctx, c.sources, in)
+	for i, in := range c.insts {
+		c.progress("control: case %d/%d %s/%s", i+1, len(c.insts), in.Case.Set, in.Case.Name)
+		progs, err := c.programs(ctx, c.sources, in, false)
 		if err != nil {
 			return nil, r, failure(r, err)
 		}
@@ -407,31 +560,27 @@ func (c *checker) control(ctx context.Context) ([]map[string][]byte, *Result, er
 		if err != nil {
 			return nil, r, failure(r, err)
 		}
-		slowest := time.Since(t0)
+		c.baseTime = append(c.baseTime, time.Since(t0))
 		refs = append(refs, first)
-		cr := CaseResult{Case: name, Status: Pass}
-		t0 = time.Now()
-		second, err := Execute(ctx, progs, in, backend.Order{Kind: "in-order"}, limit)
+		_, cr, err := c.judge(ctx, c.sources, in, first, limit)
 		if err != nil {
-			return nil, r, failure(r, err)
-		}
-		c.baseTime = append(c.baseTime, max(slowest, time.Since(t0)))
-		if m := Compare(in, first, second); m != nil {
-			cr.Status, cr.Mismatch = FailNondet, m
-		} else if c.opts.Race {
-			m, err := c.orders(ctx, progs, in, first, limit)
-			if err != nil {
-				return nil, r, failure(r, err)
+			if ferr := failure(r, err); ferr != nil {
+				return nil, r, ferr
 			}
-			if m != nil {
-				cr.Status, cr.Mismatch = FailRace, m
+			cr.Status, cr.Msg = r.Status, r.Msg
+			if len(cr.Findings) > 0 && !cr.Findings[0].Warning {
+				r.Msg, cr.Msg = cr.Findings[0].Msg, cr.Findings[0].Msg
 			}
 		}
-		r.Cases = append(r.Cases, cr)
-		if cr.Status != Pass && r.Status == Pass {
-			r.Status, r.Mismatch = cr.Status, cr.Mismatch
-			r.Msg = "the baseline is not deterministic on this harness; variants are not judged"
+		if cr.Status == FailParity {
+			// The same kernel gave other bytes: the harness, the kernel or
+			// the checking build is not deterministic.
+			cr.Status = FailNondet
 		}
+		addCase(r, cr)
+	}
+	if r.Status != Pass {
+		r.Msg = "the baseline fails its own check (" + string(r.Status) + "): variants are not judged; " + r.Msg
 	}
 	return refs, r, nil
 }
@@ -495,8 +644,24 @@ func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]by
 		r.Msg = "the control failed"
 		return r, nil
 	}
+	if c.metal() {
+		for _, in := range c.insts {
+			err := in.CheckKernels(func(path string) ([]byte, error) {
+				if t, ok := texts[path]; ok {
+					return t, nil
+				}
+				return c.opts.ReadFile(path)
+			})
+			if err != nil {
+				r.Status, r.Msg = FailSpec, "the variant no longer fits the spec: "+firstLine(err.Error())
+				r.Log = err.Error()
+				return r, nil
+			}
+		}
+	}
 	// Compile every stage configuration the cases need, and measure
 	// threadgroup memory before running anything.
+	detect := !c.opts.NoDetect
 	seen := map[string]bool{}
 	for _, in := range c.insts {
 		for _, st := range in.Stages {
@@ -505,11 +670,11 @@ func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]by
 				continue
 			}
 			seen[key] = true
-			after, err := c.compile(ctx, texts, st)
+			after, err := c.compile(ctx, texts, st, detect)
 			if err != nil {
 				return r, c.record(ctx, r, CompileError, fmt.Errorf("compile %s: %w", st.Entry, err))
 			}
-			before, err := c.compile(ctx, c.sources, st)
+			before, err := c.compile(ctx, c.sources, st, false)
 			if err != nil {
 				return nil, fmt.Errorf("baseline compile %s: %w", st.Entry, err)
 			}
@@ -533,43 +698,29 @@ func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]by
 		return r, nil
 	}
 	for i, in := range c.insts {
-		cr := CaseResult{Case: in.Case.Set + "/" + in.Case.Name, Status: Pass}
-		progs, err := c.programs(ctx, texts, in)
-		if err != nil {
-			return r, c.record(ctx, r, CompileError, err)
-		}
-		limit := c.variantTimeout(i)
-		got, err := Execute(ctx, progs, in, backend.Order{Kind: "in-order"}, limit)
+		c.progress("%s: case %d/%d %s/%s", r.Name, i+1, len(c.insts), in.Case.Set, in.Case.Name)
+		_, cr, err := c.judge(ctx, texts, in, refs[i], c.variantTimeout(i))
 		if err != nil {
 			if err := c.record(ctx, r, Crash, err); err != nil {
 				return nil, err
 			}
 			cr.Status, cr.Msg = r.Status, r.Msg
-			r.Cases = append(r.Cases, cr)
+			if len(cr.Findings) > 0 && !cr.Findings[0].Warning {
+				// The checking mode stopped the run: its finding says more
+				// than the backend's one line.
+				r.Msg, cr.Msg = cr.Findings[0].Msg, cr.Findings[0].Msg
+			}
+			addCase(r, cr)
 			return r, nil // a crashing variant is not run further
 		}
-		if m := Compare(in, refs[i], got); m != nil {
-			cr.Status, cr.Mismatch = FailParity, m
-		} else if c.opts.Race {
-			m, err := c.orders(ctx, progs, in, got, limit)
-			if err != nil {
-				if err := c.record(ctx, r, Crash, err); err != nil {
-					return nil, err
-				}
-				cr.Status, cr.Msg = r.Status, r.Msg
-				r.Cases = append(r.Cases, cr)
-				return r, nil
-			}
-			if m != nil {
-				cr.Status, cr.Mismatch = FailRace, m
-			}
-		}
-		r.Cases = append(r.Cases, cr)
-		if cr.Status != Pass && r.Status == Pass {
-			r.Status, r.Mismatch = cr.Status, cr.Mismatch
-		}
+		addCase(r, cr)
 	}
 	return r, nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 func hasTG(list []TGMem, t TGMem) bool {

@@ -12,14 +12,55 @@ import (
 	"metalab/spec"
 )
 
-// Execute runs the stages of in, in order, each with its program from
+// ExecOptions say how to run a case.
+type ExecOptions struct {
+	Order   backend.Order
+	Repeat  int           // dispatches per stage; 0 means 1
+	Timeout time.Duration // per stage run; 0 means the backend's default
+}
+
+// An Execution is what running one case produced.
+type Execution struct {
+	Outputs map[string][]byte // final bytes of every device buffer, by name
+	Stages  []StageRun        // in stage order
+}
+
+// A StageRun is one stage's part of an Execution.
+type StageRun struct {
+	Entry    string
+	Times    []time.Duration   // as the backend measured them
+	Findings []backend.Finding // the checking mode's, for programs built with it
+}
+
+// Findings returns the findings of every stage, each with its stage.
+func (e *Execution) Findings() []StageFinding {
+	var out []StageFinding
+	for i, st := range e.Stages {
+		for _, f := range st.Findings {
+			out = append(out, StageFinding{Stage: i, Entry: st.Entry, Finding: f})
+		}
+	}
+	return out
+}
+
+// A StageFinding is a finding and the stage it was seen in.
+type StageFinding struct {
+	Stage int
+	Entry string
+	backend.Finding
+}
+
+// ExecuteCase runs the stages of in, in order, each with its program from
 // progs (progs[i] runs in.Stages[i]), on fresh copies of the instance's
-// buffers, with one dispatch per stage. It returns the final bytes of every
-// device buffer by name. A kernel failure is returned as a
-// *backend.Failure (possibly wrapped).
-func Execute(ctx context.Context, progs []backend.Program, in *spec.Instance, order backend.Order, timeout time.Duration) (map[string][]byte, error) {
+// buffers. A kernel failure is returned as a *backend.Failure (possibly
+// wrapped); a *StageError says which stage failed.
+func ExecuteCase(ctx context.Context, progs []backend.Program, in *spec.Instance, opts ExecOptions) (*Execution, error) {
 	if len(progs) != len(in.Stages) {
 		return nil, fmt.Errorf("execute: %d programs for %d stages", len(progs), len(in.Stages))
+	}
+	repeat := opts.Repeat
+	if repeat <= 0 {
+		repeat = 1
 	}
 	state := map[string][]byte{}
 	for _, b := range in.Buffers {
@@ -27,8 +68,9 @@ func Execute(ctx context.Context, progs []backend.Program, in *spec.Instance, or
 			state[b.Name] = bytes.Clone(b.Data)
 		}
 	}
+	ex := &Execution{}
 	for i, st := range in.Stages {
-		d := backend.Dispatch{Threadgroups: st.Threadgroups, Threads: st.Threads, Repeat: 1, Order: order, Timeout: timeout}
+		d := backend.Dispatch{Threadgroups: st.Threadgroups, Threads: st.Threads, Repeat: repeat, Order: opts.Order, Timeout: opts.Timeout}
 		for _, bind := range st.Bindings {
 			b := in.Buffer(bind.Buffer)
 			if b.Role == spec.Threadgroup {
@@ -39,13 +81,9 @@ func Execute(ctx context.Context, progs []backend.Program, in *spec.Instance, or
 		}
 		res, err := progs[i].Run(ctx, d)
 		if err != nil {
-			var f *backend.Failure
-			if errors.As(err, &f) && f.Kind == backend.BadAccess {
-				// The backend knows buffers by index; say which is which.
-				return nil, fmt.Errorf("stage %s (buffers %s): %w", st.Entry, bindingsText(st.Bindings), err)
-			}
-			return nil, fmt.Errorf("stage %s: %w", st.Entry, err)
+			return nil, &StageError{Stage: i, Entry: st.Entry, Bindings: st.Bindings, Err: err}
 		}
+		ex.Stages = append(ex.Stages, StageRun{Entry: st.Entry, Times: res.Times, Findings: res.Findings})
 		for _, bind := range st.Bindings {
 			if out, ok := res.Outputs[bind.Index]; ok {
 				if _, dev := state[bind.Buffer]; dev {
@@ -54,7 +92,37 @@ func Execute(ctx context.Context, progs []backend.Program, in *spec.Instance, or
 			}
 		}
 	}
-	return state, nil
+	ex.Outputs = state
+	return ex, nil
+}
+
+// A StageError is a stage of a case that did not run to completion.
+type StageError struct {
+	Stage    int
+	Entry    string
+	Bindings []spec.Binding
+	Err      error
+}
+
+func (e *StageError) Error() string {
+	var f *backend.Failure
+	if errors.As(e.Err, &f) && f.Kind == backend.BadAccess {
+		// The backend knows buffers by index; say which is which.
+		return fmt.Sprintf("stage %s (buffers %s): %v", e.Entry, bindingsText(e.Bindings), e.Err)
+	}
+	return fmt.Sprintf("stage %s: %v", e.Entry, e.Err)
+}
+
+func (e *StageError) Unwrap() error { return e.Err }
+
+// Execute is ExecuteCase with one dispatch per stage, returning only the
+// final bytes of every device buffer by name.
+func Execute(ctx context.Context, progs []backend.Program, in *spec.Instance, order backend.Order, timeout time.Duration) (map[string][]byte, error) {
+	ex, err := ExecuteCase(ctx, progs, in, ExecOptions{Order: order, Timeout: timeout})
+	if err != nil {
+		return nil, err
+	}
+	return ex.Outputs, nil
 }
 
 // bindingsText lists a stage's bindings as "0 q, 1 kq, ...".

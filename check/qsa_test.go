@@ -124,7 +124,7 @@ func TestPlantedVariants(t *testing.T) {
 		got[r.Name] = r
 	}
 	want := map[string]check.Status{
-		"broken": check.CompileError, "reordered": check.FailParity, "no-barrier": check.FailParity,
+		"broken": check.CompileError, "reordered": check.FailParity, "no-barrier": check.FailUninit,
 		"leaky": check.FailParity, "big": check.FailTGMem, "unrolled": check.Pass,
 		"divergent-barrier": check.Deadlock, "out-of-bounds": check.BadAccess,
 	}
@@ -158,8 +158,13 @@ func TestPlantedVariants(t *testing.T) {
 			t.Errorf("%s: the text report does not name the failing case %s", name, r.Cases[0].Case)
 		}
 	}
-	if r := got["out-of-bounds"]; r != nil && !strings.Contains(r.Msg, "stage qsa_flash (buffers 0 q, 1 kq, 2 ksc, 3 vq, 4 vsc, 5 ids, 6 out, 7 params)") {
-		t.Errorf("out-of-bounds: msg %q does not map buffer indexes to names", r.Msg)
+	if r := got["out-of-bounds"]; r != nil && !strings.Contains(r.Msg, "out-of-bounds write of buffer out (index 6), byte 8192, 0 bytes past its end") {
+		t.Errorf("out-of-bounds: msg %q does not name the buffer and how far past its end", r.Msg)
+	}
+	// The dropped barrier is seen by the checking mode, not by luck: the
+	// report names the threadgroup array, the element and the read's line.
+	if r := got["no-barrier"]; r != nil && !(strings.Contains(r.Msg, "uninitialised read of threadgroup array sp[1][0]") && strings.Contains(r.Msg, "no-barrier.metal:183")) {
+		t.Errorf("no-barrier: msg %q does not name the array, element and line", r.Msg)
 	}
 
 	// Parity failures name the buffer, the coordinates of the first
@@ -168,7 +173,7 @@ func TestPlantedVariants(t *testing.T) {
 	in := instances(t, s, "quick")
 	for _, tt := range []struct {
 		name, buffer string
-	}{{"reordered", "out"}, {"no-barrier", "out"}, {"leaky", "scores"}} {
+	}{{"reordered", "out"}, {"leaky", "scores"}} {
 		r := got[tt.name]
 		if r == nil || r.Mismatch == nil {
 			t.Errorf("%s: no mismatch reported", tt.name)
@@ -240,11 +245,12 @@ func TestPlantedVariants(t *testing.T) {
 
 // TestPlantedRace removes a barrier whose absence the in-order schedule
 // hides: thread 0 publishes the softmax denominator and, in order, runs
-// before every reader. Parity with the baseline passes; the race probe's
-// reversed order must catch it and say which order differed.
+// before every reader. The checking mode sees the race in any order and
+// names both lines; without it, parity in order passes and only the race
+// probe's other orders catch it.
 func TestPlantedRace(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the race probe runs every case under five thread orders; skipped with -short")
+		t.Skip("the race probe runs every case under six thread orders; skipped with -short")
 	}
 	b := cpuBackend(t)
 	s, src := loadPrompt(t)
@@ -253,13 +259,24 @@ func TestPlantedRace(t *testing.T) {
 	v := []check.Variant{{Name: "no-final-barrier", Text: text}}
 	opts := check.Options{Spec: s, Backend: b, Sets: []string{"quick"}, Variants: v, Timeout: 2 * time.Minute}
 
-	// Without the probe the variant passes: the fault is a race only.
 	rep, err := check.Run(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Control.Status != check.Pass {
 		t.Fatalf("control: %s %s", rep.Control.Status, rep.Control.Msg)
+	}
+	r := rep.Variants[0]
+	if r.Status != check.FailRace || !strings.Contains(r.Msg, "race on threadgroup array stat[1]") || strings.Count(r.Msg, "no-final-barrier:") != 2 {
+		t.Fatalf("checking mode: %s %q, want fail-race on stat[1] naming both lines", r.Status, r.Msg)
+	}
+
+	// Without the checking mode the variant passes in order: the fault is
+	// a race only.
+	opts.NoDetect = true
+	rep, err = check.Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if r := rep.Variants[0]; r.Status != check.Pass {
 		t.Fatalf("in order, the variant without the final barrier: %s (%v), want pass: the planted race is not hidden", r.Status, r.Mismatch)
@@ -278,7 +295,7 @@ func TestPlantedRace(t *testing.T) {
 	if rep.Control.Status != check.Pass {
 		t.Fatalf("control under the race probe: %s %s", rep.Control.Status, rep.Control.Msg)
 	}
-	r := rep.Variants[0]
+	r = rep.Variants[0]
 	if r.Status != check.FailRace {
 		t.Fatalf("variant without the final barrier under the race probe: %s, want fail-race", r.Status)
 	}

@@ -18,9 +18,15 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // WriteText writes r as a table for people, followed by the details of
 // every failure.
 func (r *Report) WriteText(w io.Writer) error {
-	race := ""
+	race := ", checking mode on"
+	if !r.Detect {
+		race = ", checking mode off"
+	}
+	if r.Strict {
+		race += " (strict)"
+	}
 	if r.Race {
-		race = ", race probe: " + strings.Join(r.Orders, " ")
+		race += ", race probe: " + strings.Join(r.Orders, " ")
 	}
 	sets := "sets " + strings.Join(r.Sets, ", ")
 	if r.DefaultSets {
@@ -45,7 +51,16 @@ func (r *Report) WriteText(w io.Writer) error {
 		return err
 	}
 	for _, v := range all {
-		if v == nil || v.Status == Pass {
+		if v == nil {
+			continue
+		}
+		if v.Status == Pass {
+			if len(v.Warnings) > 0 {
+				fmt.Fprintf(w, "\n%s: pass with %d warning(s)\n", v.Name, len(v.Warnings))
+				for _, msg := range v.Warnings {
+					fmt.Fprintf(w, "  warning: %s\n", msg)
+				}
+			}
 			continue
 		}
 		fmt.Fprintf(w, "\n%s: %s", v.Name, v.Status)
@@ -66,6 +81,26 @@ func (r *Report) WriteText(w io.Writer) error {
 			default:
 				fmt.Fprintf(w, "  case %s: %s\n", c.Case, c.Status)
 			}
+		}
+		// Other failures the checking mode saw, once each.
+		shown := map[string]bool{v.Msg: true}
+		extra := 0
+		for _, c := range v.Cases {
+			for _, f := range c.Findings {
+				if f.Warning || shown[f.Msg] {
+					continue
+				}
+				shown[f.Msg] = true
+				if extra++; extra <= 5 {
+					fmt.Fprintf(w, "  also: %s\n", f.Msg)
+				}
+			}
+		}
+		if extra > 5 {
+			fmt.Fprintf(w, "  and %d more findings (see --json)\n", extra-5)
+		}
+		for _, msg := range v.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", msg)
 		}
 		if v.Log != "" {
 			fmt.Fprintf(w, "  log:\n%s", indent(tail(v.Log, 20), "    "))

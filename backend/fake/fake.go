@@ -14,7 +14,7 @@
 //	poke BUF OFF BYTE     set byte OFF of BUF to BYTE (0x.. or decimal)
 //	fill BUF BYTE         set every byte of BUF
 //	add SRC DST           DST[i] += SRC[i] bytewise (stages build on each other)
-//	nondeterministic BUF  write a per-program run counter into BUF's first byte
+//	nondeterministic BUF  write the backend's run counter into BUF's first byte
 //	order BUF             write a byte derived from the dispatch's thread order
 //	tgmem N               the program allocates N bytes of threadgroup memory
 //	compile-error MSG...  compiling fails with MSG
@@ -40,10 +40,15 @@ import (
 type Backend struct {
 	mu       sync.Mutex
 	compiles int
+	runs     int // dispatches of every program, for "nondeterministic"
 }
 
 // New returns a fake backend.
 func New() *Backend { return &Backend{} }
+
+// MetalSources reports false: the fake backend's sources are marker
+// scripts, so a spec's kernel interface is not checked against them.
+func (b *Backend) MetalSources() bool { return false }
 
 // Name returns "fake".
 func (b *Backend) Name() string { return "fake" }
@@ -69,7 +74,7 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 	b.mu.Lock()
 	b.compiles++
 	b.mu.Unlock()
-	p := &program{}
+	p := &program{b: b}
 	sc := bufio.NewScanner(bytes.NewReader(src.Text))
 	sc.Buffer(nil, 1<<20)
 	for line := 1; sc.Scan(); line++ {
@@ -135,8 +140,7 @@ type program struct {
 	name  string
 	ops   []op
 	tgmem int
-	mu    sync.Mutex
-	runs  int
+	b     *Backend
 }
 
 func (p *program) ThreadgroupMemory() int        { return p.tgmem }
@@ -158,10 +162,10 @@ func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 	repeat := max(d.Repeat, 1)
 	res := &backend.Result{Outputs: bufs}
 	for range repeat {
-		p.mu.Lock()
-		p.runs++
-		run := p.runs
-		p.mu.Unlock()
+		p.b.mu.Lock()
+		p.b.runs++
+		run := p.b.runs
+		p.b.mu.Unlock()
 		for _, o := range p.ops {
 			if err := o.apply(bufs, d, run); err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", p.name, o.line, err)

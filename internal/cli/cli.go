@@ -3,12 +3,17 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"metalab/backend"
 	"metalab/internal/cli/backends"
 	checkcmd "metalab/internal/cli/check"
 	"metalab/internal/cli/cmdutil"
@@ -28,6 +33,7 @@ const (
 	ExitOK    ExitCode = 0 // success
 	ExitError ExitCode = 1 // failure, or a negative result
 	ExitUsage ExitCode = 2 // bad flags or arguments
+	ExitEnv   ExitCode = 3 // this machine cannot do it: no compiler, a full disk, an unwritable cache
 )
 
 // NewCmdRoot returns the root command with every subcommand. Adding a
@@ -73,13 +79,18 @@ func Run(f *cmdutil.Factory, args []string) ExitCode {
 	if args != nil {
 		root.SetArgs(args)
 	}
-	cmd, err := root.ExecuteC()
+	// Ctrl-C and SIGTERM cancel the command's context: commands stop what
+	// runs (runners included) and report what finished.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
 	}
 	errOut := f.IOStreams.ErrOut
 	var flagErr *cmdutil.FlagError
 	var list msl.ErrorList
+	var envErr *backend.EnvError
 	switch {
 	case errors.Is(err, cmdutil.ErrSilent):
 		return ExitError
@@ -91,6 +102,9 @@ func Run(f *cmdutil.Factory, args []string) ExitCode {
 		}
 		fmt.Fprintf(errOut, "Run '%s --help' for usage.\n", name)
 		return ExitUsage
+	case errors.As(err, &envErr):
+		fmt.Fprintf(errOut, "metalab: %v\n", err)
+		return ExitEnv
 	case errors.As(err, &list):
 		// One error a line, the first msl.MaxShown of them.
 		fmt.Fprintln(errOut, list.Error())

@@ -40,6 +40,8 @@ type CheckOptions struct {
 	Backend  string
 	Cases    []string
 	TGLimit  int // bytes
+	NoDetect bool
+	Strict   bool
 	Race     bool
 	JSON     bool
 	Timeout  time.Duration // per run; 0 means check's defaults (see check.Options)
@@ -59,17 +61,31 @@ inputs for every case of the chosen sets, comparing every byte of every
 buffer. Without --cases, the spec's defaults: sets run (else its quick
 set, else every set); the report names the sets that did not run. The
 baseline is first run against itself as a control; if it is not
-deterministic no variant is judged. With --race, every run is repeated
-under several thread orders and any difference fails.
+deterministic no variant is judged.
+
+Every run is in the checking mode unless --no-detect is given: each access
+to device and threadgroup memory is checked, so a variant fails when it
+reads or writes out of bounds (any distance), reads threadgroup memory no
+thread of its threadgroup wrote (fail-uninit), or lets two simd groups (or
+two threadgroups, on device memory) touch the same byte between barriers
+with one of them writing (fail-race) — whatever the thread order, and even
+when the output bytes happen to match. A conflict within one simd group
+with no simd-group synchronisation is a warning ("relies on SIMD lockstep"),
+a failure with --strict. With --race, every case also runs under several
+thread and simd-group orders and any difference in the bytes fails.
 
 check reads the spec, its sources and the variants and writes nothing but
 its report (and the backend's compile cache). --source names the file the
 variants replace when the spec runs several; a snapshot of it with the
 same bytes is accepted, a stale one is refused.
 
+Progress goes to standard error once a check takes more than a few
+seconds; Ctrl-C stops it and reports what finished.
+
 The exit status is 0 only when the control and every variant pass; 1 for a
 failed check, a bad spec (file:line:col) or a missing file; 2 for usage
-errors.`,
+errors; 3 when this machine cannot check (no compiler, a full disk, an
+unwritable cache).`,
 		Example: "  metalab check kernels/qsa_prompt.yaml --variant /tmp/v1.metal --cases quick\n" +
 			"  metalab check kernels/qsa_prep.yaml --race --json",
 		Args: cmdutil.ExactArgs(1, "<spec.yaml>"),
@@ -91,7 +107,9 @@ errors.`,
 	cmd.Flags().StringVar(&opts.Backend, "backend", "cpu", "backend `NAME` to compile and run on")
 	cmd.Flags().StringSliceVar(&opts.Cases, "cases", nil, "case set `NAME` (repeatable or comma-separated; default: the spec's defaults, else quick, else all)")
 	cmd.Flags().StringVar(&tgLimit, "tg-limit", "16KiB", "static threadgroup memory `LIMIT` (16384, 16KiB, 8K)")
-	cmd.Flags().BoolVar(&opts.Race, "race", false, "also run under several thread orders and fail on any difference")
+	cmd.Flags().BoolVar(&opts.NoDetect, "no-detect", false, "turn off the checking mode (faster; races, uninitialised reads and bad accesses that leave the bytes alone go unseen)")
+	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on warnings too (lanes of one simd group relying on lockstep)")
+	cmd.Flags().BoolVar(&opts.Race, "race", false, "also run under several thread and simd-group orders and fail on any difference")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "per-run `DURATION` limit (default: 30m for the baseline, 10x the baseline's time for a variant, at least 1m)")
 	return cmd
@@ -234,17 +252,20 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	}
 	rep, err := checkpkg.Run(ctx, checkpkg.Options{
 		Spec: s, Variants: variants, Backend: be, Sets: opts.Cases, TGLimit: opts.TGLimit,
-		Race: opts.Race, Timeout: opts.Timeout, ReadFile: opts.ReadFile,
+		NoDetect: opts.NoDetect, Strict: opts.Strict, Race: opts.Race, Timeout: opts.Timeout, ReadFile: opts.ReadFile,
+		Progress: cmdutil.Progress(opts.IO.ErrOut, 3*time.Second),
 	})
-	if err != nil {
+	if err != nil && rep == nil {
 		return err
 	}
-	if opts.JSON {
-		err = cmdutil.WriteJSON(opts.IO.Out, rep)
-	} else {
-		err = rep.WriteText(opts.IO.Out)
-	}
 	if err != nil {
+		// Interrupted: report what finished, then the interruption.
+		if werr := writeReport(opts, rep); werr != nil {
+			return werr
+		}
+		return fmt.Errorf("check interrupted after %d of %d variants: %w", len(rep.Variants), len(variants), err)
+	}
+	if err := writeReport(opts, rep); err != nil {
 		return err
 	}
 	if c := rep.Control; c != nil && c.Status == checkpkg.Timeout {
@@ -254,4 +275,11 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 		return cmdutil.ErrSilent
 	}
 	return nil
+}
+
+func writeReport(opts *CheckOptions, rep *checkpkg.Report) error {
+	if opts.JSON {
+		return cmdutil.WriteJSON(opts.IO.Out, rep)
+	}
+	return rep.WriteText(opts.IO.Out)
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -169,4 +170,16 @@ func isIdent(s string) bool {
 		}
 	}
 	return true
+}
+
+// Progress returns a function that writes progress lines to w, but only
+// once after has passed since Progress was called, so quick commands stay
+// quiet.
+func Progress(w io.Writer, after time.Duration) func(string) {
+	start := time.Now()
+	return func(msg string) {
+		if d := time.Since(start); d >= after {
+			fmt.Fprintf(w, "[%4.0fs] %s\n", d.Seconds(), msg)
+		}
+	}
 }
