@@ -141,21 +141,26 @@ func (e *Env) ident(name string, depth int, ev *evaluator) (int64, bool) {
 		}
 		return ev.evalText(v, depth+1)
 	}
-	if e.File != nil && e.File.CmdDefines != nil {
-		if v, ok := e.File.CmdDefines[name]; ok {
+	// The file's own unconditional #define wins over -D, as with the
+	// compiler (the lexer warns); one in an undecided #if branch may not
+	// be in effect, so -D wins over it.
+	var fd *Define
+	if e.File != nil {
+		fd = e.File.lookupDefine(name, e.At)
+	}
+	if fd == nil || fd.uncertain {
+		if v, ok := e.File.cmdDefine(name); ok {
 			if v == "" {
 				v = "1"
 			}
 			return ev.evalText(v, depth+1)
 		}
 	}
-	if e.File != nil {
-		if d := e.File.lookupDefine(name, e.At); d != nil {
-			if d.FuncLike {
-				return 0, false
-			}
-			return ev.evalText(d.Body, depth+1)
+	if fd != nil {
+		if fd.FuncLike {
+			return 0, false
 		}
+		return ev.evalText(fd.Body, depth+1)
 	}
 	if v, ok := e.TemplateArgs[name]; ok {
 		return ev.evalText(v, depth+1)
@@ -289,6 +294,15 @@ func (f *File) lookupDefine(name string, at int) *Define {
 			}
 			return ds[i]
 		}
+	}
+	// Not defined here (before at): a header sees what its includer
+	// defined before the #include, and an expansion what the file
+	// defined before the macro use.
+	if d := f.outer[name]; d != nil {
+		return d
+	}
+	if f.parent != nil {
+		return f.parent.lookupDefine(name, f.parentAt)
 	}
 	return nil
 }
@@ -860,4 +874,14 @@ func joinTokenPtrs(toks []*Token) string {
 
 func wordLike(t Token) bool {
 	return t.Kind == Ident || t.Kind == Int || t.Kind == Float || t.Kind == String || t.Kind == Char
+}
+
+// cmdDefine returns the -D value of name given to f's parse (an expansion
+// or header shares its includer's).
+func (f *File) cmdDefine(name string) (string, bool) {
+	if f == nil {
+		return "", false
+	}
+	v, ok := f.CmdDefines[name]
+	return v, ok
 }

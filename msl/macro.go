@@ -396,7 +396,7 @@ func (p *parser) instMacro(name string, depth int) bool {
 		p.instMacros = map[string]bool{}
 	}
 	p.instMacros[name] = false // against recursive macros
-	d := p.f.lookupDefine(name, 0)
+	d := p.def(name, 0)
 	if d == nil || depth > maxMacroDepth {
 		return false
 	}
@@ -405,7 +405,7 @@ func (p *parser) instMacro(name string, depth int) bool {
 		if t.kind != Ident {
 			continue
 		}
-		if t.text == "template" || t.text != name && p.f.lookupDefine(t.text, 0) != nil && p.instMacro(t.text, depth+1) {
+		if t.text == "template" || t.text != name && p.def(t.text, 0) != nil && p.instMacro(t.text, depth+1) {
 			v = true
 			break
 		}
