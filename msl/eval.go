@@ -237,16 +237,21 @@ func (e *Env) local(name string) (init string, found bool) {
 
 // global finds the initialiser of a file-scope constant.
 func (e *Env) global(name string) (init string, found bool) {
-	d, n := e.File.globalNamed(name)
-	if d == nil {
+	r := e.File.globalRef(name)
+	if r.d == nil {
 		return "", false
 	}
-	return e.constInit(d, n), true
+	return constInitIn(r.file, r.d, r.n), true
 }
 
 // constInit returns the initialiser text of declarator n when d declares a
 // constant scalar, else "".
 func (e *Env) constInit(d *Decl, n *Declarator) string {
+	return constInitIn(e.File, d, n)
+}
+
+// constInitIn is constInit for a declaration in file f.
+func constInitIn(f *File, d *Decl, n *Declarator) string {
 	if len(n.Dims) > 0 || n.Init.End <= n.Init.Pos {
 		return ""
 	}
@@ -259,7 +264,7 @@ func (e *Env) constInit(d *Decl, n *Declarator) string {
 	if !isConst {
 		return ""
 	}
-	init := strings.TrimSpace(e.File.text(n.Init.Pos, n.Init.End))
+	init := strings.TrimSpace(f.text(n.Init.Pos, n.Init.End))
 	if strings.HasPrefix(init, "{") && strings.HasSuffix(init, "}") {
 		init = strings.TrimSpace(init[1 : len(init)-1])
 	}

@@ -112,6 +112,12 @@ func (inc *includer) load(l *lexer, in *Include) {
 		}
 	}
 	if path == "" {
+		if in.System || l.lenient() {
+			// A system header (<stdint.h>) or an include in a branch that
+			// may be inactive: nothing to say unless its macros are
+			// missed, which the parser reports.
+			return
+		}
 		var dirs []string
 		if !in.System {
 			dirs = append(dirs, dirOrDot(filepath.Dir(l.name)))

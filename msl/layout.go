@@ -242,7 +242,7 @@ func (e *Env) structLayout(st *Struct, depth int) (int64, int64, bool) {
 		for _, n := range d.Names {
 			size := s
 			for _, dim := range n.Dims {
-				v, ok := e.Eval(e.File.text(dim.Pos, dim.End))
+				v, ok := e.Eval(e.File.structOwner(st).text(dim.Pos, dim.End))
 				if !ok || v < 0 {
 					return 0, 0, false
 				}

@@ -155,10 +155,25 @@ func parseTokens(f *File, l *lexer) error {
 	}
 	p.scope(0, len(p.t), nil)
 	f.funcs = map[string]*Func{}
-	for _, fn := range f.Funcs {
-		if fn.Body != nil && (f.funcs[fn.Name] == nil || f.funcs[fn.Name].SpecArgs != nil && fn.SpecArgs == nil) {
-			// The primary template wins over explicit specialisations.
-			f.funcs[fn.Name] = fn
+	addFuncs := func(fns []*Func) {
+		for _, fn := range fns {
+			if fn.Body != nil && (f.funcs[fn.Name] == nil || f.funcs[fn.Name].SpecArgs != nil && fn.SpecArgs == nil && f.funcs[fn.Name].file == fn.file) {
+				// The primary template wins over explicit specialisations.
+				f.funcs[fn.Name] = fn
+			}
+		}
+	}
+	addFuncs(f.Funcs)
+	for _, x := range f.Expansions {
+		addFuncs(x.File.Funcs)
+	}
+	for _, in := range f.Includes {
+		if in.File != nil {
+			for name, fn := range in.File.funcs {
+				if f.funcs[name] == nil {
+					f.funcs[name] = fn
+				}
+			}
 		}
 	}
 	f.idx = buildIndex(f)
@@ -741,7 +756,10 @@ func (p *parser) structBrace(i, end int) int {
 // structDef parses a struct, class or union whose keyword is at i and whose
 // body opens at lb.
 func (p *parser) structDef(i, lb, end int, outer *Struct, tmpl []string, start int) int {
-	st := &Struct{Pos: p.t[start].Pos, Template: tmpl, Union: p.t[i].Text == "union"}
+	st := &Struct{Pos: p.t[start].Pos, Template: tmpl, Union: p.t[i].Text == "union", file: p.f}
+	if tmpl != nil && len(p.tdefs) == len(tmpl) {
+		st.TemplateDefaults = p.tdefs
+	}
 	for j := i + 1; j < lb; j++ {
 		t := p.t[j]
 		if t.Text == ":" || t.Text == "<" {
@@ -1176,6 +1194,7 @@ trailers:
 		}
 	}
 	fn := &Func{
+		file:     p.f,
 		Name:     name,
 		NamePos:  p.t[nameAt].Pos,
 		Pos:      p.t[start].Pos,

@@ -836,19 +836,24 @@ func (p *parser) noteUnknown(name string, pos int, what string) {
 
 // reportUnknown turns the unknown macro uses into warnings, one per name.
 func (p *parser) reportUnknown() {
+	var unread []string
+	for _, in := range p.f.Includes {
+		if in.File == nil && !in.Metal && !in.System {
+			unread = append(unread, "#include "+in.String())
+		}
+	}
 	for _, u := range p.unknown {
 		uses := ""
 		if u.count > 1 {
-			uses = fmt.Sprintf(" (and %d more uses)", u.count-1)
+			uses = fmt.Sprintf(" (%d uses; the first %s)", u.count, u.what)
+		} else {
+			uses = " " + u.what
 		}
 		hint := "pass -I DIR for the header that defines it, or -D " + u.name + "=..."
-		for _, in := range p.f.Includes {
-			if in.File == nil && !in.Metal {
-				hint = fmt.Sprintf("#include %s was not read: pass -I DIR for the header that defines it, or -D %s=...", in, u.name)
-				break
-			}
+		if len(unread) > 0 {
+			hint = strings.Join(unread, " and ") + " not read: " + hint
 		}
-		p.f.Warnings.Add(p.f.Position(u.pos), fmt.Sprintf("unknown macro %s %s%s: the statement after it is a skip, not a site; %s", u.name, u.what, uses, hint))
+		p.f.Warnings.Add(p.f.Position(u.pos), fmt.Sprintf("unknown macro %s%s: sites there are skips; %s", u.name, uses, hint))
 	}
 }
 

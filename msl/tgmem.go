@@ -78,7 +78,9 @@ func ThreadgroupMemory(f *File, kernel string, env Env) (*TGMem, error) {
 	var e Env // one per call, not per function reached: the closure below keeps it on the heap
 	for i, in := range f.reach(fn, targs, env.TemplateArgs) {
 		g := in.fn
+		gf := f.owner(g) // a header's or an expansion's function reads its own source
 		e = env
+		e.File = gf
 		e.Func = g
 		e.TemplateArgs = in.targs
 		if i == 0 {
@@ -108,7 +110,7 @@ func ThreadgroupMemory(f *File, kernel string, env Env) (*TGMem, error) {
 			// a float c).
 			base := strings.TrimRight(d.Type, "*& ")
 			for _, n := range d.Names {
-				if f.pointerDeclarator(n) {
+				if gf.pointerDeclarator(n) {
 					// `threadgroup float* p` is a thread-local pointer
 					// into threadgroup memory, not an allocation.
 					continue
@@ -313,7 +315,7 @@ func (f *File) reach(fn *Func, targs, base map[string]string) []inst {
 	var sites []callSite
 	for i := 0; i < len(out); i++ {
 		caller := out[i]
-		sites = f.callSites(caller.fn, byName, sites[:0])
+		sites = f.owner(caller.fn).callSites(caller.fn, byName, sites[:0])
 		for _, c := range sites {
 			h := byName[c.name]
 			m := map[string]string{}

@@ -21,14 +21,15 @@ type MutateOptions struct {
 	ReadFile  func(string) ([]byte, error)
 	WriteFile func(path string, data []byte) error // atomic
 
-	File    string
-	Fns     []string
-	Apply   []string // SITE[=CHOICE]
-	Refs    []mutate.SiteRef
-	Output  string
-	JSON    bool
-	Defines []string // -D NAME=VALUE
-	Undefs  []string // -U NAME
+	File        string
+	Fns         []string
+	Apply       []string // SITE[=CHOICE]
+	Refs        []mutate.SiteRef
+	Output      string
+	JSON        bool
+	Defines     []string // -D NAME=VALUE
+	Undefs      []string // -U NAME
+	IncludeDirs []string // -I DIR
 }
 
 // NewCmdMutate returns the mutate command; runF, if non-nil, replaces the
@@ -83,7 +84,7 @@ Several --apply compose; choices whose edits overlap are refused.`,
 	cmd.Flags().StringArrayVar(&opts.Apply, "apply", nil, "apply `SITE[=CHOICE]` (repeatable, required)")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "write the variant to `FILE` instead of standard output")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
-	cmdutil.AddMacroFlags(cmd.Flags(), &opts.Defines, &opts.Undefs)
+	cmdutil.AddMacroFlags(cmd.Flags(), &opts.Defines, &opts.Undefs, &opts.IncludeDirs)
 	return cmd
 }
 
@@ -101,10 +102,11 @@ type jsonOut struct {
 
 func mutateRun(opts *MutateOptions) error {
 	// The same defines as 'metalab sites -D', so its site ids resolve here.
-	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, opts.Defines, opts.Undefs)
+	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, cmdutil.Macros{Defines: opts.Defines, Undefs: opts.Undefs, IncludeDirs: opts.IncludeDirs})
 	if err != nil {
 		return err
 	}
+	cmdutil.PrintWarnings(opts.IO.ErrOut, f)
 	if _, err := mutate.Funcs(f, opts.Fns); err != nil {
 		return &cmdutil.FlagError{Err: err}
 	}

@@ -22,11 +22,12 @@ type TgmemOptions struct {
 	IO       *cmdutil.IOStreams
 	ReadFile func(string) ([]byte, error)
 
-	File    string
-	Fns     []string // kernel function names or host_names; empty means all
-	Defines []string // -D NAME=VALUE
-	Undefs  []string // -U NAME
-	JSON    bool
+	File        string
+	Fns         []string // kernel function names or host_names; empty means all
+	Defines     []string // -D NAME=VALUE
+	Undefs      []string // -U NAME
+	IncludeDirs []string // -I DIR
+	JSON        bool
 }
 
 // NewCmdTgmem returns the tgmem command; runF, if non-nil, replaces the run
@@ -55,7 +56,7 @@ cannot be computed is shown as unknown, with why.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&opts.Fns, "fn", nil, "only kernel `NAME` (function or host_name; repeatable)")
-	cmdutil.AddMacroFlags(cmd.Flags(), &opts.Defines, &opts.Undefs)
+	cmdutil.AddMacroFlags(cmd.Flags(), &opts.Defines, &opts.Undefs, &opts.IncludeDirs)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
 	return cmd
 }
@@ -96,10 +97,11 @@ type jsonOut struct {
 }
 
 func tgmemRun(opts *TgmemOptions) error {
-	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, opts.Defines, opts.Undefs)
+	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, cmdutil.Macros{Defines: opts.Defines, Undefs: opts.Undefs, IncludeDirs: opts.IncludeDirs})
 	if err != nil {
 		return err
 	}
+	cmdutil.PrintWarnings(opts.IO.ErrOut, f)
 	// Each kernel, or each host_name instantiation of a template kernel.
 	type target struct{ name, fn string }
 	var targets, all []target
