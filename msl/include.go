@@ -151,7 +151,7 @@ func (inc *includer) load(l *lexer, in *Include) {
 	h := parseFile(path, src, inc.opts, inc, func(hl *lexer) {
 		hl.defines = l.defines // the header sees, and adds to, the includer's macros
 		hl.baseLenient = l.lenient()
-	})
+	}, nil)
 	h.outer = outer
 	inc.done[path] = h
 	in.File = h

@@ -65,13 +65,14 @@ func ParseOptions(filename string, src []byte, opts Options) (*File, error) {
 			inc.read = defaultRead
 		}
 	}
-	f := parseFile(filename, src, opts, inc, nil)
+	f := parseFile(filename, src, opts, inc, nil, nil)
 	return f, f.parseErr
 }
 
 // parseFile lexes and parses one file; setup, when not nil, prepares its
-// lexer (a header's shares its includer's macros).
-func parseFile(filename string, src []byte, opts Options, inc *includer, setup func(*lexer)) *File {
+// lexer (a header's shares its includer's macros), and prep the File
+// before it is parsed (an expansion's sees the file it is expanded in).
+func parseFile(filename string, src []byte, opts Options, inc *includer, setup func(*lexer), prep func(*File)) *File {
 	tf := newTokenFile(filename, src)
 	l := newLexer(filename, src, tf)
 	l.inc = inc
@@ -104,6 +105,9 @@ func parseFile(filename string, src []byte, opts Options, inc *includer, setup f
 		for k, v := range opts.Defines {
 			f.CmdDefines[k] = v
 		}
+	}
+	if prep != nil {
+		prep(f)
 	}
 	f.parseErr = parseTokens(f, l)
 	f.Warnings = append(f.Warnings, l.warns...)

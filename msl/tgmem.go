@@ -9,16 +9,18 @@ import (
 
 // TGMem is the static threadgroup memory a kernel declares.
 type TGMem struct {
-	Kernel  string
-	Decls   []TGDecl // every threadgroup variable declared in the kernel body and in helpers it calls, source order (pointers and references into threadgroup memory are not allocations and are left out)
-	HostSet []HostTG // [[threadgroup(n)]] parameters, sized by the host
-	Total   int64    // sum with each decl aligned to its alignment, rounded up to 16; only meaningful if Known
-	Known   bool     // false if any decl size is unknown
+	Kernel   string
+	Decls    []TGDecl // every threadgroup variable declared in the kernel body and in helpers it calls, source order (pointers and references into threadgroup memory are not allocations and are left out)
+	HostSet  []HostTG // [[threadgroup(n)]] parameters, sized by the host
+	Total    int64    // sum with each decl aligned to its alignment, rounded up to 16; when !Known, that of the known decls, a lower bound
+	Known    bool     // false if any decl size is unknown
+	Declared int64    // the end of the last known decl, before Total's rounding
 }
 
 // A TGDecl is one threadgroup variable.
 type TGDecl struct {
 	Func, Name, Type string   // Type is the element type, without array dimensions
+	FuncPtr          *Func    // the function that declares it (its file: File.FileOf)
 	Dims             []string // array dimensions, outermost first: each evaluated to a decimal, or its source text where it cannot be
 	Pos              int
 	Size, Align      int64
@@ -128,6 +130,7 @@ func ThreadgroupMemory(f *File, kernel string, env Env) (*TGMem, error) {
 			return true
 		})
 	}
+	m.Declared = off
 	m.Total = alignUp(off, 16)
 	return m, nil
 }
@@ -182,7 +185,7 @@ func (f *File) Entry(kernel string) (fn *Func, targs map[string]string, err erro
 
 // tgDecl sizes one threadgroup declarator.
 func tgDecl(e *Env, g *Func, typ string, n *Declarator) TGDecl {
-	td := TGDecl{Func: g.Name, Name: n.Name, Type: boundType(typ, e.TemplateArgs), Pos: n.NamePos}
+	td := TGDecl{Func: g.Name, FuncPtr: g, Name: n.Name, Type: boundType(typ, e.TemplateArgs), Pos: n.NamePos}
 	// Evaluate every dimension first, so the full type is shown even when
 	// the element size is unknown.
 	n2 := int64(1)
