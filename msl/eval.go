@@ -15,6 +15,8 @@ type Env struct {
 	TemplateArgs map[string]string // template parameter name → argument text
 	At           int               // optional byte offset: locals declared after it are out of scope (0: whole function)
 
+	st *Struct // the struct whose members are in scope (a dependent member's initialiser), or nil
+
 	budget *int // name resolutions left in the current Eval or Layout call
 }
 
@@ -183,18 +185,53 @@ func (e *Env) ident(name string, depth int, ev *evaluator) (int64, bool) {
 	if e.File == nil {
 		return 0, false
 	}
+	if e.st != nil {
+		// Another static member of the same struct: blockM in
+		// tgp_mem_size = BM * blockM.
+		for _, d := range e.st.Fields {
+			for _, n := range d.Names {
+				if n.Name == name {
+					init := constInitIn(e.File.structOwner(e.st), d, n)
+					if init == "" {
+						return 0, false
+					}
+					return ev.evalText(init, depth+1)
+				}
+			}
+		}
+	}
 	if init, found := e.global(name); found {
 		if init == "" {
 			return 0, false
 		}
 		return ev.evalText(init, depth+1)
 	}
-	if v, ok := e.File.Enums[name]; ok {
+	if v, ok := e.File.enumValue(name); ok {
 		return v, true
+	}
+	if i := strings.LastIndex(name, "::"); i > 0 && !strings.HasPrefix(name, "metal::") {
+		// A static constant member of a struct, dependent or not:
+		// K::BM, gemm_kernel::tgp_mem_size_a, Params<4>::N.
+		if st, targs := e.structInst(name[:i], depth+1); st != nil {
+			for _, d := range st.Fields {
+				for _, n := range d.Names {
+					if n.Name != name[i+2:] {
+						continue
+					}
+					init := constInitIn(e.File.structOwner(st), d, n)
+					if init == "" {
+						return 0, false
+					}
+					sub := e.inStruct(st, targs)
+					sev := evaluator{env: sub, active: ev.active}
+					return sev.evalText(init, depth+1)
+				}
+			}
+		}
 	}
 	if i := strings.LastIndex(name, "::"); i >= 0 {
 		short := name[i+2:]
-		if v, ok := e.File.Enums[short]; ok && !strings.HasPrefix(name, "metal::") {
+		if v, ok := e.File.enumValue(short); ok && !strings.HasPrefix(name, "metal::") {
 			return v, true
 		}
 		if strings.HasPrefix(name, "metal::") {

@@ -151,8 +151,10 @@ func (inc *includer) load(l *lexer, in *Include) {
 	h := parseFile(path, src, inc.opts, inc, func(hl *lexer) {
 		hl.defines = l.defines // the header sees, and adds to, the includer's macros
 		hl.baseLenient = l.lenient()
-	}, nil)
-	h.outer = outer
+	}, func(h *File) {
+		h.outer = outer
+		h.includer = l.owner
+	})
 	inc.done[path] = h
 	in.File = h
 	// The header's own problems are the includer's to report.

@@ -192,8 +192,8 @@ func (f *File) globalRef(name string) globalRef {
 			}
 		}
 	}
-	if f.parent != nil {
-		return f.parent.globalRef(name)
+	if up := f.up(); up != nil {
+		return up.globalRef(name)
 	}
 	return globalRef{}
 }
@@ -226,8 +226,8 @@ func (f *File) structExactly(name string) *Struct {
 			}
 		}
 	}
-	if f.parent != nil {
-		return f.parent.structExactly(name)
+	if up := f.up(); up != nil {
+		return up.structExactly(name)
 	}
 	return nil
 }
@@ -258,8 +258,8 @@ func (f *File) templateDef(name string) *Func {
 			}
 		}
 	}
-	if f.parent != nil {
-		return f.parent.templateDef(name)
+	if up := f.up(); up != nil {
+		return up.templateDef(name)
 	}
 	return nil
 }
@@ -297,4 +297,35 @@ func (f *File) entryFunc(kernel string) *Func {
 		}
 	}
 	return nil
+}
+
+// up returns the file whose names are in scope after f's own: the file a
+// macro expansion was expanded in, or the file that included a header.
+func (f *File) up() *File {
+	if f.parent != nil {
+		return f.parent
+	}
+	return f.includer
+}
+
+// typeAlias returns the typedef or using alias name, in f, its headers or
+// the files it falls back on.
+func (f *File) typeAlias(name string) (string, bool) {
+	for g := f; g != nil; g = g.up() {
+		if t, ok := g.Types[name]; ok {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// enumValue returns the enumerator name, in f, its headers or the files it
+// falls back on.
+func (f *File) enumValue(name string) (int64, bool) {
+	for g := f; g != nil; g = g.up() {
+		if v, ok := g.Enums[name]; ok {
+			return v, true
+		}
+	}
+	return 0, false
 }

@@ -34,6 +34,7 @@ type lexer struct {
 
 	name        string    // the file's name, for resolving #include "..."
 	inc         *includer // reads #include'd headers; nil: includes are recorded, not read
+	owner       *File     // the file being lexed, which its headers fall back on
 	incs        []*Include
 	defs        []*Define // #define and #undef directives lexed, in order, for the parser
 	warns       ErrorList // things a compiler would accept that the front end cannot see through

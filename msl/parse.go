@@ -76,6 +76,15 @@ func parseFile(filename string, src []byte, opts Options, inc *includer, setup f
 	tf := newTokenFile(filename, src)
 	l := newLexer(filename, src, tf)
 	l.inc = inc
+	f := &File{
+		Name:    filename,
+		Src:     src,
+		Enums:   map[string]int64{},
+		Types:   map[string]string{},
+		TokFile: tf,
+		defs:    map[string][]*Define{},
+	}
+	l.owner = f
 	if setup != nil {
 		setup(l)
 	} else {
@@ -90,16 +99,7 @@ func parseFile(filename string, src []byte, opts Options, inc *includer, setup f
 		}
 	}
 	l.run()
-	f := &File{
-		Name:     filename,
-		Src:      src,
-		Tokens:   l.toks,
-		Enums:    map[string]int64{},
-		Types:    map[string]string{},
-		TokFile:  tf,
-		Includes: l.incs,
-		defs:     map[string][]*Define{},
-	}
+	f.Tokens, f.Includes = l.toks, l.incs
 	if len(opts.Defines) > 0 {
 		f.CmdDefines = make(map[string]string, len(opts.Defines))
 		for k, v := range opts.Defines {
@@ -230,6 +230,7 @@ type parser struct {
 	specArgs    []string        // template arguments of the explicit specialisation being parsed
 
 	cmdDefs  map[string]*Define // -D defines as Defines, made on first use
+	curFunc  *Func              // the function whose body is being parsed
 	lexDefs  []*Define          // the lexer's #define and #undef directives not yet recorded, in order
 	prefixes []*MacroUse        // macros used alone before statements, emitted by stmts
 	unknown  []*unknownUse      // uses of macros defined nowhere, in order
@@ -718,21 +719,44 @@ func (p *parser) alias(i, end int, st *Struct) int {
 		}
 	}
 	k := p.semi(i, end)
+	if name, typ, ok := p.aliasAt(i, k); ok {
+		p.f.Types[name] = typ
+		if st != nil {
+			if st.Types == nil {
+				st.Types = map[string]string{}
+			}
+			st.Types[name] = typ
+		}
+	}
+	return k + 1
+}
+
+// aliasAt parses `using name = T` or `typedef T name` in tokens [i, k), k
+// being its ';'.
+func (p *parser) aliasAt(i, k int) (name, typ string, ok bool) {
 	if p.t[i].Text == "using" {
 		if p.isIdent(i+1, k) && p.is(i+2, k, "=") && i+3 < k {
-			p.f.Types[p.t[i+1].Text] = joinTokenPtrs(p.t[i+3 : k])
+			t := p.t[i+3 : k]
+			if len(t) > 1 && t[0].Text == "typename" {
+				t = t[1:]
+			}
+			return p.t[i+1].Text, joinTokenPtrs(t), true
 		}
-		return k + 1
+		return "", "", false
 	}
 	if k-1 > i+1 && p.t[k-1].Kind == Ident {
 		for j := i + 1; j < k; j++ {
 			if p.t[j].Text == "(" || p.t[j].Text == "[" {
-				return k + 1
+				return "", "", false
 			}
 		}
-		p.f.Types[p.t[k-1].Text] = joinTokenPtrs(p.t[i+1 : k-1])
+		t := p.t[i+1 : k-1]
+		if len(t) > 1 && t[0].Text == "typename" {
+			t = t[1:]
+		}
+		return p.t[k-1].Text, joinTokenPtrs(t), true
 	}
-	return k + 1
+	return "", "", false
 }
 
 // structBrace returns the index of the '{' opening the body of the struct
@@ -1270,7 +1294,10 @@ trailers:
 	p.scratch = rt[:0]
 	fn.Params = p.params(lp, rp)
 	if body >= 0 {
+		outerFn := p.curFunc
+		p.curFunc = fn
 		fn.Body = p.block(body, end)
+		p.curFunc = outerFn
 		fn.End = fn.Body.Rbrace + 1
 		k = p.after(body)
 	} else {
@@ -1514,6 +1541,10 @@ func (p *parser) typeEnd(j, end int) int {
 		case t.Kind == Ident && (t.Text == "typename" || t.Text == "struct" || t.Text == "unsigned" || t.Text == "signed" || t.Text == "enum"):
 			k++
 		case t.Kind == Ident && !stmtKeywords[t.Text] && !declQualifiers[t.Text] || t.Text == "::":
+			if t.Text == "::" {
+				k++ // the name after it is part of the type: K::acc_type x
+				continue
+			}
 			if t.Kind == Ident && p.isIdent(k+1, end) && !(k+2 < end && (p.t[k+2].Text == "::" || p.t[k+2].Text == "<")) {
 				// "long long x", "unsigned int x": the type continues only
 				// when another word follows; otherwise the next word is the name.

@@ -284,6 +284,17 @@ func (p *parser) stmt1(i, end int) (Stmt, int) {
 		return p.exprStmt(i, end)
 	}
 	switch t.Text {
+	case "using", "typedef":
+		// A function-local alias, in scope for the sizes of the
+		// declarations after it.
+		if k := p.semi(i, end); k < end && p.curFunc != nil {
+			if name, typ, ok := p.aliasAt(i, k); ok {
+				if p.curFunc.Types == nil {
+					p.curFunc.Types = map[string]string{}
+				}
+				p.curFunc.Types[name] = typ
+			}
+		}
 	case "for":
 		return p.forStmt(i, end)
 	case "while":

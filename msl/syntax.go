@@ -287,6 +287,7 @@ type File struct {
 	idx   *fileIndex           // name lookups for evaluation and entry points; built by Parse
 
 	outer     map[string]*Define // a header's view of the macros its includer defined before the #include
+	includer  *File              // for a header, the file that included it first: its names are in scope after the header's own
 	parent    *File              // the file a macro expansion was parsed from; its names are in scope
 	parentAt  int                // offset in parent of the macro use
 	macro     string             // for an expansion, the macro used
