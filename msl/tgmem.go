@@ -208,6 +208,9 @@ func tgDecl(e *Env, g *Func, typ string, n *Declarator) TGDecl {
 			td.Dims = append(td.Dims, text)
 			if dimWhy == "" {
 				dimWhy = "cannot evaluate array dimension " + text
+				if fc := e.functionConstantIn(text); fc != "" {
+					dimWhy += "; " + fc + " is a function constant, set when the pipeline is made: give its value with -D " + fc + "=N"
+				}
 			}
 		case v < 0:
 			td.Dims = append(td.Dims, text)
@@ -459,4 +462,27 @@ func substitute(text string, targs map[string]string) string {
 		return text
 	}
 	return joinTokens(toks)
+}
+
+// functionConstantIn returns the first name in expr that is a
+// [[function_constant]] of the file with no -D value, or "".
+func (e *Env) functionConstantIn(expr string) string {
+	if e.File == nil {
+		return ""
+	}
+	for _, t := range lexExpr(expr) {
+		if t.Kind != Ident {
+			continue
+		}
+		r := e.File.globalRef(t.Text)
+		if r.d == nil {
+			continue
+		}
+		for _, a := range r.d.Attrs {
+			if a.Name == "function_constant" {
+				return t.Text
+			}
+		}
+	}
+	return ""
 }

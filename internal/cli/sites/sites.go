@@ -58,7 +58,7 @@ places mutations looked at and skipped, with the reason.`,
 			return sitesRun(opts)
 		},
 	}
-	cmd.Flags().StringArrayVar(&opts.Fns, "fn", nil, "only functions named `NAME` (repeatable; default all)")
+	cmd.Flags().StringArrayVar(&opts.Fns, "fn", nil, "only functions named `NAME`: a name, Owner::name (GemvKernel::run, Op::operator()) or a kernel's host_name (repeatable; default all)")
 	cmd.Flags().StringArrayVar(&opts.Ops, "op", nil, "only mutation `OP` (repeatable; default all)")
 	cmd.Flags().BoolVar(&opts.Why, "why", false, "also list skipped places and why")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
