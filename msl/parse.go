@@ -229,11 +229,12 @@ type parser struct {
 	tdefs       []string        // template parameter defaults of the template being parsed
 	specArgs    []string        // template arguments of the explicit specialisation being parsed
 
-	cmdDefs  map[string]*Define // -D defines as Defines, made on first use
-	curFunc  *Func              // the function whose body is being parsed
-	lexDefs  []*Define          // the lexer's #define and #undef directives not yet recorded, in order
-	prefixes []*MacroUse        // macros used alone before statements, emitted by stmts
-	unknown  []*unknownUse      // uses of macros defined nowhere, in order
+	cmdDefs   map[string]*Define // -D defines as Defines, made on first use
+	curFunc   *Func              // the function whose body is being parsed
+	funcNames map[string]bool    // names of the functions parsed so far
+	lexDefs   []*Define          // the lexer's #define and #undef directives not yet recorded, in order
+	prefixes  []*MacroUse        // macros used alone before statements, emitted by stmts
+	unknown   []*unknownUse      // uses of macros defined nowhere, in order
 
 	depth   int  // statement nesting of the stmt call in progress
 	tooDeep bool // brackets nest deeper than maxNesting; structure is not parsed
@@ -1305,6 +1306,10 @@ trailers:
 		k = declEnd + 1
 	}
 	p.f.Funcs = append(p.f.Funcs, fn)
+	if p.funcNames == nil {
+		p.funcNames = map[string]bool{}
+	}
+	p.funcNames[fn.Name] = true
 	if st != nil {
 		st.Methods = append(st.Methods, fn)
 	}

@@ -380,9 +380,9 @@ func (p *parser) stmt1(i, end int) (Stmt, int) {
 	if p.is(i+1, end, ":") && !stmtKeywords[t.Text] {
 		return &ExprStmt{Pos: t.Pos, End: p.t[i+1].End}, i + 2 // a label
 	}
-	if p.is(i+1, end, "(") && p.unknownName(t.Text, t.Pos) {
+	if p.is(i+1, end, "(") {
 		// An unknown macro used as a loop header: FOR_UNROLL(...) { ... }.
-		if j := p.after(i + 1); j > i+2 && p.is(j, end, "{") {
+		if j := p.after(i + 1); j > i+2 && p.is(j, end, "{") && p.unknownName(t.Text, t.Pos) {
 			body, next, ok := p.body(i, j, end)
 			if !ok {
 				return p.recover(i, end)
@@ -418,7 +418,7 @@ func (p *parser) stmt1(i, end int) (Stmt, int) {
 		if s, next, ok := p.objectMacroUse(i, end); ok {
 			return s, next
 		}
-		if p.is(i+1, end, "{") && p.unknownName(t.Text, t.Pos) && macroLike(t.Text) {
+		if p.is(i+1, end, "{") && macroLike(t.Text) && p.unknownName(t.Text, t.Pos) {
 			// An unknown macro used as a loop header: EACH4 { ... }.
 			body, next, ok := p.body(i, i+1, end)
 			if !ok {
@@ -740,20 +740,20 @@ func (p *parser) macroPrefix(i, end int) (*MacroUse, int) {
 	if next >= end {
 		return nil, i
 	}
+	starts := p.startsStmt(next, end)
+	alone := !starts && macroLike(t.Text) && p.t[next].Kind == Ident && p.line(next) > p.line(next-1) && p.line(i) > p.prevLine(i)
+	if !starts && !alone {
+		return nil, i
+	}
 	d := p.def(t.Text, t.Pos)
 	unknown := d == nil && p.unknownName(t.Text, t.Pos)
-	if d == nil && !unknown {
+	if d == nil && !unknown || d != nil && alone {
+		// Alone on its line, MACRO then a statement on the next line, is
+		// read as a macro only when nothing says what the name is.
 		return nil, i
 	}
 	if d != nil && d.FuncLike != (next > i+1) {
 		return nil, i // an object-like macro before parentheses, or a function-like one without: a value
-	}
-	switch {
-	case p.startsStmt(next, end):
-	case unknown && macroLike(t.Text) && p.t[next].Kind == Ident && p.line(next) > p.line(next-1) && p.line(i) > p.prevLine(i):
-		// Alone on its line: MACRO, then a statement on the next line.
-	default:
-		return nil, i
 	}
 	mu := &MacroUse{Pos: t.Pos, End: p.t[next-1].End, Name: t.Text, Unknown: unknown}
 	if d != nil {
@@ -812,13 +812,11 @@ func (p *parser) unknownName(name string, at int) bool {
 	if p.f.structNamed(name) != nil || callKeywords[name] {
 		return false
 	}
-	for _, fn := range p.f.Funcs {
-		if fn.Name == name {
-			return false
-		}
+	if p.funcNames[name] {
+		return false
 	}
-	for _, h := range p.f.headers() {
-		if h.funcs[name] != nil {
+	for _, in := range p.f.Includes {
+		if in.File != nil && in.File.funcs[name] != nil {
 			return false
 		}
 	}
