@@ -3,6 +3,7 @@ package msl
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"strings"
 	"testing"
 )
@@ -379,5 +380,49 @@ func TestHeaderErrorsAreWarnings(t *testing.T) {
 	}
 	if len(f.Warnings) == 0 || !strings.Contains(f.Warnings[0].Msg, "in included header") {
 		t.Errorf("warnings = %v", f.Warnings)
+	}
+}
+
+// TestExampleKernels parses the example kernels written in the styles of
+// ggml, MLX, candle and metal-flash-attention with their include
+// directories, as `metalab tgmem -I` does: no errors or warnings, every
+// entry point found and its threadgroup memory known.
+func TestExampleKernels(t *testing.T) {
+	for _, tt := range []struct {
+		file, inc string
+		entries   int
+	}{
+		{"ggml/ggml-ops.metal", "ggml/include", 9},
+		{"mlx/kernels.metal", "mlx/include", 10},
+		{"candle/candle-ops.metal", "candle/include", 15},
+		{"mfa/attention.metal", "mfa/include", 1},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			root := "../kernels/examples/"
+			src, err := os.ReadFile(root + tt.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := ParseOptions(root+tt.file, src, Options{IncludeDirs: []string{root + tt.inc}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range f.Warnings {
+				t.Errorf("warning: %v", w)
+			}
+			eps := f.EntryPoints()
+			if len(eps) != tt.entries {
+				t.Errorf("%d entry points, want %d", len(eps), tt.entries)
+			}
+			for _, ep := range eps {
+				m, err := ThreadgroupMemory(f, ep.Name, Env{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !m.Known {
+					t.Errorf("%s: %s", ep.Name, render(m))
+				}
+			}
+		})
 	}
 }
