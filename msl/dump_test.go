@@ -96,7 +96,11 @@ func dump(f *File, err error) string {
 		case *Barrier:
 			fmt.Fprintf(&b, "%sbarrier %s %s(%s)\n", ind, pos(s.Pos), s.Name, f.Text(s.Args.Pos, s.Args.End))
 		case *MacroUse:
-			fmt.Fprintf(&b, "%smacro %s %s hides=%s\n", ind, pos(s.Pos), s.Name, s.Hides)
+			unknown := ""
+			if s.Unknown {
+				unknown = " unknown"
+			}
+			fmt.Fprintf(&b, "%smacro %s %s hides=%s%s\n", ind, pos(s.Pos), s.Name, s.Hides, unknown)
 			stmt(ind+"  ", s.Body)
 		case *ExprStmt:
 			fmt.Fprintf(&b, "%sstmt %s %q", ind, pos(s.Pos), f.Text(s.Pos, s.End))
@@ -183,6 +187,9 @@ func dump(f *File, err error) string {
 		if fn.Body != nil {
 			stmt("  ", fn.Body)
 		}
+	}
+	for _, w := range f.Warnings {
+		fmt.Fprintf(&b, "warning %s\n", w)
 	}
 	if err != nil {
 		for _, e := range err.(ErrorList) {

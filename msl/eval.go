@@ -15,6 +15,8 @@ type Env struct {
 	TemplateArgs map[string]string // template parameter name → argument text
 	At           int               // optional byte offset: locals declared after it are out of scope (0: whole function)
 
+	st *Struct // the struct whose members are in scope (a dependent member's initialiser), or nil
+
 	budget *int // name resolutions left in the current Eval or Layout call
 }
 
@@ -141,21 +143,26 @@ func (e *Env) ident(name string, depth int, ev *evaluator) (int64, bool) {
 		}
 		return ev.evalText(v, depth+1)
 	}
-	if e.File != nil && e.File.CmdDefines != nil {
-		if v, ok := e.File.CmdDefines[name]; ok {
+	// The file's own unconditional #define wins over -D, as with the
+	// compiler (the lexer warns); one in an undecided #if branch may not
+	// be in effect, so -D wins over it.
+	var fd *Define
+	if e.File != nil {
+		fd = e.File.lookupDefine(name, e.At)
+	}
+	if fd == nil || fd.uncertain {
+		if v, ok := e.File.cmdDefine(name); ok {
 			if v == "" {
 				v = "1"
 			}
 			return ev.evalText(v, depth+1)
 		}
 	}
-	if e.File != nil {
-		if d := e.File.lookupDefine(name, e.At); d != nil {
-			if d.FuncLike {
-				return 0, false
-			}
-			return ev.evalText(d.Body, depth+1)
+	if fd != nil {
+		if fd.FuncLike {
+			return 0, false
 		}
+		return ev.evalText(fd.Body, depth+1)
 	}
 	if v, ok := e.TemplateArgs[name]; ok {
 		return ev.evalText(v, depth+1)
@@ -178,18 +185,53 @@ func (e *Env) ident(name string, depth int, ev *evaluator) (int64, bool) {
 	if e.File == nil {
 		return 0, false
 	}
+	if e.st != nil {
+		// Another static member of the same struct: blockM in
+		// tgp_mem_size = BM * blockM.
+		for _, d := range e.st.Fields {
+			for _, n := range d.Names {
+				if n.Name == name {
+					init := constInitIn(e.File.structOwner(e.st), d, n)
+					if init == "" {
+						return 0, false
+					}
+					return ev.evalText(init, depth+1)
+				}
+			}
+		}
+	}
 	if init, found := e.global(name); found {
 		if init == "" {
 			return 0, false
 		}
 		return ev.evalText(init, depth+1)
 	}
-	if v, ok := e.File.Enums[name]; ok {
+	if v, ok := e.File.enumValue(name); ok {
 		return v, true
+	}
+	if i := strings.LastIndex(name, "::"); i > 0 && !strings.HasPrefix(name, "metal::") {
+		// A static constant member of a struct, dependent or not:
+		// K::BM, gemm_kernel::tgp_mem_size_a, Params<4>::N.
+		if st, targs := e.structInst(name[:i], depth+1); st != nil {
+			for _, d := range st.Fields {
+				for _, n := range d.Names {
+					if n.Name != name[i+2:] {
+						continue
+					}
+					init := constInitIn(e.File.structOwner(st), d, n)
+					if init == "" {
+						return 0, false
+					}
+					sub := e.inStruct(st, targs)
+					sev := evaluator{env: sub, active: ev.active}
+					return sev.evalText(init, depth+1)
+				}
+			}
+		}
 	}
 	if i := strings.LastIndex(name, "::"); i >= 0 {
 		short := name[i+2:]
-		if v, ok := e.File.Enums[short]; ok && !strings.HasPrefix(name, "metal::") {
+		if v, ok := e.File.enumValue(short); ok && !strings.HasPrefix(name, "metal::") {
 			return v, true
 		}
 		if strings.HasPrefix(name, "metal::") {
@@ -232,16 +274,21 @@ func (e *Env) local(name string) (init string, found bool) {
 
 // global finds the initialiser of a file-scope constant.
 func (e *Env) global(name string) (init string, found bool) {
-	d, n := e.File.globalNamed(name)
-	if d == nil {
+	r := e.File.globalRef(name)
+	if r.d == nil {
 		return "", false
 	}
-	return e.constInit(d, n), true
+	return constInitIn(r.file, r.d, r.n), true
 }
 
 // constInit returns the initialiser text of declarator n when d declares a
 // constant scalar, else "".
 func (e *Env) constInit(d *Decl, n *Declarator) string {
+	return constInitIn(e.File, d, n)
+}
+
+// constInitIn is constInit for a declaration in file f.
+func constInitIn(f *File, d *Decl, n *Declarator) string {
 	if len(n.Dims) > 0 || n.Init.End <= n.Init.Pos {
 		return ""
 	}
@@ -254,7 +301,7 @@ func (e *Env) constInit(d *Decl, n *Declarator) string {
 	if !isConst {
 		return ""
 	}
-	init := strings.TrimSpace(e.File.text(n.Init.Pos, n.Init.End))
+	init := strings.TrimSpace(f.text(n.Init.Pos, n.Init.End))
 	if strings.HasPrefix(init, "{") && strings.HasSuffix(init, "}") {
 		init = strings.TrimSpace(init[1 : len(init)-1])
 	}
@@ -289,6 +336,15 @@ func (f *File) lookupDefine(name string, at int) *Define {
 			}
 			return ds[i]
 		}
+	}
+	// Not defined here (before at): a header sees what its includer
+	// defined before the #include, and an expansion what the file
+	// defined before the macro use.
+	if d := f.outer[name]; d != nil {
+		return d
+	}
+	if f.parent != nil {
+		return f.parent.lookupDefine(name, f.parentAt)
 	}
 	return nil
 }
@@ -860,4 +916,14 @@ func joinTokenPtrs(toks []*Token) string {
 
 func wordLike(t Token) bool {
 	return t.Kind == Ident || t.Kind == Int || t.Kind == Float || t.Kind == String || t.Kind == Char
+}
+
+// cmdDefine returns the -D value of name given to f's parse (an expansion
+// or header shares its includer's).
+func (f *File) cmdDefine(name string) (string, bool) {
+	if f == nil {
+		return "", false
+	}
+	v, ok := f.CmdDefines[name]
+	return v, ok
 }

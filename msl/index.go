@@ -21,6 +21,7 @@ type fileIndex struct {
 	templates map[string]*Func // first template definition with a body, by name
 	byName    map[string]int   // index in Funcs of the first definition with a body, by name
 	byHost    map[string]int   // index in Funcs of the first definition with a body, by [[host_name]]
+	ext       map[string]*Func // functions of headers and expansions with a body, by name and host_name, where the file has none
 	nFuncs    int
 
 	src string // the source as lexed, for texts without copying
@@ -52,8 +53,9 @@ func normSpace(s string) string {
 
 // A globalRef is one file-scope declarator.
 type globalRef struct {
-	d *Decl
-	n *Declarator
+	d    *Decl
+	n    *Declarator
+	file *File // the file d's offsets refer to
 }
 
 // buildIndex indexes f's globals, structs, instantiations and functions.
@@ -73,7 +75,7 @@ func buildIndex(f *File) *fileIndex {
 	for _, d := range f.Globals {
 		for _, n := range d.Names {
 			if _, ok := x.globals[n.Name]; !ok {
-				x.globals[n.Name] = globalRef{d, n}
+				x.globals[n.Name] = globalRef{d, n, f}
 			}
 		}
 	}
@@ -87,6 +89,64 @@ func buildIndex(f *File) *fileIndex {
 			x.insts[in.HostName] = in
 		}
 	}
+	x.ext = map[string]*Func{}
+	for _, xp := range f.Expansions {
+		for _, g := range xp.File.Funcs {
+			if g.Body == nil {
+				continue
+			}
+			if g.Template != nil && g.SpecArgs == nil && x.templates[g.Name] == nil {
+				x.templates[g.Name] = g
+			}
+			if x.ext[g.Name] == nil {
+				x.ext[g.Name] = g
+			}
+			if h := hostName(g); h != "" && x.ext[h] == nil {
+				x.ext[h] = g
+			}
+		}
+	}
+	defer func() {
+		// A header's names, after the file's own: what the header
+		// itself sees, its includes' included.
+		for _, in := range f.Includes {
+			h := in.File
+			if h == nil || h.idx == nil {
+				continue
+			}
+			hx := h.idx
+			for k, v := range hx.globals {
+				if _, ok := x.globals[k]; !ok {
+					x.globals[k] = v
+				}
+			}
+			for k, v := range hx.structs {
+				if _, ok := x.structs[k]; !ok {
+					x.structs[k] = v
+				}
+			}
+			for k, v := range hx.templates {
+				if _, ok := x.templates[k]; !ok {
+					x.templates[k] = v
+				}
+			}
+			for k, i := range hx.byName {
+				if _, ok := x.byName[k]; !ok && x.ext[k] == nil {
+					x.ext[k] = h.Funcs[i]
+				}
+			}
+			for k, i := range hx.byHost {
+				if _, ok := x.byHost[k]; !ok && x.ext[k] == nil {
+					x.ext[k] = h.Funcs[i]
+				}
+			}
+			for k, v := range hx.ext {
+				if _, ok := x.byName[k]; !ok && x.ext[k] == nil {
+					x.ext[k] = v
+				}
+			}
+		}
+	}()
 	for i, g := range f.Funcs {
 		if g.Body == nil {
 			continue
@@ -110,20 +170,32 @@ func buildIndex(f *File) *fileIndex {
 	return x
 }
 
-// global returns the first file-scope declarator named name.
+// globalNamed returns the first file-scope declarator named name, in the
+// file, its headers or (for an expansion) the file it was expanded in.
 func (f *File) globalNamed(name string) (*Decl, *Declarator) {
+	r := f.globalRef(name)
+	return r.d, r.n
+}
+
+// globalRef is globalNamed with the file the declaration is in.
+func (f *File) globalRef(name string) globalRef {
 	if x := f.idx; x != nil && x.nGlobals == len(f.Globals) {
-		r := x.globals[name]
-		return r.d, r.n
-	}
-	for _, d := range f.Globals {
-		for _, n := range d.Names {
-			if n.Name == name {
-				return d, n
+		if r, ok := x.globals[name]; ok {
+			return r
+		}
+	} else {
+		for _, d := range f.Globals {
+			for _, n := range d.Names {
+				if n.Name == name {
+					return globalRef{d, n, f}
+				}
 			}
 		}
 	}
-	return nil, nil
+	if up := f.up(); up != nil {
+		return up.globalRef(name)
+	}
+	return globalRef{}
 }
 
 // structNamed returns the first struct named name, or, for a qualified name,
@@ -144,12 +216,18 @@ func (f *File) structNamed(name string) *Struct {
 // structExactly returns the first struct whose name is name.
 func (f *File) structExactly(name string) *Struct {
 	if x := f.idx; x != nil && x.nStructs == len(f.Structs) {
-		return x.structs[name]
-	}
-	for _, st := range f.Structs {
-		if st.Name == name {
+		if st := x.structs[name]; st != nil {
 			return st
 		}
+	} else {
+		for _, st := range f.Structs {
+			if st.Name == name {
+				return st
+			}
+		}
+	}
+	if up := f.up(); up != nil {
+		return up.structExactly(name)
 	}
 	return nil
 }
@@ -170,12 +248,18 @@ func (f *File) instantiationFor(kernel string) *Instantiation {
 // templateDef returns the first template definition with a body named name.
 func (f *File) templateDef(name string) *Func {
 	if x := f.idx; x != nil && x.nFuncs == len(f.Funcs) {
-		return x.templates[name]
-	}
-	for _, g := range f.Funcs {
-		if g.Name == name && g.Body != nil && g.Template != nil && g.SpecArgs == nil {
+		if g := x.templates[name]; g != nil {
 			return g
 		}
+	} else {
+		for _, g := range f.Funcs {
+			if g.Name == name && g.Body != nil && g.Template != nil && g.SpecArgs == nil {
+				return g
+			}
+		}
+	}
+	if up := f.up(); up != nil {
+		return up.templateDef(name)
 	}
 	return nil
 }
@@ -189,6 +273,12 @@ func (f *File) entryFunc(kernel string) *Func {
 			i, ok = j, true
 		}
 		if !ok {
+			if g := x.ext[kernel]; g != nil {
+				return g
+			}
+			if f.parent != nil {
+				return f.parent.entryFunc(kernel)
+			}
 			return nil
 		}
 		return f.Funcs[i]
@@ -207,4 +297,35 @@ func (f *File) entryFunc(kernel string) *Func {
 		}
 	}
 	return nil
+}
+
+// up returns the file whose names are in scope after f's own: the file a
+// macro expansion was expanded in, or the file that included a header.
+func (f *File) up() *File {
+	if f.parent != nil {
+		return f.parent
+	}
+	return f.includer
+}
+
+// typeAlias returns the typedef or using alias name, in f, its headers or
+// the files it falls back on.
+func (f *File) typeAlias(name string) (string, bool) {
+	for g := f; g != nil; g = g.up() {
+		if t, ok := g.Types[name]; ok {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// enumValue returns the enumerator name, in f, its headers or the files it
+// falls back on.
+func (f *File) enumValue(name string) (int64, bool) {
+	for g := f; g != nil; g = g.up() {
+		if v, ok := g.Enums[name]; ok {
+			return v, true
+		}
+	}
+	return 0, false
 }

@@ -83,21 +83,112 @@ func (e *Env) layout(typ string, depth int) (size, align int64, ok bool) {
 			}
 			return s * n, a, true
 		}
+		// A template struct: MD<float>.
+		if st, targs := e.structInst(typ, depth+1); st != nil {
+			return e.structLayoutArgs(st, targs, depth+1)
+		}
 		return 0, 0, false
 	}
 	// Vectors and matrices: float4, packed_half3, float4x4.
 	if s, a, ok := vectorLayout(typ); ok {
 		return s, a, true
 	}
-	if e.File != nil {
-		if t, ok := e.File.Types[typ]; ok {
+	if e.Func != nil {
+		if t, ok := e.Func.Types[typ]; ok {
 			return e.layout(t, depth+1)
+		}
+	}
+	if e.File != nil {
+		if t, ok := e.File.typeAlias(typ); ok {
+			return e.layout(t, depth+1)
+		}
+		if i := strings.LastIndex(typ, "::"); i > 0 {
+			// A member type of a struct, dependent or not:
+			// typename K::acc_type, MD<float>::type.
+			if st, targs := e.structInst(typ[:i], depth+1); st != nil {
+				if t, ok := st.Types[typ[i+2:]]; ok {
+					sub := e.inStruct(st, targs)
+					return sub.layout(t, depth+1)
+				}
+				if inner := e.File.structExactly(typ[i+2:]); inner != nil {
+					return e.structLayout(inner, depth+1)
+				}
+				return 0, 0, false
+			}
 		}
 		if st := e.File.structNamed(typ); st != nil {
 			return e.structLayout(st, depth+1)
 		}
 	}
 	return 0, 0, false
+}
+
+// inStruct returns an Env for names inside struct st instantiated with
+// targs: its template parameters bound, no function's locals.
+func (e *Env) inStruct(st *Struct, targs map[string]string) *Env {
+	sub := *e
+	sub.Func = nil
+	sub.At = 0
+	sub.File = e.File
+	sub.TemplateArgs = targs
+	sub.st = st
+	return &sub
+}
+
+// structInst resolves a type naming a struct to the struct and its
+// template arguments (bound from the type's arguments, then from the
+// template's defaults): a struct's name, a template instance MD<float>,
+// or a template parameter or alias that names one (K bound to
+// Kern<float, 4>; using gemm = GEMM<T, 32>). It returns nil for anything
+// else.
+func (e *Env) structInst(typ string, depth int) (*Struct, map[string]string) {
+	if e.File == nil || depth > maxDepth {
+		return nil, nil
+	}
+	for n := 0; n < 8; n++ {
+		typ = normType(typ)
+		if a, ok := e.TemplateArgs[typ]; ok && a != typ {
+			typ = a
+			continue
+		}
+		if e.Func != nil {
+			if a, ok := e.Func.Types[typ]; ok && a != typ {
+				typ = substitute(a, e.TemplateArgs)
+				continue
+			}
+		}
+		if a, ok := e.File.typeAlias(typ); ok && a != typ {
+			typ = a
+			continue
+		}
+		break
+	}
+	name := typ
+	var args []string
+	if strings.HasSuffix(typ, ">") {
+		i := strings.IndexByte(typ, '<')
+		if i <= 0 {
+			return nil, nil
+		}
+		name = strings.TrimSpace(typ[:i])
+		if inner := strings.TrimSpace(typ[i+1 : len(typ)-1]); inner != "" {
+			args = splitTop(inner, ',')
+		}
+	}
+	st := e.File.structNamed(name)
+	if st == nil {
+		return nil, nil
+	}
+	targs := map[string]string{}
+	for i, p := range st.Template {
+		switch {
+		case i < len(args):
+			targs[p] = substitute(args[i], e.TemplateArgs)
+		case i < len(st.TemplateDefaults) && st.TemplateDefaults[i] != "":
+			targs[p] = substitute(st.TemplateDefaults[i], targs)
+		}
+	}
+	return st, targs
 }
 
 // normType strips qualifiers and namespaces that do not affect layout.
@@ -230,6 +321,20 @@ func (e *Env) structLayout(st *Struct, depth int) (int64, int64, bool) {
 	if st.Template != nil {
 		return 0, 0, false
 	}
+	return e.structLayoutArgs(st, nil, depth)
+}
+
+// structLayoutArgs lays out struct st with its template parameters bound
+// to targs.
+func (e *Env) structLayoutArgs(st *Struct, targs map[string]string, depth int) (int64, int64, bool) {
+	for _, p := range st.Template {
+		if targs[p] == "" {
+			return 0, 0, false
+		}
+	}
+	if st.Template != nil {
+		e = e.inStruct(st, targs)
+	}
 	var off, maxAlign int64 = 0, 1
 	for _, d := range st.Fields {
 		if hasQual(d, "static") || hasQual(d, "constexpr") || hasQual(d, "typedef") {
@@ -242,7 +347,7 @@ func (e *Env) structLayout(st *Struct, depth int) (int64, int64, bool) {
 		for _, n := range d.Names {
 			size := s
 			for _, dim := range n.Dims {
-				v, ok := e.Eval(e.File.text(dim.Pos, dim.End))
+				v, ok := e.Eval(e.File.structOwner(st).text(dim.Pos, dim.End))
 				if !ok || v < 0 {
 					return 0, 0, false
 				}

@@ -31,6 +31,14 @@ type lexer struct {
 	conds   []*condFrame
 	defines map[string]*lexDefine
 	quiet   bool // no errors; used to lex expression strings
+
+	name        string    // the file's name, for resolving #include "..."
+	inc         *includer // reads #include'd headers; nil: includes are recorded, not read
+	owner       *File     // the file being lexed, which its headers fall back on
+	incs        []*Include
+	defs        []*Define // #define and #undef directives lexed, in order, for the parser
+	warns       ErrorList // things a compiler would accept that the front end cannot see through
+	baseLenient bool      // the whole file is inside an undecided branch of its includer
 }
 
 // A condFrame is one open #if group.
@@ -44,8 +52,10 @@ type condFrame struct {
 // A lexDefine is an object-like macro as far as #if evaluation trusts it.
 type lexDefine struct {
 	body      string
-	certain   bool // defined once outside undecided branches (or -D), or certainly #undef'd
-	undefined bool // with certain: #undef'd outside undecided branches, so not defined
+	certain   bool    // defined once outside undecided branches (or -D), or certainly #undef'd
+	undefined bool    // with certain: #undef'd outside undecided branches, so not defined
+	cmd       bool    // given on the command line (-D)
+	def       *Define // the directive, nil for -D
 }
 
 func newLexer(filename string, src []byte, tf *token.File) *lexer {
@@ -54,7 +64,7 @@ func newLexer(filename string, src []byte, tf *token.File) *lexer {
 	}
 	// Metal source averages four to five bytes a token; a generous first
 	// guess avoids regrowing (and rescanning) a large token slice.
-	return &lexer{str: string(src), file: tf, defines: map[string]*lexDefine{},
+	return &lexer{str: string(src), file: tf, defines: map[string]*lexDefine{}, name: filename,
 		toks: make([]Token, 0, len(src)/4+16)}
 }
 
@@ -92,11 +102,19 @@ func (l *lexer) errorf(off int, format string, args ...any) {
 	l.errs.Add(l.file.Position(l.file.Pos(off)), fmt.Sprintf(format, args...))
 }
 
+// warnf records a warning at off.
+func (l *lexer) warnf(off int, format string, args ...any) {
+	if l.quiet {
+		return
+	}
+	l.warns.Add(l.file.Position(l.file.Pos(off)), fmt.Sprintf(format, args...))
+}
+
 // lenient reports whether the lexer is inside a branch whose condition is
 // unknown; such branches may hold text that is not Metal, so stray bytes are
 // tolerated there.
 func (l *lexer) lenient() bool {
-	if l.quiet {
+	if l.quiet || l.baseLenient {
 		return true
 	}
 	for _, c := range l.conds {
@@ -138,7 +156,11 @@ func (l *lexer) run() {
 	src := l.str
 	n := len(src)
 	lineStart := true
-	for i := 0; i < n; {
+	i := 0
+	if strings.HasPrefix(src, "\xEF\xBB\xBF") {
+		i = 3 // a UTF-8 byte order mark is trivia, as in clang
+	}
+	for i < n {
 		c := src[i]
 		if isSpace(c) {
 			if c == '\n' {
@@ -479,10 +501,17 @@ func (l *lexer) directive(i int) int {
 	l.emit(Directive, i, end)
 	name, rest := directiveName(l.str[i:end])
 	switch name {
+	case "include", "include_next", "import":
+		if !l.quiet {
+			l.include(i, end, rest)
+		}
 	case "define":
-		l.noteDefine(rest)
+		l.noteDefine(i, end, rest)
 	case "undef":
-		n := strings.TrimSpace(stripComments(rest))
+		n := strings.TrimSpace(stripComments(joinLines(rest)))
+		if isIdentText(n) {
+			l.defs = append(l.defs, &Define{Pos: i, End: end, Name: n, undef: true})
+		}
 		switch d := l.defines[n]; {
 		case !l.lenient():
 			l.define(n, &lexDefine{certain: true, undefined: true})
@@ -616,29 +645,105 @@ func joinLines(s string) string {
 	return b.String()
 }
 
-func (l *lexer) noteDefine(rest string) {
+func (l *lexer) noteDefine(pos, end int, rest string) {
+	def, msg := parseDefine(l.str, pos, end, rest)
+	if def == nil {
+		if msg != "" {
+			l.errorf(pos, "%s", msg)
+		}
+		return
+	}
+	name := def.Name
+	body := ""
+	if def.FuncLike {
+		body = "\x00" // function-like: never used by #if evaluation
+	} else {
+		body = strings.TrimSpace(stripComments(def.Body))
+	}
+	certain := !l.lenient()
+	def.uncertain = !certain
+	l.defs = append(l.defs, def)
+	if old := l.defines[name]; old != nil && !(old.certain && old.undefined) {
+		switch {
+		case old.cmd && certain:
+			// The file's own #define wins over -D from here on, as with
+			// clang, which warns that the macro is redefined.
+			if old.body != body {
+				l.warnf(pos, "%s is defined here: the file's #define wins over -D %s=%s from here on, as with the compiler", name, name, old.body)
+			}
+		default:
+			// A redefinition; one after a certain #undef is a fresh definition.
+			certain = false
+		}
+	}
+	l.define(name, &lexDefine{body: body, certain: certain, def: def})
+}
+
+// parseDefine parses the #define directive src[pos:end], whose text after
+// the directive name is rest. It returns nil and a message for a malformed
+// one ("" when there is nothing to report).
+func parseDefine(src string, pos, end int, rest string) (*Define, string) {
+	raw := rest
 	rest = joinLines(rest)
 	r := strings.TrimLeft(rest, " \t")
 	k := 0
 	for k < len(r) && isIdentChar(r[k]) {
 		k++
 	}
-	name := r[:k]
-	if name == "" {
-		return
+	if k == 0 {
+		return nil, "#define without a macro name"
 	}
-	body := ""
-	if k < len(r) && r[k] == '(' {
-		body = "\x00" // function-like: never used by #if evaluation
-	} else {
-		body = strings.TrimSpace(stripComments(r[k:]))
+	def := &Define{Pos: pos, End: end, Name: r[:k]}
+	body := r[k:]
+	if strings.HasPrefix(body, "(") {
+		c := strings.IndexByte(body, ')')
+		if c < 0 {
+			return nil, "unterminated macro parameter list"
+		}
+		def.FuncLike = true
+		def.Params = []string{}
+		if ps := strings.TrimSpace(body[1:c]); ps != "" {
+			for _, x := range strings.Split(ps, ",") {
+				def.Params = append(def.Params, strings.TrimSpace(x))
+			}
+		}
+		body = body[c+1:]
 	}
-	certain := !l.lenient()
-	if old := l.defines[name]; old != nil && !(old.certain && old.undefined) {
-		// A redefinition; one after a certain #undef is a fresh definition.
-		certain = false
+	def.Body = strings.TrimSpace(body)
+	// Where the body starts in the source, for mapping expansions back.
+	if def.Body != "" && len(raw) <= end-pos {
+		j := end - len(raw)
+		skip := func() {
+			for j < end && (isSpace(src[j]) || src[j] == '\\') {
+				j++
+			}
+		}
+		skip()
+		for j < end && isIdentChar(src[j]) {
+			j++
+		}
+		if def.FuncLike {
+			for j < end && src[j] != ')' {
+				j++
+			}
+			j++
+		}
+		skip()
+		if j < end && strings.HasPrefix(src[j:end], firstWord(def.Body)) {
+			def.bodyPos = j
+		}
 	}
-	l.define(name, &lexDefine{body: body, certain: certain})
+	return def, ""
+}
+
+// firstWord returns s up to its first blank or backslash, a prefix of a
+// macro body that is the same in the raw directive text and with
+// continuations joined.
+func firstWord(s string) string {
+	if i := strings.IndexAny(s, " \t\\"); i > 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // define records a macro, making the table on first use: expression lexers

@@ -22,6 +22,7 @@ type ppTok struct {
 	kind  Kind // Ident, Int (any pp-number), String, Char or Punct
 	space bool // whitespace (or a comment) precedes it
 	paste bool // a ## operator from a macro body, pending pasting
+	pos   int  // offset in the file the text came from (the #define body or the use), or -1
 }
 
 // Bounds of one macro use's expansion, so that recursive or exponential
@@ -34,7 +35,11 @@ const (
 )
 
 // ppLex splits s into preprocessing tokens; comments count as whitespace.
-func ppLex(s string) []ppTok {
+func ppLex(s string) []ppTok { return ppLexAt(s, -1) }
+
+// ppLexAt is ppLex for text that starts at offset base of the file (its
+// tokens' pos are offsets there), or comes from nowhere when base is -1.
+func ppLexAt(s string, base int) []ppTok {
 	var out []ppTok
 	space := false
 	for i := 0; i < len(s); {
@@ -82,7 +87,11 @@ func ppLex(s string) []ppTok {
 				j = i + k
 			}
 		}
-		out = append(out, ppTok{text: s[i:j], kind: kind, space: space})
+		pos := -1
+		if base >= 0 {
+			pos = base + i
+		}
+		out = append(out, ppTok{text: s[i:j], kind: kind, space: space, pos: pos})
 		space = false
 		i = j
 	}
@@ -112,14 +121,23 @@ func ppQuoted(s string, q int) (int, Kind) {
 // ppJoin renders tokens as text, a space where the source had one or where
 // two words would otherwise run together.
 func ppJoin(toks []ppTok) string {
+	s, _ := ppJoinOrigin(toks)
+	return s
+}
+
+// ppJoinOrigin is ppJoin that also returns, for each token, the pair
+// (offset in the text, offset in the file it came from or -1).
+func ppJoinOrigin(toks []ppTok) (string, []int32) {
 	var b strings.Builder
+	origin := make([]int32, 0, 2*len(toks))
 	for i, t := range toks {
 		if i > 0 && (t.space || isIdentChar(toks[i-1].text[len(toks[i-1].text)-1]) && isIdentChar(t.text[0])) {
 			b.WriteByte(' ')
 		}
+		origin = append(origin, int32(b.Len()), int32(t.pos))
 		b.WriteString(t.text)
 	}
-	return b.String()
+	return b.String(), origin
 }
 
 // A macroExpander expands the macros in effect at one offset of a file.
@@ -200,6 +218,20 @@ func (m *macroExpander) expand(toks []ppTok, disabled []string, depth int) []ppT
 	return out
 }
 
+// bodyTokens lexes d's body, with the offsets of its tokens in the file
+// when d is one of the file's own #defines.
+func (m *macroExpander) bodyTokens(d *Define) []ppTok {
+	f := m.f
+	if d.bodyPos > 0 && d.from == nil && d.End <= len(f.Src) && d.bodyPos < d.End {
+		for _, x := range f.defs[d.Name] {
+			if x == d {
+				return ppLexAt(f.text(d.bodyPos, d.End), d.bodyPos)
+			}
+		}
+	}
+	return ppLex(d.Body)
+}
+
 // spend counts n tokens produced against the bounds and reports whether
 // the expansion may go on.
 func (m *macroExpander) spend(n int) bool {
@@ -252,7 +284,7 @@ func ppArgs(toks []ppTok, lp int) ([][]ppTok, int, bool) {
 // substitute replaces the parameters in d's body by args: stringised
 // after #, raw beside ##, macro-expanded elsewhere; then pastes ##.
 func (m *macroExpander) substitute(d *Define, args [][]ppTok, disabled []string, depth int) []ppTok {
-	body := ppLex(d.Body)
+	body := m.bodyTokens(d)
 	// Parameter names as the body spells them: ... is __VA_ARGS__, and a
 	// GNU named variadic args... is args.
 	params := d.Params
@@ -295,7 +327,7 @@ func (m *macroExpander) substitute(d *Define, args [][]ppTok, disabled []string,
 		t := body[i]
 		if d.FuncLike && t.text == "#" && i+1 < len(body) && body[i+1].kind == Ident {
 			if k, ok := argOf(body[i+1].text); ok {
-				out = append(out, ppTok{text: stringise(arg(k)), kind: String, space: t.space})
+				out = append(out, ppTok{text: stringise(arg(k)), kind: String, space: t.space, pos: t.pos})
 				i++
 				continue
 			}
@@ -357,6 +389,9 @@ func paste(toks []ppTok) []ppTok {
 			continue
 		}
 		joined[0].space = l.space
+		for k := range joined {
+			joined[k].pos = l.pos
+		}
 		out = append(out[:len(out)-1], joined...)
 	}
 	return out
@@ -396,7 +431,7 @@ func (p *parser) instMacro(name string, depth int) bool {
 		p.instMacros = map[string]bool{}
 	}
 	p.instMacros[name] = false // against recursive macros
-	d := p.f.lookupDefine(name, 0)
+	d := p.def(name, 0)
 	if d == nil || depth > maxMacroDepth {
 		return false
 	}
@@ -405,7 +440,7 @@ func (p *parser) instMacro(name string, depth int) bool {
 		if t.kind != Ident {
 			continue
 		}
-		if t.text == "template" || t.text != name && p.f.lookupDefine(t.text, 0) != nil && p.instMacro(t.text, depth+1) {
+		if t.text == "template" || t.text == "kernel" || t.text != name && p.def(t.text, 0) != nil && p.instMacro(t.text, depth+1) {
 			v = true
 			break
 		}
@@ -416,8 +451,9 @@ func (p *parser) instMacro(name string, depth int) bool {
 
 // macroInstantiations expands the use of macro name in tokens [i, end) of
 // the significant tokens (end is one past its ')' or its name) and records
-// the explicit instantiations of the expansion, each spanning the use. It
-// returns how many it recorded.
+// the explicit instantiations of the expansion, each spanning the use, and
+// an Expansion when it defines functions (kernels written inside #define
+// bodies). It returns how many instantiations and functions it recorded.
 func (p *parser) macroInstantiations(i, end int) int {
 	if p.macroTokens == nil {
 		n := maxFileMacro
@@ -426,25 +462,38 @@ func (p *parser) macroInstantiations(i, end int) int {
 	if *p.macroTokens <= 0 {
 		return 0
 	}
-	use := p.text(p.t[i].Pos, p.t[end-1].End)
-	m := &macroExpander{f: p.f, at: p.t[i].Pos, file: p.macroTokens}
-	toks := m.expand(ppLex(use), nil, 0)
+	pos := p.t[i].Pos
+	use := p.text(pos, p.t[end-1].End)
+	m := &macroExpander{f: p.f, at: pos, file: p.macroTokens}
+	toks := m.expand(ppLexAt(use, pos), nil, 0)
 	if m.fail {
 		return 0 // incomplete: better no instantiations than wrong ones
 	}
-	text := ppJoin(toks)
-	if !strings.Contains(text, "template") {
+	text, origin := ppJoinOrigin(toks)
+	if !strings.Contains(text, "template") && !strings.Contains(text, "kernel") {
 		return 0
 	}
-	sub, _ := Parse(p.f.Name, []byte(text))
+	sub := parseFile(p.f.Name, []byte(text), Options{Defines: p.f.CmdDefines}, nil, nil, func(x *File) {
+		x.parent, x.parentAt, x.macro, x.origin = p.f, pos, p.t[i].Text, origin
+		x.CmdDefines = p.f.CmdDefines
+	})
 	n := 0
 	for _, in := range sub.Instantiations {
 		if in.HostName == "" {
 			continue // not a kernel the host can name
 		}
-		in.Pos, in.End = p.t[i].Pos, p.t[end-1].End
+		in.Pos, in.End = pos, p.t[end-1].End
 		p.f.Instantiations = append(p.f.Instantiations, in)
 		n++
 	}
-	return n
+	funcs := 0
+	for _, fn := range sub.Funcs {
+		if fn.Body != nil {
+			funcs++
+		}
+	}
+	if funcs > 0 {
+		p.f.Expansions = append(p.f.Expansions, &Expansion{Pos: pos, End: p.t[end-1].End, Macro: p.t[i].Text, File: sub})
+	}
+	return n + funcs
 }

@@ -33,40 +33,91 @@ func ParseWith(filename string, src []byte, defines map[string]string) (*File, e
 type Options struct {
 	Defines map[string]string // -D NAME=VALUE; an empty value means 1
 	Undefs  []string          // -U NAME: certainly not defined, so #ifdef NAME is false rather than unknown
+
+	// IncludeDirs are the -I directories: #include "x" is looked for in
+	// the including file's directory, then in each of these; #include <x>
+	// in these alone. Metal's own headers (<metal_stdlib>, ...) are never
+	// read.
+	IncludeDirs []string
+	// ReadFile reads a header. Headers are read only when it is set or
+	// IncludeDirs is not empty (then os.ReadFile is the default); otherwise
+	// #include directives are recorded in File.Includes and not followed.
+	ReadFile func(name string) ([]byte, error)
 }
 
-// ParseOptions is Parse with command-line defines and undefines. A name
-// neither defined in the file nor given here stays unknown to #ifdef, as it
-// may come from an included header or the host; Undefs says it does not.
+// ParseOptions is Parse with command-line defines, undefines and include
+// directories. A name neither defined in the file (or a header it
+// includes) nor given here stays unknown to #ifdef, as it may come from
+// the host; Undefs says it does not.
+//
+// A header is lexed where it is included, with the macros defined so far,
+// and parsed as a File of its own (File.Includes); its macros, typedefs,
+// enumerators, structs, constants and functions are then in scope in the
+// including file, for evaluation, layout, entry points and callees. Its
+// functions are not the file's (File.Funcs holds only the file's own), so
+// sites and edits stay in the file given. Problems in headers, and
+// headers not found, are File.Warnings, not errors.
 func ParseOptions(filename string, src []byte, opts Options) (*File, error) {
+	var inc *includer
+	if opts.ReadFile != nil || len(opts.IncludeDirs) > 0 {
+		inc = &includer{opts: opts, read: opts.ReadFile, done: map[string]*File{}}
+		if inc.read == nil {
+			inc.read = defaultRead
+		}
+	}
+	f := parseFile(filename, src, opts, inc, nil, nil)
+	return f, f.parseErr
+}
+
+// parseFile lexes and parses one file; setup, when not nil, prepares its
+// lexer (a header's shares its includer's macros), and prep the File
+// before it is parsed (an expansion's sees the file it is expanded in).
+func parseFile(filename string, src []byte, opts Options, inc *includer, setup func(*lexer), prep func(*File)) *File {
 	tf := newTokenFile(filename, src)
 	l := newLexer(filename, src, tf)
-	for _, name := range opts.Undefs {
-		l.defines[name] = &lexDefine{certain: true, undefined: true}
-	}
-	for name, v := range opts.Defines {
-		if v == "" {
-			v = "1"
-		}
-		l.defines[name] = &lexDefine{body: v, certain: true}
-	}
-	l.run()
+	l.inc = inc
 	f := &File{
 		Name:    filename,
 		Src:     src,
-		Tokens:  l.toks,
 		Enums:   map[string]int64{},
 		Types:   map[string]string{},
 		TokFile: tf,
 		defs:    map[string][]*Define{},
 	}
+	l.owner = f
+	if setup != nil {
+		setup(l)
+	} else {
+		for _, name := range opts.Undefs {
+			l.defines[name] = &lexDefine{certain: true, undefined: true}
+		}
+		for name, v := range opts.Defines {
+			if v == "" {
+				v = "1"
+			}
+			l.defines[name] = &lexDefine{body: v, certain: true, cmd: true}
+		}
+	}
+	l.run()
+	f.Tokens, f.Includes = l.toks, l.incs
 	if len(opts.Defines) > 0 {
 		f.CmdDefines = make(map[string]string, len(opts.Defines))
 		for k, v := range opts.Defines {
 			f.CmdDefines[k] = v
 		}
 	}
-	p := &parser{f: f, src: l.str, errs: l.errs, enumSeen: map[string]bool{}, hides: map[string]string{}, pragmas: map[string]*string{}}
+	if prep != nil {
+		prep(f)
+	}
+	f.parseErr = parseTokens(f, l)
+	f.Warnings = append(f.Warnings, l.warns...)
+	f.Warnings.Sort()
+	return f
+}
+
+// parseTokens parses the tokens l lexed into f and returns the errors.
+func parseTokens(f *File, l *lexer) error {
+	p := &parser{f: f, src: l.str, errs: l.errs, enumSeen: map[string]bool{}, hides: map[string]string{}, pragmas: map[string]*string{}, lexDefs: l.defs}
 	nsig, ndirs := 0, 0
 	for _, t := range l.toks {
 		switch t.Kind {
@@ -92,8 +143,11 @@ func ParseOptions(filename string, src []byte, opts Options) (*File, error) {
 		}
 	}
 	if len(p.t) == 0 && len(p.dirs) == 0 {
-		p.errs.Add(token.Position{Filename: filename, Line: 1, Column: 1}, "empty file")
-		return f, p.errs.Err()
+		if f.parent == nil {
+			p.errs.Add(token.Position{Filename: f.Name, Line: 1, Column: 1}, "empty file")
+		}
+		f.idx = buildIndex(f)
+		return p.errs.Err()
 	}
 	for _, d := range p.dirs {
 		p.directive(d)
@@ -101,19 +155,35 @@ func ParseOptions(filename string, src []byte, opts Options) (*File, error) {
 	p.dropAlternatives()
 	p.matchBrackets()
 	if p.tooDeep {
-		return f, p.errs.dedupe().Err()
+		return p.errs.dedupe().Err()
 	}
 	p.scope(0, len(p.t), nil)
 	f.funcs = map[string]*Func{}
-	for _, fn := range f.Funcs {
-		if fn.Body != nil && (f.funcs[fn.Name] == nil || f.funcs[fn.Name].SpecArgs != nil && fn.SpecArgs == nil) {
-			// The primary template wins over explicit specialisations.
-			f.funcs[fn.Name] = fn
+	addFuncs := func(fns []*Func) {
+		for _, fn := range fns {
+			if fn.Body != nil && (f.funcs[fn.Name] == nil || f.funcs[fn.Name].SpecArgs != nil && fn.SpecArgs == nil && f.funcs[fn.Name].file == fn.file) {
+				// The primary template wins over explicit specialisations.
+				f.funcs[fn.Name] = fn
+			}
+		}
+	}
+	addFuncs(f.Funcs)
+	for _, x := range f.Expansions {
+		addFuncs(x.File.Funcs)
+	}
+	for _, in := range f.Includes {
+		if in.File != nil {
+			for name, fn := range in.File.funcs {
+				if f.funcs[name] == nil {
+					f.funcs[name] = fn
+				}
+			}
 		}
 	}
 	f.idx = buildIndex(f)
 	f.idx.src = l.str
-	return f, p.errs.dedupe().Err()
+	p.reportUnknown()
+	return p.errs.dedupe().Err()
 }
 
 // parseBufs are the parser's working arrays, none of which the File keeps.
@@ -159,6 +229,13 @@ type parser struct {
 	tdefs       []string        // template parameter defaults of the template being parsed
 	specArgs    []string        // template arguments of the explicit specialisation being parsed
 
+	cmdDefs   map[string]*Define // -D defines as Defines, made on first use
+	curFunc   *Func              // the function whose body is being parsed
+	funcNames map[string]bool    // names of the functions parsed so far
+	lexDefs   []*Define          // the lexer's #define and #undef directives not yet recorded, in order
+	prefixes  []*MacroUse        // macros used alone before statements, emitted by stmts
+	unknown   []*unknownUse      // uses of macros defined nowhere, in order
+
 	depth   int  // statement nesting of the stmt call in progress
 	tooDeep bool // brackets nest deeper than maxNesting; structure is not parsed
 }
@@ -195,48 +272,31 @@ func (p *parser) after(i int) int {
 	return i + 1
 }
 
-// directive records #define directives.
+// directive records #define and #undef directives, as the lexer parsed
+// them, and merges the headers of #include directives.
 func (p *parser) directive(d Token) {
-	name, rest := directiveName(d.Text)
-	if name == "undef" {
-		if n := strings.TrimSpace(stripComments(joinLines(rest))); isIdentText(n) {
-			p.f.defs[n] = append(p.f.defs[n], &Define{Pos: d.Pos, End: d.End, Name: n, undef: true})
+	name, _ := directiveName(d.Text)
+	switch name {
+	case "define", "undef":
+		for len(p.lexDefs) > 0 && p.lexDefs[0].Pos < d.Pos {
+			p.lexDefs = p.lexDefs[1:]
 		}
-		return
-	}
-	if name != "define" {
-		return
-	}
-	rest = joinLines(rest)
-	r := strings.TrimLeft(rest, " \t")
-	k := 0
-	for k < len(r) && isIdentChar(r[k]) {
-		k++
-	}
-	if k == 0 {
-		p.errorf(d.Pos, "#define without a macro name")
-		return
-	}
-	def := &Define{Pos: d.Pos, End: d.End, Name: r[:k]}
-	body := r[k:]
-	if strings.HasPrefix(body, "(") {
-		c := strings.IndexByte(body, ')')
-		if c < 0 {
-			p.errorf(d.Pos, "unterminated macro parameter list")
+		if len(p.lexDefs) == 0 || p.lexDefs[0].Pos != d.Pos {
 			return
 		}
-		def.FuncLike = true
-		def.Params = []string{}
-		if ps := strings.TrimSpace(body[1:c]); ps != "" {
-			for _, x := range strings.Split(ps, ",") {
-				def.Params = append(def.Params, strings.TrimSpace(x))
+		def := p.lexDefs[0]
+		p.lexDefs = p.lexDefs[1:]
+		if !def.undef {
+			p.f.Defines = append(p.f.Defines, def)
+		}
+		p.f.defs[def.Name] = append(p.f.defs[def.Name], def)
+	case "include", "include_next", "import":
+		for _, in := range p.f.Includes {
+			if in.Pos == d.Pos && in.File != nil {
+				p.mergeInclude(d, in.File)
 			}
 		}
-		body = body[c+1:]
 	}
-	def.Body = strings.TrimSpace(body)
-	p.f.Defines = append(p.f.Defines, def)
-	p.f.defs[def.Name] = append(p.f.defs[def.Name], def)
 }
 
 // dropAlternatives removes from p.t the tokens of the second and later
@@ -660,21 +720,44 @@ func (p *parser) alias(i, end int, st *Struct) int {
 		}
 	}
 	k := p.semi(i, end)
+	if name, typ, ok := p.aliasAt(i, k); ok {
+		p.f.Types[name] = typ
+		if st != nil {
+			if st.Types == nil {
+				st.Types = map[string]string{}
+			}
+			st.Types[name] = typ
+		}
+	}
+	return k + 1
+}
+
+// aliasAt parses `using name = T` or `typedef T name` in tokens [i, k), k
+// being its ';'.
+func (p *parser) aliasAt(i, k int) (name, typ string, ok bool) {
 	if p.t[i].Text == "using" {
 		if p.isIdent(i+1, k) && p.is(i+2, k, "=") && i+3 < k {
-			p.f.Types[p.t[i+1].Text] = joinTokenPtrs(p.t[i+3 : k])
+			t := p.t[i+3 : k]
+			if len(t) > 1 && t[0].Text == "typename" {
+				t = t[1:]
+			}
+			return p.t[i+1].Text, joinTokenPtrs(t), true
 		}
-		return k + 1
+		return "", "", false
 	}
 	if k-1 > i+1 && p.t[k-1].Kind == Ident {
 		for j := i + 1; j < k; j++ {
 			if p.t[j].Text == "(" || p.t[j].Text == "[" {
-				return k + 1
+				return "", "", false
 			}
 		}
-		p.f.Types[p.t[k-1].Text] = joinTokenPtrs(p.t[i+1 : k-1])
+		t := p.t[i+1 : k-1]
+		if len(t) > 1 && t[0].Text == "typename" {
+			t = t[1:]
+		}
+		return p.t[k-1].Text, joinTokenPtrs(t), true
 	}
-	return k + 1
+	return "", "", false
 }
 
 // structBrace returns the index of the '{' opening the body of the struct
@@ -702,7 +785,10 @@ func (p *parser) structBrace(i, end int) int {
 // structDef parses a struct, class or union whose keyword is at i and whose
 // body opens at lb.
 func (p *parser) structDef(i, lb, end int, outer *Struct, tmpl []string, start int) int {
-	st := &Struct{Pos: p.t[start].Pos, Template: tmpl, Union: p.t[i].Text == "union"}
+	st := &Struct{Pos: p.t[start].Pos, Template: tmpl, Union: p.t[i].Text == "union", file: p.f}
+	if tmpl != nil && len(p.tdefs) == len(tmpl) {
+		st.TemplateDefaults = p.tdefs
+	}
 	for j := i + 1; j < lb; j++ {
 		t := p.t[j]
 		if t.Text == ":" || t.Text == "<" {
@@ -831,7 +917,7 @@ var notNames = map[string]bool{
 // header included).
 func (p *parser) entity(i, end int, st *Struct, tmpl []string, start int) int {
 	if t := p.t[i]; t.Kind == Ident && p.is(i+1, end, "(") {
-		if d := p.f.lookupDefine(t.Text, 0); d != nil && d.FuncLike {
+		if d := p.def(t.Text, 0); d != nil && d.FuncLike {
 			// A macro invocation at file scope.
 			j := p.after(i + 1)
 			if st == nil && tmpl == nil && p.instMacro(t.Text, 0) {
@@ -844,7 +930,7 @@ func (p *parser) entity(i, end int, st *Struct, tmpl []string, start int) int {
 		}
 	}
 	if t := p.t[i]; t.Kind == Ident && st == nil && tmpl == nil && !p.is(i+1, end, "(") {
-		if d := p.f.lookupDefine(t.Text, 0); d != nil && !d.FuncLike && p.instMacro(t.Text, 0) && p.macroInstantiations(i, i+1) > 0 {
+		if d := p.def(t.Text, 0); d != nil && !d.FuncLike && p.instMacro(t.Text, 0) && p.macroInstantiations(i, i+1) > 0 {
 			// An object-like macro that expands to instantiations.
 			if p.is(i+1, end, ";") {
 				return i + 2
@@ -1024,7 +1110,7 @@ func memo[V any](m *map[string]V, key string, f func(string) V) V {
 
 // specifierMacro computes isSpecifierMacro.
 func (p *parser) specifierMacro(name string) bool {
-	d := p.f.lookupDefine(name, 0)
+	d := p.def(name, 0)
 	if d == nil || d.FuncLike {
 		return false
 	}
@@ -1137,6 +1223,7 @@ trailers:
 		}
 	}
 	fn := &Func{
+		file:     p.f,
 		Name:     name,
 		NamePos:  p.t[nameAt].Pos,
 		Pos:      p.t[start].Pos,
@@ -1208,7 +1295,10 @@ trailers:
 	p.scratch = rt[:0]
 	fn.Params = p.params(lp, rp)
 	if body >= 0 {
+		outerFn := p.curFunc
+		p.curFunc = fn
 		fn.Body = p.block(body, end)
+		p.curFunc = outerFn
 		fn.End = fn.Body.Rbrace + 1
 		k = p.after(body)
 	} else {
@@ -1216,6 +1306,10 @@ trailers:
 		k = declEnd + 1
 	}
 	p.f.Funcs = append(p.f.Funcs, fn)
+	if p.funcNames == nil {
+		p.funcNames = map[string]bool{}
+	}
+	p.funcNames[fn.Name] = true
 	if st != nil {
 		st.Methods = append(st.Methods, fn)
 	}
@@ -1452,6 +1546,10 @@ func (p *parser) typeEnd(j, end int) int {
 		case t.Kind == Ident && (t.Text == "typename" || t.Text == "struct" || t.Text == "unsigned" || t.Text == "signed" || t.Text == "enum"):
 			k++
 		case t.Kind == Ident && !stmtKeywords[t.Text] && !declQualifiers[t.Text] || t.Text == "::":
+			if t.Text == "::" {
+				k++ // the name after it is part of the type: K::acc_type x
+				continue
+			}
 			if t.Kind == Ident && p.isIdent(k+1, end) && !(k+2 < end && (p.t[k+2].Text == "::" || p.t[k+2].Text == "<")) {
 				// "long long x", "unsigned int x": the type continues only
 				// when another word follows; otherwise the next word is the name.
@@ -1650,4 +1748,27 @@ func (p *parser) decl(i, k int) *Decl {
 		return nil
 	}
 	return d
+}
+
+// def returns the macro name in effect at offset at (see lookupDefine), or
+// a -D define of it, or nil.
+func (p *parser) def(name string, at int) *Define {
+	if d := p.f.lookupDefine(name, at); d != nil {
+		return d
+	}
+	if v, ok := p.f.CmdDefines[name]; ok {
+		if d := p.cmdDefs[name]; d != nil {
+			return d
+		}
+		if v == "" {
+			v = "1"
+		}
+		d := &Define{Name: name, Body: v}
+		if p.cmdDefs == nil {
+			p.cmdDefs = map[string]*Define{}
+		}
+		p.cmdDefs[name] = d
+		return d
+	}
+	return nil
 }

@@ -28,6 +28,10 @@ func (p *parser) stmts(i, end int) []Stmt {
 	defer func() { p.stmtStack = p.stmtStack[:mark] }()
 	for i < end {
 		s, next, prags := p.stmt(i, end)
+		for _, mu := range p.prefixes {
+			p.stmtStack = append(p.stmtStack, mu)
+		}
+		p.prefixes = nil
 		if _, loop := s.(interface{ loop() }); !loop {
 			for _, pr := range prags {
 				if pr.Text != "" && (pr.Macro != "" || strings.HasPrefix(p.text(pr.Pos, pr.End), "_Pragma")) {
@@ -75,7 +79,7 @@ func (p *parser) pragmaStmt(i, end int) (*Pragma, int) {
 	if text == nil {
 		return nil, i
 	}
-	d := p.f.lookupDefine(t.Text, t.Pos)
+	d := p.def(t.Text, t.Pos)
 	j := i + 1
 	if d != nil && d.FuncLike {
 		if !p.is(i+1, end, "(") {
@@ -93,7 +97,7 @@ func (p *parser) macroPragma(name string) *string {
 		return s
 	}
 	p.pragmas[name] = nil
-	d := p.f.lookupDefine(name, 0)
+	d := p.def(name, 0)
 	if d == nil {
 		return nil
 	}
@@ -151,7 +155,7 @@ func (p *parser) loopHeaderMacro(name string) bool {
 
 // loopHeader computes loopHeaderMacro.
 func (p *parser) loopHeader(name string) bool {
-	d := p.f.lookupDefine(name, 0)
+	d := p.def(name, 0)
 	if d == nil {
 		return false
 	}
@@ -200,18 +204,38 @@ func (p *parser) stmt(i, end int) (Stmt, int, []*Pragma) {
 	defer func() { p.depth-- }()
 	first := i
 	var prags []*Pragma
+	var prefix *MacroUse
+	var prefixes []*MacroUse
 	for i < end {
-		pr, next := p.pragmaStmt(i, end)
-		if pr == nil {
-			break
+		if pr, next := p.pragmaStmt(i, end); pr != nil {
+			prags = append(prags, pr)
+			i = next
+			continue
 		}
-		prags = append(prags, pr)
-		i = next
+		if mu, next := p.macroPrefix(i, end); mu != nil {
+			if prefix == nil || mu.Unknown && !prefix.Unknown {
+				prefix = mu
+			}
+			prefixes = append(prefixes, mu)
+			i = next
+			continue
+		}
+		break
 	}
 	if i >= end {
+		p.prefixes = prefixes
 		return nil, end, prags
 	}
 	s, next := p.stmt1(i, end)
+	p.prefixes = prefixes
+	if prefix != nil && prefix.Unknown && s != nil {
+		pos, _ := s.Span()
+		if p.f.unknownAt == nil {
+			p.f.unknownAt = map[int]string{}
+		}
+		p.f.unknownAt[pos] = prefix.Name
+		p.noteUnknown(prefix.Name, prefix.Pos, "before "+stmtWhat(s))
+	}
 	var attach *[]*Pragma
 	switch s := s.(type) {
 	case *For:
@@ -260,6 +284,17 @@ func (p *parser) stmt1(i, end int) (Stmt, int) {
 		return p.exprStmt(i, end)
 	}
 	switch t.Text {
+	case "using", "typedef":
+		// A function-local alias, in scope for the sizes of the
+		// declarations after it.
+		if k := p.semi(i, end); k < end && p.curFunc != nil {
+			if name, typ, ok := p.aliasAt(i, k); ok {
+				if p.curFunc.Types == nil {
+					p.curFunc.Types = map[string]string{}
+				}
+				p.curFunc.Types[name] = typ
+			}
+		}
 	case "for":
 		return p.forStmt(i, end)
 	case "while":
@@ -346,7 +381,18 @@ func (p *parser) stmt1(i, end int) (Stmt, int) {
 		return &ExprStmt{Pos: t.Pos, End: p.t[i+1].End}, i + 2 // a label
 	}
 	if p.is(i+1, end, "(") {
-		if d := p.f.lookupDefine(t.Text, t.Pos); d != nil && d.FuncLike {
+		// An unknown macro used as a loop header: FOR_UNROLL(...) { ... }.
+		if j := p.after(i + 1); j > i+2 && p.is(j, end, "{") && p.unknownName(t.Text, t.Pos) {
+			body, next, ok := p.body(i, j, end)
+			if !ok {
+				return p.recover(i, end)
+			}
+			p.noteUnknown(t.Text, t.Pos, "before a block, as a loop header")
+			return &MacroUse{Pos: t.Pos, End: p.endOf(body), Name: t.Text, Hides: "loop", Body: body, Unknown: true}, next
+		}
+	}
+	if p.is(i+1, end, "(") {
+		if d := p.def(t.Text, t.Pos); d != nil && d.FuncLike {
 			j := p.after(i + 1)
 			stEnd := p.t[min(j, end)-1].End
 			if p.is(j, end, ";") {
@@ -372,6 +418,15 @@ func (p *parser) stmt1(i, end int) (Stmt, int) {
 		if s, next, ok := p.objectMacroUse(i, end); ok {
 			return s, next
 		}
+		if p.is(i+1, end, "{") && macroLike(t.Text) && p.unknownName(t.Text, t.Pos) {
+			// An unknown macro used as a loop header: EACH4 { ... }.
+			body, next, ok := p.body(i, i+1, end)
+			if !ok {
+				return p.recover(i, end)
+			}
+			p.noteUnknown(t.Text, t.Pos, "before a block, as a loop header")
+			return &MacroUse{Pos: t.Pos, End: p.endOf(body), Name: t.Text, Hides: "loop", Body: body, Unknown: true}, next
+		}
 	}
 	if !stmtKeywords[t.Text] && p.looksLikeDecl(i, end) {
 		k := p.semi(i, end)
@@ -393,7 +448,7 @@ func (p *parser) stmt1(i, end int) (Stmt, int) {
 // it as its body. Any other use is left to the caller.
 func (p *parser) objectMacroUse(i, end int) (Stmt, int, bool) {
 	t := p.t[i]
-	d := p.f.lookupDefine(t.Text, t.Pos)
+	d := p.def(t.Text, t.Pos)
 	if d == nil || d.FuncLike {
 		return nil, 0, false
 	}
@@ -604,7 +659,7 @@ func (p *parser) macroHides(name string, depth int) string {
 		return ""
 	}
 	p.hides[name] = "" // recursion guard
-	d := p.f.lookupDefine(name, 0)
+	d := p.def(name, 0)
 	if d == nil {
 		return ""
 	}
@@ -621,7 +676,7 @@ func (p *parser) macroHides(name string, depth int) string {
 				h = "loop"
 			}
 		default:
-			if t.Text != name && p.f.lookupDefine(t.Text, 0) != nil {
+			if t.Text != name && p.def(t.Text, 0) != nil {
 				switch p.macroHides(t.Text, depth+1) {
 				case "barrier":
 					h = "barrier"
@@ -635,4 +690,201 @@ func (p *parser) macroHides(name string, depth int) string {
 	}
 	p.hides[name] = h
 	return h
+}
+
+// stmtStarters are words that begin a statement and can never continue a
+// declaration or an expression, so a name directly before one is a macro.
+var stmtStarters = map[string]bool{
+	"for": true, "while": true, "do": true, "if": true, "switch": true, "return": true,
+	"break": true, "continue": true, "goto": true, "threadgroup_barrier": true, "simdgroup_barrier": true,
+	"_Pragma": true,
+}
+
+// startsStmt reports whether token k begins a statement that nothing
+// before it on the same statement could belong to.
+func (p *parser) startsStmt(k, end int) bool {
+	if k >= end || p.t[k].Kind != Ident {
+		return false
+	}
+	if stmtStarters[p.t[k].Text] {
+		return true
+	}
+	if p.t[k].Text == "metal" && p.is(k+1, end, "::") && k+2 < end && stmtStarters[p.t[k+2].Text] {
+		return true
+	}
+	// A macro known to be a pragma or to hide a loop or barrier.
+	return p.macroPragma(p.t[k].Text) != nil || p.macroHides(p.t[k].Text, 0) != ""
+}
+
+// macroPrefix recognises at i a macro used on its own before a statement,
+// with no ';' of its own, such as MLX_MTL_PRAGMA_UNROLL before a for loop
+// when the header that defines it was not read: a name (or a name and its
+// parenthesised arguments) directly followed by a word that begins a
+// statement, or written alone on its line (in capitals) before the next.
+// It returns the use and the index after it, or nil. A known macro that
+// hides nothing is returned too, so that it never swallows the statement.
+func (p *parser) macroPrefix(i, end int) (*MacroUse, int) {
+	t := p.t[i]
+	if t.Kind != Ident || stmtKeywords[t.Text] || stmtStarters[t.Text] || declQualifiers[t.Text] ||
+		addrSpaces[t.Text] != NoSpace || specifiers[t.Text] || t.Text == "else" || t.Text == "metal" {
+		return nil, i
+	}
+	next := i + 1
+	if p.is(i+1, end, "(") {
+		if m := p.matchOf(i + 1); m > i && m < end {
+			next = m + 1
+		} else {
+			return nil, i
+		}
+	}
+	if next >= end {
+		return nil, i
+	}
+	starts := p.startsStmt(next, end)
+	alone := !starts && macroLike(t.Text) && p.t[next].Kind == Ident && p.line(next) > p.line(next-1) && p.line(i) > p.prevLine(i)
+	if !starts && !alone {
+		return nil, i
+	}
+	d := p.def(t.Text, t.Pos)
+	unknown := d == nil && p.unknownName(t.Text, t.Pos)
+	if d == nil && !unknown || d != nil && alone {
+		// Alone on its line, MACRO then a statement on the next line, is
+		// read as a macro only when nothing says what the name is.
+		return nil, i
+	}
+	if d != nil && d.FuncLike != (next > i+1) {
+		return nil, i // an object-like macro before parentheses, or a function-like one without: a value
+	}
+	mu := &MacroUse{Pos: t.Pos, End: p.t[next-1].End, Name: t.Text, Unknown: unknown}
+	if d != nil {
+		mu.Hides = p.macroHides(t.Text, 0)
+	}
+	return mu, next
+}
+
+// line returns the line of token k.
+func (p *parser) line(k int) int { return p.f.TokFile.Line(p.f.TokFile.Pos(p.t[k].Pos)) }
+
+// prevLine returns the line of the token before k, or 0.
+func (p *parser) prevLine(k int) int {
+	if k == 0 {
+		return 0
+	}
+	return p.line(k - 1)
+}
+
+// macroLike reports whether name is written like a macro: capitals,
+// digits and underscores, at least two characters.
+func macroLike(name string) bool {
+	if len(name) < 2 {
+		return false
+	}
+	letter := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			letter = true
+		case c == '_' || isDigit(c):
+		default:
+			return false
+		}
+	}
+	return letter
+}
+
+// unknownName reports whether name, used as a statement at offset at, is
+// defined nowhere the front end sees: not a macro (of the file, its
+// headers or -D), keyword, type or function it knows.
+func (p *parser) unknownName(name string, at int) bool {
+	if p.def(name, at) != nil || stmtKeywords[name] || stmtStarters[name] || declQualifiers[name] || specifiers[name] {
+		return false
+	}
+	if _, ok := scalarSizes[name]; ok {
+		return false
+	}
+	if _, _, ok := vectorLayout(name); ok {
+		return false
+	}
+	if _, ok := p.f.Types[name]; ok {
+		return false
+	}
+	if p.f.structNamed(name) != nil || callKeywords[name] {
+		return false
+	}
+	if p.funcNames[name] {
+		return false
+	}
+	for _, in := range p.f.Includes {
+		if in.File != nil && in.File.funcs[name] != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// An unknownUse is the first use of a macro defined nowhere the front end
+// sees, and how many uses there were.
+type unknownUse struct {
+	name  string
+	pos   int
+	what  string
+	count int
+}
+
+// noteUnknown records a use of the unknown macro name at pos.
+func (p *parser) noteUnknown(name string, pos int, what string) {
+	for _, u := range p.unknown {
+		if u.name == name {
+			u.count++
+			return
+		}
+	}
+	p.unknown = append(p.unknown, &unknownUse{name: name, pos: pos, what: what, count: 1})
+}
+
+// reportUnknown turns the unknown macro uses into warnings, one per name.
+func (p *parser) reportUnknown() {
+	var unread []string
+	for _, in := range p.f.Includes {
+		if in.File == nil && !in.Metal && !in.System {
+			unread = append(unread, "#include "+in.String())
+		}
+	}
+	for _, u := range p.unknown {
+		uses := ""
+		if u.count > 1 {
+			uses = fmt.Sprintf(" (%d uses; the first %s)", u.count, u.what)
+		} else {
+			uses = " " + u.what
+		}
+		hint := "pass -I DIR for the header that defines it, or -D " + u.name + "=..."
+		if len(unread) > 0 {
+			hint = strings.Join(unread, " and ") + " not read: " + hint
+		}
+		p.f.Warnings.Add(p.f.Position(u.pos), fmt.Sprintf("unknown macro %s%s: sites there are skips; %s", u.name, uses, hint))
+	}
+}
+
+// stmtWhat names a statement's kind for messages.
+func stmtWhat(s Stmt) string {
+	switch s.(type) {
+	case *For:
+		return "a for loop"
+	case *While:
+		return "a while loop"
+	case *Do:
+		return "a do loop"
+	case *If:
+		return "an if statement"
+	case *Barrier:
+		return "a barrier"
+	case *Block:
+		return "a block"
+	case *Decl:
+		return "a declaration"
+	case *Switch:
+		return "a switch"
+	}
+	return "a statement"
 }

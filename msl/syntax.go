@@ -89,8 +89,11 @@ type Func struct {
 	ReturnType       string
 	Lparen, Rparen   int
 	Params           []*Param
-	Body             *Block  // nil for a declaration
-	Attrs            []*Attr // attributes before the name: kernel, host_name("x"), ...
+	Body             *Block            // nil for a declaration
+	Attrs            []*Attr           // attributes before the name: kernel, host_name("x"), ...
+	Types            map[string]string // typedef and using aliases declared in the body: name → aliased type text; nil when none
+
+	file *File // the file the function's offsets refer to
 }
 
 // An Instantiation is `template [[host_name("x")]] kernel void f<T, 4>(...);`.
@@ -109,18 +112,25 @@ type Define struct {
 	FuncLike bool
 	Body     string // replacement text, continuations joined
 
-	undef bool // an #undef of Name, kept only in File.defs so lookups honour it
+	undef     bool  // an #undef of Name, kept only in File.defs so lookups honour it
+	uncertain bool  // in a branch whose condition the lexer could not decide
+	bodyPos   int   // offset of Body's first byte in the source, or 0 when unknown
+	from      *File // the header the definition was read from, when merged from an #include; nil for the file's own
 }
 
 // A Struct is a struct or class definition (fields as declarations).
 type Struct struct {
-	Pos, End int
-	Name     string
-	Fields   []*Decl
-	Methods  []*Func
-	Template []string // template parameter names; nil if not a template
-	Union    bool     // a union: fields overlap
-	Alignas  string   // argument of alignas(...) on the struct, or ""
+	Pos, End         int
+	Name             string
+	Fields           []*Decl
+	Methods          []*Func
+	Template         []string          // template parameter names; nil if not a template
+	Union            bool              // a union: fields overlap
+	Alignas          string            // argument of alignas(...) on the struct, or ""
+	Types            map[string]string // member typedef and using aliases: name → aliased type text; nil when none
+	TemplateDefaults []string          // default argument text of each template parameter ("" where none); nil when none has one
+
+	file *File // the file the struct's offsets refer to
 }
 
 // A Stmt is a statement inside a function body.
@@ -218,6 +228,7 @@ type MacroUse struct {
 	Name     string
 	Hides    string // "loop", "barrier", or "" when it hides neither
 	Body     Stmt   // for a macro that expands to a loop header, the loop body after the use; else nil
+	Unknown  bool   // the macro is defined nowhere the front end can see (not in the file, its includes or -D); Hides is then a guess from how it is used
 }
 
 // A Return, Break, Continue or other simple statement is kept as an ExprStmt.
@@ -267,10 +278,22 @@ type File struct {
 	Types          map[string]string // typedef and using aliases: name → aliased type text
 	TokFile        *token.File       // line table for Position
 	CmdDefines     map[string]string // -D defines ParseWith was given; Env evaluation consults them after its own Defines
+	Includes       []*Include        // #include directives, in order, with the headers read for them
+	Expansions     []*Expansion      // file-scope macro uses whose expansion defines functions (kernels written inside #define bodies)
+	Warnings       ErrorList         // what the front end could not see through (unknown macros, headers not found, -D overridden), positioned; never fatal
 
 	defs  map[string][]*Define // Defines by name, in source order; built by Parse
 	funcs map[string]*Func     // first definition with a body, by name; built by Parse
 	idx   *fileIndex           // name lookups for evaluation and entry points; built by Parse
+
+	outer     map[string]*Define // a header's view of the macros its includer defined before the #include
+	includer  *File              // for a header, the file that included it first: its names are in scope after the header's own
+	parent    *File              // the file a macro expansion was parsed from; its names are in scope
+	parentAt  int                // offset in parent of the macro use
+	macro     string             // for an expansion, the macro used
+	unknownAt map[int]string     // statement offset → unknown macro used just before it
+	origin    []int32            // for an expansion, pairs of (offset here, offset in parent) per token; sorted
+	parseErr  error              // what parseFile found wrong
 }
 
 // Position returns the file:line:col position of a byte offset.

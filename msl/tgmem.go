@@ -9,16 +9,18 @@ import (
 
 // TGMem is the static threadgroup memory a kernel declares.
 type TGMem struct {
-	Kernel  string
-	Decls   []TGDecl // every threadgroup variable declared in the kernel body and in helpers it calls, source order (pointers and references into threadgroup memory are not allocations and are left out)
-	HostSet []HostTG // [[threadgroup(n)]] parameters, sized by the host
-	Total   int64    // sum with each decl aligned to its alignment, rounded up to 16; only meaningful if Known
-	Known   bool     // false if any decl size is unknown
+	Kernel   string
+	Decls    []TGDecl // every threadgroup variable declared in the kernel body and in helpers it calls, source order (pointers and references into threadgroup memory are not allocations and are left out)
+	HostSet  []HostTG // [[threadgroup(n)]] parameters, sized by the host
+	Total    int64    // sum with each decl aligned to its alignment, rounded up to 16; when !Known, that of the known decls, a lower bound
+	Known    bool     // false if any decl size is unknown
+	Declared int64    // the end of the last known decl, before Total's rounding
 }
 
 // A TGDecl is one threadgroup variable.
 type TGDecl struct {
 	Func, Name, Type string   // Type is the element type, without array dimensions
+	FuncPtr          *Func    // the function that declares it (its file: File.FileOf)
 	Dims             []string // array dimensions, outermost first: each evaluated to a decimal, or its source text where it cannot be
 	Pos              int
 	Size, Align      int64
@@ -78,7 +80,9 @@ func ThreadgroupMemory(f *File, kernel string, env Env) (*TGMem, error) {
 	var e Env // one per call, not per function reached: the closure below keeps it on the heap
 	for i, in := range f.reach(fn, targs, env.TemplateArgs) {
 		g := in.fn
+		gf := f.owner(g) // a header's or an expansion's function reads its own source
 		e = env
+		e.File = gf
 		e.Func = g
 		e.TemplateArgs = in.targs
 		if i == 0 {
@@ -108,7 +112,7 @@ func ThreadgroupMemory(f *File, kernel string, env Env) (*TGMem, error) {
 			// a float c).
 			base := strings.TrimRight(d.Type, "*& ")
 			for _, n := range d.Names {
-				if f.pointerDeclarator(n) {
+				if gf.pointerDeclarator(n) {
 					// `threadgroup float* p` is a thread-local pointer
 					// into threadgroup memory, not an allocation.
 					continue
@@ -126,6 +130,7 @@ func ThreadgroupMemory(f *File, kernel string, env Env) (*TGMem, error) {
 			return true
 		})
 	}
+	m.Declared = off
 	m.Total = alignUp(off, 16)
 	return m, nil
 }
@@ -180,7 +185,7 @@ func (f *File) Entry(kernel string) (fn *Func, targs map[string]string, err erro
 
 // tgDecl sizes one threadgroup declarator.
 func tgDecl(e *Env, g *Func, typ string, n *Declarator) TGDecl {
-	td := TGDecl{Func: g.Name, Name: n.Name, Type: boundType(typ, e.TemplateArgs), Pos: n.NamePos}
+	td := TGDecl{Func: g.Name, FuncPtr: g, Name: n.Name, Type: boundType(typ, e.TemplateArgs), Pos: n.NamePos}
 	// Evaluate every dimension first, so the full type is shown even when
 	// the element size is unknown.
 	n2 := int64(1)
@@ -203,6 +208,9 @@ func tgDecl(e *Env, g *Func, typ string, n *Declarator) TGDecl {
 			td.Dims = append(td.Dims, text)
 			if dimWhy == "" {
 				dimWhy = "cannot evaluate array dimension " + text
+				if fc := e.functionConstantIn(text); fc != "" {
+					dimWhy += "; " + fc + " is a function constant, set when the pipeline is made: give its value with -D " + fc + "=N"
+				}
 			}
 		case v < 0:
 			td.Dims = append(td.Dims, text)
@@ -313,7 +321,7 @@ func (f *File) reach(fn *Func, targs, base map[string]string) []inst {
 	var sites []callSite
 	for i := 0; i < len(out); i++ {
 		caller := out[i]
-		sites = f.callSites(caller.fn, byName, sites[:0])
+		sites = f.owner(caller.fn).callSites(caller.fn, byName, sites[:0])
 		for _, c := range sites {
 			h := byName[c.name]
 			m := map[string]string{}
@@ -454,4 +462,27 @@ func substitute(text string, targs map[string]string) string {
 		return text
 	}
 	return joinTokens(toks)
+}
+
+// functionConstantIn returns the first name in expr that is a
+// [[function_constant]] of the file with no -D value, or "".
+func (e *Env) functionConstantIn(expr string) string {
+	if e.File == nil {
+		return ""
+	}
+	for _, t := range lexExpr(expr) {
+		if t.Kind != Ident {
+			continue
+		}
+		r := e.File.globalRef(t.Text)
+		if r.d == nil {
+			continue
+		}
+		for _, a := range r.d.Attrs {
+			if a.Name == "function_constant" {
+				return t.Text
+			}
+		}
+	}
+	return ""
 }

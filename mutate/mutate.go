@@ -171,14 +171,18 @@ func FindAll(f *msl.File, muts []*Mutation, fns []string) ([]*FoundSite, []*Foun
 	// name share a sequence, in source order.
 	next := map[[2]string]int{}
 	for _, fn := range funcs {
+		// A function a macro writes has its offsets in the expansion's
+		// file; skips there are reported at the #define's text.
+		ff := f.FileOf(fn)
 		for _, m := range muts {
 			var got []Site
 			pass := &Pass{
 				Mutation: m,
-				File:     f,
+				File:     ff,
 				Func:     fn,
 				Report:   func(s Site) { got = append(got, s) },
 				Skip: func(s Skip) {
+					s.Pos, s.End = ff.OriginPos(s.Pos), ff.OriginPos(s.End)
 					skips = append(skips, &FoundSkip{Mutation: m, Func: fn, Skip: s})
 				},
 			}
@@ -187,6 +191,13 @@ func FindAll(f *msl.File, muts []*Mutation, fns []string) ([]*FoundSite, []*Foun
 			}
 			slices.SortStableFunc(got, func(a, b Site) int { return a.Pos - b.Pos })
 			for _, s := range got {
+				// Inside a macro body, or after a macro the front end
+				// cannot see: a skip for every mutation alike.
+				if why, ok := ff.MacroCaveat(s.Pos); ok {
+					pos := ff.OriginPos(s.Pos)
+					skips = append(skips, &FoundSkip{Mutation: m, Func: fn, Skip: Skip{Pos: pos, End: pos, Reason: s.Message + ": " + why}})
+					continue
+				}
 				if err := validateSite(f, fn, s); err != nil {
 					pos := f.Position(min(max(s.Pos, 0), len(f.Src)))
 					return nil, nil, fmt.Errorf("mutation %s reported an invalid site at %s (a bug in the mutation): %w", m.Name, pos, err)
@@ -213,23 +224,23 @@ func FindAll(f *msl.File, muts []*Mutation, fns []string) ([]*FoundSite, []*Foun
 // function with a body if names is empty), or an error naming an unknown
 // name and listing the valid ones.
 func Funcs(f *msl.File, names []string) ([]*msl.Func, error) {
-	var all []*msl.Func
-	for _, fn := range f.Funcs {
-		if fn.Body != nil {
-			all = append(all, fn)
-		}
-	}
+	all := f.Functions()
 	if len(names) == 0 {
 		return all, nil
 	}
+	want := map[*msl.Func]bool{}
 	for _, n := range names {
-		if !slices.ContainsFunc(all, func(fn *msl.Func) bool { return fn.Name == n }) {
+		fns := f.FuncsNamed(n)
+		if len(fns) == 0 {
 			return nil, fmt.Errorf("no function %q with a body in %s (functions: %s)", n, f.Name, strings.Join(FuncNames(f), ", "))
+		}
+		for _, fn := range fns {
+			want[fn] = true
 		}
 	}
 	var out []*msl.Func
 	for _, fn := range all {
-		if slices.Contains(names, fn.Name) {
+		if want[fn] {
 			out = append(out, fn)
 		}
 	}
@@ -237,12 +248,12 @@ func Funcs(f *msl.File, names []string) ([]*msl.Func, error) {
 }
 
 // FuncNames returns the distinct names of the functions of f that have a
-// body, in source order.
+// body, in source order, members qualified by their struct.
 func FuncNames(f *msl.File) []string {
 	var names []string
-	for _, fn := range f.Funcs {
-		if fn.Body != nil && !slices.Contains(names, fn.Name) {
-			names = append(names, fn.Name)
+	for _, fn := range f.Functions() {
+		if n := msl.QualifiedName(fn); !slices.Contains(names, n) {
+			names = append(names, n)
 		}
 	}
 	return names

@@ -78,32 +78,57 @@ func ExactArgs(n int, names string) cobra.PositionalArgs {
 	}
 }
 
+// Macros are the preprocessor flags of a command that reads a kernel:
+// -D NAME=VALUE, -U NAME and -I DIR.
+type Macros struct {
+	Defines     []string // -D NAME[=VALUE]
+	Undefs      []string // -U NAME
+	IncludeDirs []string // -I DIR
+}
+
 // LoadKernel reads and parses the kernel source at path with the -D
 // defines (NAME=VALUE), which decide #if branches and, kept in the File,
-// the constants mutations evaluate; every command that reads a kernel
-// loads it here so that the same -D gives the same sites and sizes. A
-// source that does not parse yields the parser's positioned errors
-// (file:line:col: msg).
-func LoadKernel(readFile func(string) ([]byte, error), path string, defines, undefs []string) (*msl.File, error) {
-	defs, err := ParseDefines(defines)
+// the constants mutations evaluate, the -U undefines and the -I include
+// directories, where #include "..." is looked for after the kernel's own
+// directory (headers are read with readFile too). Every command that reads
+// a kernel loads it here so that the same flags give the same sites and
+// sizes. A source that does not parse yields the parser's positioned
+// errors (file:line:col: msg); what the parser could not see through is in
+// the File's Warnings, for PrintWarnings.
+func LoadKernel(readFile func(string) ([]byte, error), path string, m Macros) (*msl.File, error) {
+	defs, err := ParseDefines(m.Defines)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkUndefs(undefs); err != nil {
+	if err := checkUndefs(m.Undefs); err != nil {
 		return nil, err
 	}
 	src, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read kernel: %w", err)
 	}
-	return msl.ParseOptions(path, src, msl.Options{Defines: defs, Undefs: undefs})
+	return msl.ParseOptions(path, src, msl.Options{Defines: defs, Undefs: m.Undefs, IncludeDirs: m.IncludeDirs, ReadFile: readFile})
 }
 
-// AddMacroFlags adds -D NAME[=VALUE] and -U NAME to a command that reads a
-// kernel, so every such command states macros the same way.
-func AddMacroFlags(fs *pflag.FlagSet, defines, undefs *[]string) {
-	fs.StringArrayVarP(defines, "define", "D", nil, "preprocessor define `NAME=VALUE` (repeatable; VALUE defaults to 1): decides #if branches, trip counts and sizes")
+// PrintWarnings writes the parser's warnings about f, one per line as
+// file:line:col: warning: msg, at most msl.MaxShown of them and a count of
+// the rest.
+func PrintWarnings(w io.Writer, f *msl.File) {
+	for i, e := range f.Warnings {
+		if i == msl.MaxShown {
+			fmt.Fprintf(w, "(and %d more warnings)\n", len(f.Warnings)-msl.MaxShown)
+			break
+		}
+		fmt.Fprintf(w, "%s: warning: %s\n", e.Pos, e.Msg)
+	}
+}
+
+// AddMacroFlags adds -D NAME[=VALUE], -U NAME and -I DIR to a command that
+// reads a kernel, so every such command states macros the same way.
+func AddMacroFlags(fs *pflag.FlagSet, defines, undefs, includeDirs *[]string) {
+	fs.StringArrayVarP(defines, "define", "D", nil, "preprocessor define `NAME=VALUE` (repeatable; VALUE defaults to 1): decides #if branches, trip counts and sizes; the file's own #define wins, as with the compiler")
 	fs.StringArrayVarP(undefs, "undefine", "U", nil, "macro `NAME` is not defined (repeatable): #ifdef NAME is false rather than undecided")
+	fs.StringArrayVarP(includeDirs, "include-dir", "I", nil, "look for #include \"...\" headers in `DIR` after the kernel's directory (repeatable): their macros, types, constants and functions are then known; sites and edits stay in the kernel file")
 }
 
 // CheckMacros reports a usage error for a malformed -D or -U.

@@ -10,6 +10,7 @@ import (
 
 	"metalab/internal/cli/cmdutil"
 	"metalab/internal/edit"
+	"metalab/msl"
 	"metalab/mutate"
 	"metalab/mutate/all"
 	"metalab/variants"
@@ -21,14 +22,15 @@ type MutateOptions struct {
 	ReadFile  func(string) ([]byte, error)
 	WriteFile func(path string, data []byte) error // atomic
 
-	File    string
-	Fns     []string
-	Apply   []string // SITE[=CHOICE]
-	Refs    []mutate.SiteRef
-	Output  string
-	JSON    bool
-	Defines []string // -D NAME=VALUE
-	Undefs  []string // -U NAME
+	File        string
+	Fns         []string
+	Apply       []string // SITE[=CHOICE]
+	Refs        []mutate.SiteRef
+	Output      string
+	JSON        bool
+	Defines     []string // -D NAME=VALUE
+	Undefs      []string // -U NAME
+	IncludeDirs []string // -I DIR
 }
 
 // NewCmdMutate returns the mutate command; runF, if non-nil, replaces the
@@ -65,9 +67,6 @@ Several --apply compose; choices whose edits overlap are refused.`,
 				if all.Lookup(r.Mutation) == nil {
 					return cmdutil.FlagErrorf("site %s: unknown mutation %q", a, r.Mutation)
 				}
-				if !slices.Contains(opts.Fns, r.Func) {
-					return cmdutil.FlagErrorf("site %s is in function %s, which is not an --fn", a, r.Func)
-				}
 				opts.Refs = append(opts.Refs, r)
 			}
 			if opts.Output != "" && cmdutil.SameFile(opts.Output, opts.File) {
@@ -79,11 +78,11 @@ Several --apply compose; choices whose edits overlap are refused.`,
 			return mutateRun(opts)
 		},
 	}
-	cmd.Flags().StringArrayVar(&opts.Fns, "fn", nil, "owned function `NAME` (repeatable, required)")
+	cmd.Flags().StringArrayVar(&opts.Fns, "fn", nil, "owned function `NAME`: a name, Owner::name or a kernel's host_name (repeatable, required)")
 	cmd.Flags().StringArrayVar(&opts.Apply, "apply", nil, "apply `SITE[=CHOICE]` (repeatable, required)")
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "write the variant to `FILE` instead of standard output")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
-	cmdutil.AddMacroFlags(cmd.Flags(), &opts.Defines, &opts.Undefs)
+	cmdutil.AddMacroFlags(cmd.Flags(), &opts.Defines, &opts.Undefs, &opts.IncludeDirs)
 	return cmd
 }
 
@@ -101,12 +100,21 @@ type jsonOut struct {
 
 func mutateRun(opts *MutateOptions) error {
 	// The same defines as 'metalab sites -D', so its site ids resolve here.
-	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, opts.Defines, opts.Undefs)
+	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, cmdutil.Macros{Defines: opts.Defines, Undefs: opts.Undefs, IncludeDirs: opts.IncludeDirs})
 	if err != nil {
 		return err
 	}
-	if _, err := mutate.Funcs(f, opts.Fns); err != nil {
+	cmdutil.PrintWarnings(opts.IO.ErrOut, f)
+	owned, err := mutate.Funcs(f, opts.Fns)
+	if err != nil {
 		return &cmdutil.FlagError{Err: err}
+	}
+	// --fn may name a function by its name, Owner::name or a host_name;
+	// a site id names it by its name.
+	for _, r := range opts.Refs {
+		if !slices.ContainsFunc(owned, func(fn *msl.Func) bool { return fn.Name == r.Func }) {
+			return cmdutil.FlagErrorf("site %s is in function %s, which is not an --fn", r, r.Func)
+		}
 	}
 	var muts []*mutate.Mutation
 	for _, r := range opts.Refs {

@@ -2,6 +2,7 @@ package mutate
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,6 @@ func TestNewCmdMutate(t *testing.T) {
 		{name: "ref_without_hash", args: []string{"k.metal", "--fn", "k", "--apply", "unroll-pragma/k/0=full"},
 			want: MutateOptions{File: "k.metal", Fns: []string{"k"}, Apply: []string{"unroll-pragma/k/0=full"}}},
 		{name: "unknown_mutation", args: []string{"k.metal", "--fn", "k", "--apply", "vectorize/k/0-abcdef"}, wantErr: `unknown mutation "vectorize"`},
-		{name: "other_fn", args: []string{"k.metal", "--fn", "g", "--apply", ref}, wantErr: "not an --fn"},
 		{name: "clobber", args: []string{"k.metal", "--fn", "k", "--apply", ref, "-o", "./k.metal"}, wantErr: "would overwrite the kernel source"},
 	}
 	for _, tt := range tests {
@@ -55,6 +55,9 @@ const kernel = `kernel void k(device float *p [[buffer(0)]]) {
     for (int i = 0; i < 4; ++i) { p[i] = 0; }
     threadgroup_barrier(mem_flags::mem_threadgroup);
 }
+struct Op {
+    float operator()(float x) const { return x; }
+};
 `
 
 // ids returns the site ids of kernel.
@@ -83,7 +86,9 @@ func runMutate(t *testing.T, opts *MutateOptions) (string, string, error) {
 	if opts.WriteFile == nil {
 		opts.WriteFile = cmdutil.WriteFileAtomic
 	}
-	opts.Fns = []string{"k"}
+	if opts.Fns == nil {
+		opts.Fns = []string{"k"}
+	}
 	for _, a := range opts.Apply {
 		r, err := mutate.ParseSiteRef(a)
 		if err != nil {
@@ -101,7 +106,7 @@ func TestMutateRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "kernel void k(device float *p [[buffer(0)]]) {\n    #pragma clang loop unroll_count(2)\n    for (int i = 0; i < 4; ++i) { p[i] = 0; }\n}\n"
+	want := "kernel void k(device float *p [[buffer(0)]]) {\n    #pragma clang loop unroll_count(2)\n    for (int i = 0; i < 4; ++i) { p[i] = 0; }\n}\nstruct Op {\n    float operator()(float x) const { return x; }\n};\n"
 	if out != want {
 		t.Errorf("stdout = %q, want %q", out, want)
 	}
@@ -141,6 +146,13 @@ func TestMutateRunErrors(t *testing.T) {
 	_, _, err = runMutate(t, &MutateOptions{File: "k.metal", Apply: []string{stale}})
 	if err == nil || !strings.Contains(err.Error(), "stale site") {
 		t.Errorf("stale error = %v", err)
+	}
+	// A site of a function that is not an --fn: Op::operator() is a
+	// function of the file with no sites, k is not owned.
+	_, _, err = runMutate(t, &MutateOptions{File: "k.metal", Fns: []string{"Op::operator()"}, Apply: []string{id[0]}})
+	var fe *cmdutil.FlagError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "not an --fn") {
+		t.Errorf("other --fn error = %v, want a FlagError containing \"not an --fn\"", err)
 	}
 	wrote := false
 	_, _, err = runMutate(t, &MutateOptions{File: "k.metal", Apply: []string{stale}, Output: "x", WriteFile: func(string, []byte) error { wrote = true; return nil }})

@@ -20,13 +20,14 @@ type SitesOptions struct {
 	IO       *cmdutil.IOStreams
 	ReadFile func(string) ([]byte, error)
 
-	File    string
-	Fns     []string
-	Ops     []string
-	Why     bool
-	JSON    bool
-	Defines []string // -D NAME=VALUE
-	Undefs  []string // -U NAME
+	File        string
+	Fns         []string
+	Ops         []string
+	Why         bool
+	JSON        bool
+	Defines     []string // -D NAME=VALUE
+	Undefs      []string // -U NAME
+	IncludeDirs []string // -I DIR
 }
 
 // NewCmdSites returns the sites command; runF, if non-nil, replaces the
@@ -57,11 +58,11 @@ places mutations looked at and skipped, with the reason.`,
 			return sitesRun(opts)
 		},
 	}
-	cmd.Flags().StringArrayVar(&opts.Fns, "fn", nil, "only functions named `NAME` (repeatable; default all)")
+	cmd.Flags().StringArrayVar(&opts.Fns, "fn", nil, "only functions named `NAME`: a name, Owner::name (GemvKernel::run, Op::operator()) or a kernel's host_name (repeatable; default all)")
 	cmd.Flags().StringArrayVar(&opts.Ops, "op", nil, "only mutation `OP` (repeatable; default all)")
 	cmd.Flags().BoolVar(&opts.Why, "why", false, "also list skipped places and why")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
-	cmdutil.AddMacroFlags(cmd.Flags(), &opts.Defines, &opts.Undefs)
+	cmdutil.AddMacroFlags(cmd.Flags(), &opts.Defines, &opts.Undefs, &opts.IncludeDirs)
 	return cmd
 }
 
@@ -106,10 +107,11 @@ type jsonOut struct {
 }
 
 func sitesRun(opts *SitesOptions) error {
-	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, opts.Defines, opts.Undefs)
+	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, cmdutil.Macros{Defines: opts.Defines, Undefs: opts.Undefs, IncludeDirs: opts.IncludeDirs})
 	if err != nil {
 		return err
 	}
+	cmdutil.PrintWarnings(opts.IO.ErrOut, f)
 	if _, err := mutate.Funcs(f, opts.Fns); err != nil {
 		return &cmdutil.FlagError{Err: err}
 	}
