@@ -310,6 +310,12 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	if verifyObject(so) {
 		return so, nil
 	}
+	if _, err := os.Stat(so); err == nil {
+		// A damaged object the runner may have loaded: its mapping is no
+		// longer the file's, and the runner would return it for the
+		// rebuilt file's path. Start from a fresh runner.
+		defer b.restartRunner()
+	}
 	envErr := func(err error) error { return &backend.EnvError{Op: "compile " + in.name, Err: err} }
 	if err := os.MkdirAll(soDir, 0o755); err != nil {
 		return "", envErr(err)
@@ -381,7 +387,8 @@ func recordObject(tmp, so string) error {
 }
 
 // verifyObject reports whether the cached object so exists and still has
-// the sha256 recorded when it was built. A damaged entry is removed.
+// the sha256 recorded when it was built. A damaged entry's sum is removed
+// (the object itself is replaced by the rebuild).
 func verifyObject(so string) bool {
 	want, err := os.ReadFile(so + ".sha256")
 	if err != nil {
@@ -394,7 +401,6 @@ func verifyObject(so string) bool {
 	if strings.TrimSpace(string(want)) == got {
 		return true
 	}
-	os.Remove(so)
 	os.Remove(so + ".sha256")
 	return false
 }

@@ -177,3 +177,89 @@ func TestHumanBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheIntegrity damages cached objects in the ways a disk or a careless
+// user can — truncated, replaced by another kernel's object, its recorded
+// sum removed — and requires each to be rebuilt, never loaded, and the
+// kernel to run right afterwards. A damaged runner is rebuilt too.
+func TestCacheIntegrity(t *testing.T) {
+	dir := t.TempDir()
+	b := newBackend(t, Options{CacheDir: dir})
+	faults, err := os.ReadFile(filepath.Join("testdata", "tu", "faults.cpp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := os.ReadFile(filepath.Join("testdata", "tu", "groups.cpp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	compile := func() *program {
+		t.Helper()
+		p, err := b.compileCPP(ctx, CPPSource{Name: "faults.cpp", CPP: faults, Kernel: "copy"})
+		if err != nil {
+			t.Fatalf("compile: %v", err)
+		}
+		return p
+	}
+	p := compile()
+	other, err := b.compileCPP(ctx, CPPSource{Name: "groups.cpp", CPP: groups, Kernel: "reduce"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherBytes, err := os.ReadFile(other.so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damages := []struct {
+		name   string
+		damage func(so string) error
+	}{
+		{"truncated", func(so string) error { return os.Truncate(so, 100) }},
+		{"replaced", func(so string) error { return os.WriteFile(so, otherBytes, 0o644) }},
+		{"sum removed", func(so string) error { return os.Remove(so + ".sha256") }},
+	}
+	for _, d := range damages {
+		t.Run(d.name, func(t *testing.T) {
+			if err := d.damage(p.so); err != nil {
+				t.Fatal(err)
+			}
+			before := b.compilerRuns.Load()
+			q := compile()
+			if b.compilerRuns.Load() == before {
+				t.Fatalf("a %s object was loaded from the cache instead of rebuilt", d.name)
+			}
+			if !verifyObject(q.so) {
+				t.Fatalf("the rebuilt object does not match its recorded sum")
+			}
+			in := []uint32{1, 2, 3, 4}
+			res := run(t, q, backend.Dispatch{
+				Buffers:      []backend.Buffer{{Index: 0, Data: le32(in)}, {Index: 1, Data: make([]byte, 16)}},
+				Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
+				Threads:      backend.Dim3{X: 4, Y: 1, Z: 1},
+			})
+			if got := u32s(res.Outputs[1]); got[3] != 8 {
+				t.Fatalf("out = %v after the rebuild", got)
+			}
+		})
+	}
+	// An intact object is a cache hit.
+	before := b.compilerRuns.Load()
+	compile()
+	if b.compilerRuns.Load() != before {
+		t.Error("an intact object was rebuilt")
+	}
+
+	// A damaged runner is rebuilt before it is ever started.
+	b.Close()
+	if err := os.Truncate(b.runnerPath, 64); err != nil {
+		t.Fatal(err)
+	}
+	b2 := newBackend(t, Options{CacheDir: dir})
+	if _, err := b2.Runner(ctx); err != nil {
+		t.Fatalf("runner after damage: %v", err)
+	}
+	if !verifyObject(b2.runnerPath) {
+		t.Fatal("the damaged runner was not rebuilt")
+	}
+}

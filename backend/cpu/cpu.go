@@ -305,6 +305,17 @@ func (b *Backend) runner(ctx context.Context) (*proc, error) {
 	return p, nil
 }
 
+// restartRunner stops the runner; the next request starts a new one and
+// programs reload into it.
+func (b *Backend) restartRunner() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.proc != nil {
+		b.proc.close()
+		b.proc = nil
+	}
+}
+
 // procLog returns the current runner's stderr tail. The caller holds b.mu.
 func (b *Backend) procLog() string {
 	if b.proc == nil {

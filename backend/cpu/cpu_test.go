@@ -583,3 +583,92 @@ func TestSimdgroupBarrier(t *testing.T) {
 		}
 	}
 }
+
+// TestOrders pins the sequence each thread order runs a threadgroup in: a
+// kernel logs each thread as it runs, before and after a simd collective,
+// for a threadgroup of three simd groups (the last one partial).
+func TestOrders(t *testing.T) {
+	b := newBackend(t, Options{})
+	p := compileTU(t, b, "groups.cpp", "order_log")
+	const threads = 80
+	logOf := func(o backend.Order) []uint32 {
+		t.Helper()
+		res := run(t, p, backend.Dispatch{
+			Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 4*(1+2*threads))}},
+			Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
+			Threads:      backend.Dim3{X: threads, Y: 1, Z: 1},
+			Order:        o,
+		})
+		out := u32s(res.Outputs[0])
+		if out[0] != 2*threads {
+			t.Fatalf("%s: %d entries, want %d", o, out[0], 2*threads)
+		}
+		return out[1:]
+	}
+	seq := func(parts ...[]int) []uint32 {
+		var s []uint32
+		for _, p := range parts {
+			for i := p[0]; i != p[1]; {
+				s = append(s, uint32(i))
+				if p[0] < p[1] {
+					i++
+				} else {
+					i--
+				}
+			}
+		}
+		return s
+	}
+	for _, tt := range []struct {
+		order backend.Order
+		want  []uint32
+	}{
+		// Thread orders: every runnable thread once per step, so all log
+		// before the collective, then all after.
+		{backend.Order{Kind: "in-order"}, seq([]int{0, 80}, []int{0, 80})},
+		{backend.Order{Kind: "reversed"}, seq([]int{79, -1}, []int{79, -1})},
+		// Simd-group orders: one simd group runs through its collective
+		// (which does not wait for the others) before the next starts.
+		{backend.Order{Kind: "simd-ahead"}, seq([]int{0, 32}, []int{0, 32}, []int{32, 64}, []int{32, 64}, []int{64, 80}, []int{64, 80})},
+		{backend.Order{Kind: "simd-reversed"}, seq([]int{64, 80}, []int{64, 80}, []int{32, 64}, []int{32, 64}, []int{0, 32}, []int{0, 32})},
+	} {
+		if got := logOf(tt.order); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("%s ran\n%v\nwant\n%v", tt.order, got, tt.want)
+		}
+	}
+	// Seeded orders are permutations, the same for the same seed, other for
+	// another seed.
+	for _, kind := range []string{"shuffle", "simd-shuffle"} {
+		a, a2, c := logOf(backend.Order{Kind: kind, Seed: 1}), logOf(backend.Order{Kind: kind, Seed: 1}), logOf(backend.Order{Kind: kind, Seed: 2})
+		if fmt.Sprint(a) != fmt.Sprint(a2) {
+			t.Errorf("%s(1) ran differently twice", kind)
+		}
+		if fmt.Sprint(a) == fmt.Sprint(c) {
+			t.Errorf("%s(1) and %s(2) ran alike", kind, kind)
+		}
+		seen := map[uint32]int{}
+		for _, x := range a {
+			seen[x]++
+		}
+		for i := uint32(0); i < threads; i++ {
+			if seen[i] != 2 {
+				t.Fatalf("%s(1): thread %d logged %d times, want 2", kind, i, seen[i])
+			}
+		}
+	}
+	// A simd-group shuffle keeps each simd group's two entries together.
+	sg := logOf(backend.Order{Kind: "simd-shuffle", Seed: 3})
+	for i := 0; i < len(sg); {
+		g := sg[i] / 32
+		n := 32
+		if g == 2 {
+			n = 16
+		}
+		for j := i; j < i+2*n; j++ {
+			if sg[j]/32 != g {
+				t.Fatalf("simd-shuffle(3): simd group %d interleaved with %d at %d: %v", g, sg[j]/32, j, sg)
+			}
+		}
+		i += 2 * n
+	}
+}

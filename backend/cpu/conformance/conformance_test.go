@@ -689,3 +689,72 @@ func helpersCase() tcase {
 		tgmem: 64, // kernel h at 0 (6 B), stage_vec v at 16 (32 B), stage_bytes c at 48 (5 B)
 	}
 }
+
+// TestConformanceChecking runs every case in the checking mode: the bytes
+// must be the plain run's and no case may show a race, an uninitialised
+// read or a bad access (the conformance kernels are correct Metal).
+func TestConformanceChecking(t *testing.T) {
+	b := newBackend(t)
+	for _, c := range cases() {
+		t.Run(c.name, func(t *testing.T) {
+			src := source(t, c.file, c.entry)
+			src.Defines, src.Constants = c.defines, c.consts
+			src.Check = true
+			p := compile(t, b, src)
+			for _, o := range []backend.Order{{Kind: "in-order"}, {Kind: "simd-ahead"}} {
+				res, err := p.Run(context.Background(), backend.Dispatch{Buffers: c.bufs, Threadgroups: c.tgs, Threads: c.threads, Order: o})
+				if err != nil {
+					t.Fatalf("order %s: %v", o, err)
+				}
+				for idx, want := range c.want {
+					if d := diff(res.Outputs[idx], want, c.elem); d != "" {
+						t.Errorf("order %s, buffer %d: %s", o, idx, d)
+					}
+				}
+				for _, f := range res.Findings {
+					if f.Kind.IsWarning() {
+						t.Logf("order %s: warning %s: %+v", o, f.Kind, f)
+						continue
+					}
+					t.Errorf("order %s: %s finding %+v", o, f.Kind, f)
+				}
+			}
+		})
+	}
+}
+
+// TestRaceChecking: the checking mode reports the racy kernel's race, with
+// both threads and both lines, under every order — in-order included, whose
+// bytes look right — and nothing for its fixed twin.
+func TestRaceChecking(t *testing.T) {
+	b := newBackend(t)
+	x, _ := raceInputs()
+	for _, entry := range []string{"racy", "race_fixed"} {
+		src := source(t, "race.metal", entry)
+		src.Check = true
+		p := compile(t, b, src)
+		for _, o := range []backend.Order{{Kind: "in-order"}, {Kind: "reversed"}, {Kind: "simd-ahead"}} {
+			res, err := p.Run(context.Background(), backend.Dispatch{Threadgroups: dim(2), Threads: dim(128), Order: o,
+				Buffers: []backend.Buffer{in(0, u32bytes(x)), out(1, make([]byte, 4*len(x)))}})
+			if err != nil {
+				t.Fatalf("%s %s: %v", entry, o, err)
+			}
+			races := 0
+			for _, f := range res.Findings {
+				if f.Kind != backend.FindRace {
+					continue
+				}
+				races++
+				if f.Other == nil || f.Access.Line == 0 || f.Other.Line == 0 || f.Access.SIMDGroup == f.Other.SIMDGroup || f.Array == "" {
+					t.Errorf("%s %s: race report lacks a line, an array or two simd groups: %+v other %+v", entry, o, f, f.Other)
+				}
+			}
+			if entry == "racy" && races == 0 {
+				t.Errorf("racy under %s: no race reported (findings %+v)", o, res.Findings)
+			}
+			if entry == "race_fixed" && len(res.Findings) > 0 {
+				t.Errorf("race_fixed under %s: findings %+v", o, res.Findings)
+			}
+		}
+	}
+}

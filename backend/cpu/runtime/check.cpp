@@ -192,7 +192,6 @@ void tg_access(Worker* w, TGArray& a, size_t off, size_t n, bool write, bool rea
   uint16_t sgep = w->sg_ep[size_t(sg)];
   uint32_t ep = w->ep_tg;
   Acc mine{ep, uint16_t(uint16_t(t) | (atomic ? kAtomicBit : 0)), sgep, pc};
-  const char* name = array_name(w, a);
   Acc* cells = reinterpret_cast<Acc*>(a.shadow);
   bool uninit = false;
   for (size_t i = 0; i < n; i++) {
@@ -207,7 +206,7 @@ void tg_access(Worker* w, TGArray& a, size_t off, size_t n, bool write, bool rea
         f.kind = kFindUninit;
         f.space = uint8_t(a.space);
         f.buffer = a.id;
-        f.name = name;
+        f.name = array_name(w, a);
         f.offset = int64_t(off + i);
         f.size = uint32_t(n);
         f.a = me_access(w, write, atomic, pc);
@@ -216,14 +215,14 @@ void tg_access(Worker* w, TGArray& a, size_t off, size_t n, bool write, bool rea
       wr = Acc{w->tg_base, kPoisonRead, 0, 0};
     } else if (wr.ep == ep && (wr.thread & kThreadMask) != kPoisonRead) {
       if (uint8_t k = conflict(wr.thread, wr.sgep, t, sg, sgep, atomic))
-        report_conflict(w, k, uint8_t(a.space), a.id, name, int64_t(off + i), n, write, atomic, pc, true,
+        report_conflict(w, k, uint8_t(a.space), a.id, array_name(w, a), int64_t(off + i), n, write, atomic, pc, true,
                         wr.thread & kAtomicBit, w->group_linear, wr.thread & kThreadMask, wr.pc);
     }
     if (write) {
       for (Acc* r : {&r1, &r2}) {
         if (r->ep != ep) continue;
         if (uint8_t k = conflict(r->thread, r->sgep, t, sg, sgep, atomic))
-          report_conflict(w, k, uint8_t(a.space), a.id, name, int64_t(off + i), n, true, atomic, pc, false,
+          report_conflict(w, k, uint8_t(a.space), a.id, array_name(w, a), int64_t(off + i), n, true, atomic, pc, false,
                           r->thread & kAtomicBit, w->group_linear, r->thread & kThreadMask, r->pc);
       }
       wr = mine;

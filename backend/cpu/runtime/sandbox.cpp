@@ -133,10 +133,41 @@ const int allowed[] = {
     SYS_set_robust_list, SYS_restart_syscall, SYS_sched_getaffinity, SYS_getcwd,
 };
 
+// syscall_name names the system calls a kernel is most likely to try.
+const char* syscall_name(int nr) {
+  struct {
+    int nr;
+    const char* name;
+  } names[] = {
+#ifdef SYS_fork
+      {SYS_fork, "fork"},
+#endif
+#ifdef SYS_vfork
+      {SYS_vfork, "vfork"},
+#endif
+#ifdef SYS_clone3
+      {SYS_clone3, "clone3"},
+#endif
+#ifdef SYS_open
+      {SYS_open, "open"},
+#endif
+      {SYS_clone, "clone"},       {SYS_execve, "execve"},   {SYS_execveat, "execveat"},
+      {SYS_socket, "socket"},     {SYS_connect, "connect"}, {SYS_openat, "openat (for writing)"},
+      {SYS_kill, "kill"},         {SYS_tgkill, "tgkill"},   {SYS_ptrace, "ptrace"},
+      {SYS_getuid, "getuid"},     {SYS_unlinkat, "unlinkat"}, {SYS_rt_sigaction, "rt_sigaction"},
+      {SYS_prctl, "prctl"},       {SYS_ioctl, "ioctl"},
+  };
+  for (const auto& n : names)
+    if (n.nr == nr) return n.name;
+  return nullptr;
+}
+
 void sigsys(int, siginfo_t* si, void*) {
   claim_death();
   Line l;
-  l.str("sandbox: the kernel made a forbidden system call (number ").uint(uint64_t(si->si_syscall)).str(")");
+  l.str("sandbox: the kernel made a forbidden system call: ");
+  if (const char* name = syscall_name(si->si_syscall)) l.str(name).str(" ");
+  l.str("(number ").uint(uint64_t(si->si_syscall)).str(")");
   l.emit();
   _exit(kExitSandbox);
 }

@@ -186,6 +186,21 @@ void simd_barrier(uint32_t* out) {
 void simd_barrier_run(void* const* b, void* const*) { simd_barrier(static_cast<uint32_t*>(b[0])); }
 const TGSlot simd_barrier_slots[] = {{4, sizeof(tg4_t), alignof(tg4_t), "s"}};
 
+// order_log: every thread appends its index to out[1..] (out[0] counts),
+// takes part in a simd collective, and appends again: out is the order
+// the scheduler ran the threads in (fibers of one threadgroup run one at a
+// time, so the counter needs no atomics).
+void order_log(uint32_t* out) {
+  const ThreadCtx& c = ctx();
+  uint32_t t = c.thread_index_in_threadgroup;
+  out[1 + out[0]++] = t;
+  uint32_t all[32];
+  uint32_t active = 0;
+  simd_exchange(&t, sizeof t, all, &active);
+  out[1 + out[0]++] = t;
+}
+void order_log_run(void* const* b, void* const*) { order_log(static_cast<uint32_t*>(b[0])); }
+
 const KernelInfo kernels[] = {
     {"reduce", reduce_run, 1, reduce_slots, 1024},
     {"racy", racy_run, 1, neighbour_slots, 1024},
@@ -198,6 +213,7 @@ const KernelInfo kernels[] = {
     {"simd", simd_run, 0, nullptr, 1024},
     {"simd_barrier", simd_barrier_run, 1, simd_barrier_slots, 1024},
     {"tgbuf", tgbuf_run, 0, nullptr, 512},
+    {"order_log", order_log_run, 0, nullptr, 1024},
 };
 
 }  // namespace
