@@ -197,6 +197,7 @@ func TestPlantedVariants(t *testing.T) {
 		}
 		if len(m.Coords) != len(buf.Shape) || m.Element < 0 || m.Element >= buf.Count {
 			t.Errorf("%s: coords %v element %d, want a coordinate per dimension of %v", tt.name, m.Coords, m.Element, buf.Shape)
+			continue
 		}
 		flat := 0
 		for d, c := range m.Coords {
