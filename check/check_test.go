@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,8 @@ func variant(name, text string) Variant {
 	return Variant{Name: name, Path: name + ".metal", Text: []byte(text)}
 }
 
+// run runs the check and fails t unless the report has a control and one
+// result per variant, in order, so that tests may index them.
 func run(t *testing.T, opts Options) *Report {
 	t.Helper()
 	if opts.Backend == nil {
@@ -56,7 +59,31 @@ func run(t *testing.T, opts Options) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if rep.Control == nil || len(rep.Variants) != len(opts.Variants) {
+		t.Fatalf("report has control %v and %d results for %d variants", rep.Control, len(rep.Variants), len(opts.Variants))
+	}
+	for i, v := range opts.Variants {
+		if want := cmpOr(v.Name, filepath.Base(v.Path)); rep.Variants[i].Name != want {
+			t.Fatalf("result %d is for %q, want %q", i, rep.Variants[i].Name, want)
+		}
+	}
 	return rep
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// mismatchOf returns r's mismatch, failing t when there is none.
+func mismatchOf(t *testing.T, r *Result) *Mismatch {
+	t.Helper()
+	if r.Mismatch == nil {
+		t.Fatalf("%s: status %s (%s) and no mismatch, want a reported difference", r.Name, r.Status, r.Msg)
+	}
+	return r.Mismatch
 }
 
 func TestVariants(t *testing.T) {
@@ -86,6 +113,7 @@ func TestVariants(t *testing.T) {
 	for _, v := range rep.Variants {
 		byName[v.Name] = v
 	}
+	// run checked that there is one result per variant, by name.
 
 	// The parity report names the first differing element with its
 	// coordinates and both values decoded by type.
@@ -94,19 +122,19 @@ func TestVariants(t *testing.T) {
 		t.Fatal(err)
 	}
 	typ := in.Buffer("in").Type
-	m := byName["poke"].Mismatch
+	m := mismatchOf(t, byName["poke"])
 	wantVal := spec.FormatElement(typ, in.Buffer("in").Data[12:16])
 	gotBytes := append([]byte{0x7f}, in.Buffer("in").Data[13:16]...)
-	if m == nil || m.Buffer != "out" || m.Element != 3 || len(m.Coords) != 2 || m.Coords[0] != 0 || m.Coords[1] != 3 ||
+	if m.Buffer != "out" || m.Element != 3 || len(m.Coords) != 2 || m.Coords[0] != 0 || m.Coords[1] != 3 ||
 		m.Want != wantVal || m.Got != spec.FormatElement(typ, gotBytes) || m.Differing != 1 || m.Case != "quick/N=16" {
 		t.Errorf("poke mismatch = %+v, want element 3 at [0 3], want %s", m, wantVal)
 	}
 	if n := len(byName["poke"].Cases); n != 2 {
 		t.Errorf("poke ran %d cases, want both", n)
 	}
-	// Byte 60 is element 15 of 16, at [1 7].
-	if m := byName["tail"].Mismatch; m == nil || m.Case != "quick/N=16" || m.Coords[0] != 1 || m.Coords[1] != 7 {
-		t.Errorf("tail mismatch = %+v", m)
+	// Byte 60 is element 15 of 16, the last one, at [1 7].
+	if m := mismatchOf(t, byName["tail"]); m.Case != "quick/N=16" || m.Element != 15 || len(m.Coords) != 2 || m.Coords[0] != 1 || m.Coords[1] != 7 || m.Differing != 1 {
+		t.Errorf("tail mismatch = %+v, want the last element of case N=16, at [1 7]", m)
 	}
 	// Byte 127 is out of bounds in the first case: the variant stops there.
 	if o := byName["oob"]; len(o.Cases) != 1 || o.Cases[0].Status != BadAccess || !strings.Contains(o.Msg, "offset 127") {
@@ -139,7 +167,7 @@ func TestVariants(t *testing.T) {
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Variants) != 7 || back.Variants[1].Mismatch.Element != 3 || back.Control.Status != Pass {
+	if len(back.Variants) != 7 || back.Control == nil || back.Control.Status != Pass || back.Variants[1].Mismatch == nil || back.Variants[1].Mismatch.Element != 3 {
 		t.Errorf("JSON round trip lost data: %s", js.String())
 	}
 }
@@ -256,7 +284,7 @@ sets:
 	if rep.Control.Status != Pass || rep.Variants[0].Status != Pass || rep.Variants[1].Status != FailParity {
 		t.Errorf("pipeline statuses: control %s, same %s, skip-add %s", rep.Control.Status, rep.Variants[0].Status, rep.Variants[1].Status)
 	}
-	if m := rep.Variants[1].Mismatch; m == nil || m.Buffer != "mid" || m.Element != 0 || m.Differing != 8 {
+	if m := mismatchOf(t, rep.Variants[1]); m.Buffer != "mid" || m.Element != 0 || m.Differing != 8 {
 		t.Errorf("skip-add mismatch = %+v", m)
 	}
 	var text bytes.Buffer
@@ -295,7 +323,7 @@ sets:
 		t.Fatalf("statuses: control %s, prep-same %s, prep-fill %s", rep.Control.Status, rep.Variants[0].Status, rep.Variants[1].Status)
 	}
 	// Baseline: out = in + in = 0 2 4 6; prep-fill: out = in = 0 1 2 3.
-	if m := rep.Variants[1].Mismatch; m == nil || m.Element != 1 || m.Differing != 3 || m.Want != "2 (0x02)" || m.Got != "1 (0x01)" {
+	if m := mismatchOf(t, rep.Variants[1]); m.Element != 1 || m.Differing != 3 || m.Want != "2 (0x02)" || m.Got != "1 (0x01)" {
 		t.Errorf("prep-fill mismatch = %+v", m)
 	}
 	if tg := rep.Variants[0].TGMem; len(tg) != 1 || tg[0].Entry != "prep" {
@@ -351,10 +379,100 @@ func TestCompareNamesEveryDifferingBuffer(t *testing.T) {
 	}
 	// A write into an input buffer is a difference too.
 	got["in"] = []byte{0, 0, 0, 0, 0, 0, 0x80, 0x3f}
-	if m := Compare(in, want, got); m == nil || m.Buffer != "in" || m.Coords[0] != 1 || strings.Join(m.Others, ",") != "b,d" {
+	if m := Compare(in, want, got); m == nil || m.Buffer != "in" || len(m.Coords) != 1 || m.Coords[0] != 1 || strings.Join(m.Others, ",") != "b,d" {
 		t.Errorf("written input: mismatch %+v, want in[1], also b and d", m)
 	}
 	if m := Compare(in, want, want); m != nil {
 		t.Errorf("equal outputs: %+v", m)
+	}
+}
+
+// TestCompareEveryBufferEveryElement changes one byte of one element of
+// one buffer at a time, for every buffer whatever its role and for its
+// first and last element: each change alone is a mismatch that names the
+// buffer and the element.
+func TestCompareEveryBufferEveryElement(t *testing.T) {
+	f32, _ := spec.LookupType("float")
+	h16, _ := spec.LookupType("half")
+	i8, _ := spec.LookupType("char")
+	in := &spec.Instance{Case: spec.Case{Set: "s", Name: "c"}, Buffers: []*spec.Buffer{
+		{Name: "x", Type: f32, Count: 3, Role: spec.Input},
+		{Name: "cache", Type: i8, Count: 5, Shape: []int{5}, Role: spec.InOut},
+		{Name: "scales", Type: h16, Count: 6, Shape: []int{2, 3}, Role: spec.InOut},
+		{Name: "y", Type: f32, Count: 4, Shape: []int{2, 2}, Role: spec.Output},
+		{Name: "tg", Type: f32, Count: 4, Role: spec.Threadgroup},
+	}}
+	want := map[string][]byte{}
+	for i, b := range in.Buffers {
+		if b.Role == spec.Threadgroup {
+			continue
+		}
+		want[b.Name] = make([]byte, b.Count*b.Type.Size)
+		for j := range want[b.Name] {
+			want[b.Name][j] = byte(17*i + j)
+		}
+	}
+	for _, b := range in.Buffers {
+		if b.Role == spec.Threadgroup {
+			continue
+		}
+		for _, e := range []int{0, b.Count - 1} {
+			// The element's last byte, so a comparison that stops one
+			// byte short is caught as well.
+			at := (e+1)*b.Type.Size - 1
+			t.Run(fmt.Sprintf("%s/%s/%d", b.Role, b.Name, e), func(t *testing.T) {
+				got := map[string][]byte{}
+				for k, v := range want {
+					got[k] = bytes.Clone(v)
+				}
+				got[b.Name][at] ^= 0x80
+				m := Compare(in, want, got)
+				if m == nil {
+					t.Fatalf("byte %d of %s (%s) changed: no mismatch", at, b.Name, b.Role)
+				}
+				if m.Buffer != b.Name || m.Element != e || m.Differing != 1 || m.Elements != b.Count || len(m.Others) != 0 || m.Want == m.Got {
+					t.Errorf("mismatch = %+v, want %s element %d alone", m, b.Name, e)
+				}
+				if wantCoords := b.Coords(e); fmt.Sprint(m.Coords) != fmt.Sprint(wantCoords) {
+					t.Errorf("coords %v, want %v", m.Coords, wantCoords)
+				}
+			})
+		}
+	}
+	// Threadgroup memory is not a device buffer: it has no bytes to compare.
+	if m := Compare(in, want, want); m != nil {
+		t.Errorf("equal buffers: %+v", m)
+	}
+}
+
+// TestInOutParity checks a variant whose only difference from the
+// baseline is one byte of an inout buffer (a cache the kernel updates in
+// place, read by no later stage): it fails parity, naming that buffer.
+func TestInOutParity(t *testing.T) {
+	const inout = `source: k.metal
+buffers:
+  - {name: in, index: 0, type: float, count: 8, role: input, gen: {kind: uniform, min: -1, max: 1}}
+  - {name: cache, index: 1, type: char, count: 16, shape: [4, 4], role: inout, gen: {kind: randint, min: -127, max: 127}}
+  - {name: out, index: 2, type: float, count: 8, role: output}
+stages:
+  - {entry: k, threadgroups: [1], threads: [8]}
+sets:
+  s:
+    cases: [{}]
+`
+	s := setup(t, inout, "// fake: copy 0 2\n// fake: poke 1 5 7\n")
+	rep := run(t, Options{Spec: s, Variants: []Variant{
+		variant("same", "// fake: poke 1 5 7\n// fake: copy 0 2\n"),
+		variant("cache-byte", "// fake: copy 0 2\n// fake: poke 1 5 7\n// fake: poke 1 14 0x80\n"),
+	}})
+	if rep.Control.Status != Pass || rep.Variants[0].Status != Pass {
+		t.Fatalf("control %s, same %s; want both to pass", rep.Control.Status, rep.Variants[0].Status)
+	}
+	r := rep.Variants[1]
+	if r.Status != FailParity {
+		t.Fatalf("a variant that changes one byte of an inout buffer: %s, want %s", r.Status, FailParity)
+	}
+	if m := mismatchOf(t, r); m.Buffer != "cache" || m.Element != 14 || fmt.Sprint(m.Coords) != "[3 2]" || m.Differing != 1 || len(m.Others) != 0 {
+		t.Errorf("mismatch = %+v, want cache[3 2] alone", m)
 	}
 }

@@ -3,6 +3,7 @@ package check_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,15 +67,24 @@ const (
 	divergentBarr  = "    if (tid == 0) {\n        stat[1] = l_run;\n        threadgroup_barrier(mem_flags::mem_threadgroup);\n    }\n"
 	flashStore     = "    const float l = stat[1];\n    out[((size_t)t * p.H + h) * 128 + tid] ="
 	flashStorePast = "    const float l = stat[1];\n    out[((size_t)t * p.H + h) * 128 + tid + 64] ="
+	// qsa_prep's store of a value quantisation scale into the KV cache
+	// (vsc, an inout buffer), and a fault that flips its sign for value
+	// head 0's first group at the batch's first cell. No later stage reads
+	// vsc: only the comparison of inout buffers can see it.
+	vscStore        = "vsc[r * 4 + (d >> 5)] = sh;"
+	vscStoreFlipped = "vsc[r * 4 + (d >> 5)] = (t == 0 && kh == 0 && d == 0) ? -sh : sh;"
 	// A statement of qsa_flash, made a syntax error.
 	corrStmt   = "const float corr = stat[0];"
 	corrBroken = "const float corr = stat[0]"
 )
 
 // loadPrompt loads the bundled prompt spec and its kernel.
-func loadPrompt(t *testing.T) (*spec.Spec, []byte) {
+func loadPrompt(t *testing.T) (*spec.Spec, []byte) { return loadSpec(t, "qsa_prompt.yaml") }
+
+// loadSpec loads the bundled spec kernels/name and its main source.
+func loadSpec(t *testing.T, name string) (*spec.Spec, []byte) {
 	t.Helper()
-	s, err := spec.Load(filepath.Join("..", "kernels", "qsa_prompt.yaml"))
+	s, err := spec.Load(filepath.Join("..", "kernels", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,13 +190,19 @@ func TestPlantedVariants(t *testing.T) {
 			continue
 		}
 		m := r.Mismatch
-		buf := in[m.Case].Buffer(m.Buffer)
+		inst := in[m.Case]
+		if inst == nil {
+			t.Errorf("%s: mismatch in case %q, which is not a case of the quick set", tt.name, m.Case)
+			continue
+		}
+		buf := inst.Buffer(m.Buffer)
 		if m.Buffer != tt.buffer || buf == nil {
 			t.Errorf("%s: mismatch in buffer %q, want %q", tt.name, m.Buffer, tt.buffer)
 			continue
 		}
 		if len(m.Coords) != len(buf.Shape) || m.Element < 0 || m.Element >= buf.Count {
 			t.Errorf("%s: coords %v element %d, want a coordinate per dimension of %v", tt.name, m.Coords, m.Element, buf.Shape)
+			continue
 		}
 		flat := 0
 		for d, c := range m.Coords {
@@ -209,15 +225,26 @@ func TestPlantedVariants(t *testing.T) {
 	// The leaky score variant writes a beyond-causal cell the baseline
 	// leaves untouched: the baseline's value is the sentinel, and the cell
 	// is past the query's causal window.
-	if r := got["leaky"]; r != nil && r.Mismatch != nil && len(r.Mismatch.Coords) == 3 {
+	t.Run("leaky writes past the causal window", func(t *testing.T) {
+		r := got["leaky"]
+		if r == nil || r.Mismatch == nil {
+			t.Fatalf("leaky: no mismatch reported (%+v)", r)
+		}
 		m := r.Mismatch
 		inst := in[m.Case]
+		if inst == nil || m.Buffer != "scores" || len(m.Coords) != 3 {
+			t.Fatalf("leaky: mismatch in case %q buffer %s at %v, want scores [h t col] of a quick case", m.Case, m.Buffer, m.Coords)
+		}
+		pos0, ok := inst.Vars["pos0"].(int)
+		if !ok {
+			t.Fatalf("leaky: case %s has pos0 %v (%T), want an int", m.Case, inst.Vars["pos0"], inst.Vars["pos0"])
+		}
 		sentinel := spec.FormatElement(inst.Buffer("scores").Type, []byte{0xa5, 0xa5, 0xa5, 0xa5})
 		tq, col := m.Coords[1], m.Coords[2]
-		if m.Want != sentinel || col*64 <= inst.Vars["pos0"].(int)+tq {
+		if m.Want != sentinel || col*64 <= pos0+tq {
 			t.Errorf("leaky: want %s at [h %d t %d col %d]; want the sentinel %s at a beyond-causal cell", m.Want, m.Coords[0], tq, col, sentinel)
 		}
-	}
+	})
 
 	// Over the limit: refused from the compiled size, nothing run, both
 	// sizes reported for qsa_flash.
@@ -240,6 +267,67 @@ func TestPlantedVariants(t *testing.T) {
 	}
 	if r := got["unrolled"]; r != nil && len(r.Cases) != len(in) {
 		t.Errorf("unrolled: %d cases run, want %d", len(r.Cases), len(in))
+	}
+}
+
+// TestPlantedCacheCorruption plants, in qsa_prep, a fault whose only
+// effect is one element of the KV cache the kernel updates in place (an
+// inout buffer): every case must fail parity on exactly that element, with
+// the baseline's value and its negation reported.
+func TestPlantedCacheCorruption(t *testing.T) {
+	b := cpuBackend(t)
+	s, src := loadSpec(t, "qsa_prep.yaml")
+	sets := []string{"quick", "zeros"} // zeros: the scale is +0, the fault writes -0
+	v := check.Variant{Name: "vsc-sign", Text: edit(t, src, vscStore, vscStoreFlipped)}
+	rep, err := check.Run(context.Background(), check.Options{
+		Spec: s, Backend: b, Sets: sets, Variants: []check.Variant{v}, Timeout: 2 * time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s", &text)
+	if rep.Control == nil || rep.Control.Status != check.Pass {
+		t.Fatalf("control: %+v", rep.Control)
+	}
+	if len(rep.Variants) != 1 {
+		t.Fatalf("%d results for one variant", len(rep.Variants))
+	}
+	r := rep.Variants[0]
+	if r.Status != check.FailParity {
+		t.Fatalf("a variant that corrupts one element of the inout buffer vsc: %s, want %s", r.Status, check.FailParity)
+	}
+	in := instances(t, s, sets...)
+	if len(r.Cases) != len(in) {
+		t.Errorf("%d cases judged, want %d", len(r.Cases), len(in))
+	}
+	for _, c := range r.Cases {
+		m := c.Mismatch
+		if c.Status != check.FailParity || m == nil {
+			t.Errorf("case %s: %s, want %s with a mismatch", c.Case, c.Status, check.FailParity)
+			continue
+		}
+		inst := in[c.Case]
+		if inst == nil {
+			t.Errorf("case %q is not a case of %v", c.Case, sets)
+			continue
+		}
+		pos0, ok := inst.Vars["pos0"].(int)
+		if !ok {
+			t.Fatalf("case %s: pos0 %v (%T), want an int", c.Case, inst.Vars["pos0"], inst.Vars["pos0"])
+		}
+		// Cell pos0 (the batch's first token), kv head 0, group 0.
+		if m.Buffer != "vsc" || fmt.Sprint(m.Coords) != fmt.Sprint([]int{pos0, 0, 0}) || m.Differing != 1 || len(m.Others) != 0 {
+			t.Errorf("case %s: mismatch %v, want vsc[%d 0 0] alone", c.Case, m, pos0)
+		}
+		want, _, _ := strings.Cut(m.Want, " (")
+		got, _, _ := strings.Cut(m.Got, " (")
+		if strings.HasPrefix(want, "-") || got != "-"+want {
+			t.Errorf("case %s: want %s, got %s; want a scale and its negation", c.Case, m.Want, m.Got)
+		}
 	}
 }
 
@@ -266,6 +354,9 @@ func TestPlantedRace(t *testing.T) {
 	if rep.Control.Status != check.Pass {
 		t.Fatalf("control: %s %s", rep.Control.Status, rep.Control.Msg)
 	}
+	if len(rep.Variants) != 1 {
+		t.Fatalf("%d results for one variant", len(rep.Variants))
+	}
 	r := rep.Variants[0]
 	if r.Status != check.FailRace || !strings.Contains(r.Msg, "race on threadgroup array stat[1]") || strings.Count(r.Msg, "no-final-barrier:") != 2 {
 		t.Fatalf("checking mode: %s %q, want fail-race on stat[1] naming both lines", r.Status, r.Msg)
@@ -277,6 +368,9 @@ func TestPlantedRace(t *testing.T) {
 	rep, err = check.Run(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(rep.Variants) != 1 {
+		t.Fatalf("%d results for one variant", len(rep.Variants))
 	}
 	if r := rep.Variants[0]; r.Status != check.Pass {
 		t.Fatalf("in order, the variant without the final barrier: %s (%v), want pass: the planted race is not hidden", r.Status, r.Mismatch)
@@ -294,6 +388,9 @@ func TestPlantedRace(t *testing.T) {
 	t.Logf("%s", &out)
 	if rep.Control.Status != check.Pass {
 		t.Fatalf("control under the race probe: %s %s", rep.Control.Status, rep.Control.Msg)
+	}
+	if len(rep.Variants) != 1 {
+		t.Fatalf("%d results for one variant", len(rep.Variants))
 	}
 	r = rep.Variants[0]
 	if r.Status != check.FailRace {

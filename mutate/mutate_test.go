@@ -1,6 +1,8 @@
 package mutate_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -142,6 +144,16 @@ func TestFindIDs(t *testing.T) {
 	}
 	if ids[0][len("calls/a/0-"):] == ids[1][len("calls/a/1-"):] {
 		t.Errorf("different text, same hash: %v", ids)
+	}
+	// The hash is the first 6 hex digits of the sha256 of the site's text.
+	for _, s := range found {
+		sum := sha256.Sum256(f.Src[s.Pos:s.End])
+		if want := hex.EncodeToString(sum[:3]); s.Hash != want || !strings.HasSuffix(s.ID, "-"+want) {
+			t.Errorf("site %s of text %q: hash %s, want %s", s.ID, f.Src[s.Pos:s.End], s.Hash, want)
+		}
+	}
+	if text := string(f.Src[found[0].Pos:found[0].End]); text != "x();" {
+		t.Errorf("first site's text = %q, want x();", text)
 	}
 	only, err := mutate.Find(f, []*mutate.Mutation{calls}, []string{"b"})
 	if err != nil || len(only) != 1 || only[0].ID != ids[2] {

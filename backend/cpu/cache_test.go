@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"metalab/backend"
+	"metalab/internal/testenv"
 )
 
 // TestConcurrentBackendsShareCache starts two Backends (two runner
@@ -20,9 +20,7 @@ import (
 // Both must get a working program, and the cache must hold one runner, one
 // shared object and no leftover temporaries.
 func TestConcurrentBackendsShareCache(t *testing.T) {
-	if _, err := exec.LookPath("g++"); err != nil && os.Getenv("CXX") == "" {
-		t.Skip("no C++ compiler on this machine; the cpu backend needs one")
-	}
+	testenv.RequireCXX(t)
 	dir := t.TempDir()
 	src, err := os.ReadFile(filepath.Join("testdata", "tu", "faults.cpp"))
 	if err != nil {
@@ -54,6 +52,9 @@ func TestConcurrentBackendsShareCache(t *testing.T) {
 				})
 				if err != nil {
 					return fmt.Errorf("run: %w", err)
+				}
+				if len(res.Outputs[1]) != 4*len(in) {
+					return fmt.Errorf("output read back with %d bytes, want %d", len(res.Outputs[1]), 4*len(in))
 				}
 				for j, v := range u32s(res.Outputs[1]) {
 					if v != in[j]*2 {

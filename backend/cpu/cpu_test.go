@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"metalab/backend"
+	"metalab/internal/testenv"
 )
 
 // testCache is shared by all tests (and test runs): everything in it is
@@ -21,9 +21,7 @@ func testCache() string { return filepath.Join(os.TempDir(), "metalab-cpu-test-c
 
 func newBackend(t testing.TB, opts Options) *Backend {
 	t.Helper()
-	if _, err := exec.LookPath("g++"); err != nil && os.Getenv("CXX") == "" {
-		t.Skip("no C++ compiler on this machine; the cpu backend needs one")
-	}
+	testenv.RequireCXX(t)
 	if opts.CacheDir == "" {
 		opts.CacheDir = testCache()
 	}
@@ -65,13 +63,43 @@ func u32s(b []byte) []uint32 {
 	return v
 }
 
+// run runs d on p and fails t unless every device buffer of d was read
+// back, with its length, and nothing else: tests then index the outputs
+// without checking, and a loop over an output cannot pass by running zero
+// times.
 func run(t testing.TB, p backend.Program, d backend.Dispatch) *backend.Result {
 	t.Helper()
 	res, err := p.Run(context.Background(), d)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
+	if err := checkOutputs(d, res); err != nil {
+		t.Fatal(err)
+	}
 	return res
+}
+
+// checkOutputs reports whether res holds every device buffer of d, with
+// the length it was bound with, and no other.
+func checkOutputs(d backend.Dispatch, res *backend.Result) error {
+	devices := 0
+	for _, b := range d.Buffers {
+		if b.Threadgroup {
+			continue
+		}
+		devices++
+		out, ok := res.Outputs[b.Index]
+		if !ok {
+			return fmt.Errorf("buffer %d was not read back", b.Index)
+		}
+		if len(out) != len(b.Data) {
+			return fmt.Errorf("buffer %d read back with %d bytes, bound with %d", b.Index, len(out), len(b.Data))
+		}
+	}
+	if len(res.Outputs) != devices {
+		return fmt.Errorf("%d buffers read back for %d device buffers bound", len(res.Outputs), devices)
+	}
+	return nil
 }
 
 func wantFailure(t *testing.T, err error, kind backend.FailureKind, msgPart string) *backend.Failure {
@@ -474,10 +502,11 @@ func TestPortableFibers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a second runner; skipped in -short mode")
 	}
+	testenv.RequireCXX(t)
 	b := New(Options{CacheDir: testCache()})
 	b.runnerDefines = []string{"-DMTL_FIBER_PORTABLE"}
 	if ok, why := b.Available(context.Background()); !ok {
-		t.Skip(why)
+		t.Fatalf("Available with the portable fibers: %s", why)
 	}
 	defer b.Close()
 	p := compileTU(t, b, "groups.cpp", "reduce")
@@ -548,6 +577,10 @@ func TestConcurrentRuns(t *testing.T) {
 				})
 				if err != nil {
 					done <- err
+					return
+				}
+				if len(res.Outputs[1]) != 4 {
+					done <- fmt.Errorf("goroutine %d: the sum came back as %d bytes", w, len(res.Outputs[1]))
 					return
 				}
 				if got := u32s(res.Outputs[1])[0]; got != want {

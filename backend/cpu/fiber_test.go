@@ -1,11 +1,12 @@
 package cpu
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"metalab/internal/testenv"
 )
 
 // TestFiberSwitch builds testdata/fiber/fibertest.cpp against the runner's
@@ -13,13 +14,7 @@ import (
 // runs it: registers, rounding modes and stack alignment must survive
 // thousands of switches between 16 fibers.
 func TestFiberSwitch(t *testing.T) {
-	cxx := os.Getenv("CXX")
-	if cxx == "" {
-		cxx = "g++"
-	}
-	if _, err := exec.LookPath(cxx); err != nil {
-		t.Skip("no C++ compiler on this machine; the cpu backend needs one")
-	}
+	cxx := testenv.RequireCXX(t)
 	for _, variant := range []struct{ name, def string }{{"native", ""}, {"portable", "-DMTL_FIBER_PORTABLE"}} {
 		t.Run(variant.name, func(t *testing.T) {
 			exe := filepath.Join(t.TempDir(), "fibertest")
@@ -28,7 +23,7 @@ func TestFiberSwitch(t *testing.T) {
 				args = append(args, variant.def)
 			}
 			args = append(args, "-o", exe, "testdata/fiber/fibertest.cpp", "runtime/fiber.cpp", "runtime/fiber_x86_64.S", "runtime/fiber_arm64.S")
-			if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
+			if out, err := testenv.Command(cxx, args...).CombinedOutput(); err != nil {
 				t.Fatalf("build: %v\n%s", err, out)
 			}
 			out, err := exec.Command(exe).CombinedOutput()

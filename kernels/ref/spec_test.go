@@ -20,16 +20,23 @@ func TestSpecsInstantiate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checked := 0
 		for _, c := range cases {
 			if c.Set == "full" {
 				continue // large buffers; same code path as quick
 			}
+			checked++
 			in, err := s.Instantiate(c)
 			if err != nil {
 				t.Errorf("%s: %v", path, err)
 				continue
 			}
-			p, err := ref.DecodeParams(in.Buffer("params").Data)
+			pb := in.Buffer("params")
+			if pb == nil {
+				t.Errorf("%s: no params buffer", path)
+				continue
+			}
+			p, err := ref.DecodeParams(pb.Data)
 			if err != nil {
 				t.Errorf("%s %s/%s: %v", path, c.Set, c.Name, err)
 				continue
@@ -37,9 +44,12 @@ func TestSpecsInstantiate(t *testing.T) {
 			if p.T != in.Vars["T"] || p.Pos0 != in.Vars["pos0"] || p.H != in.Vars["H"] || p.KVH != in.Vars["KVH"] {
 				t.Errorf("%s %s/%s: params %+v do not match vars %v", path, c.Set, c.Name, p, in.Vars)
 			}
-			if len(in.Buffer("params").Data) != ref.ParamsSize {
-				t.Errorf("%s: params are %d bytes, want %d", path, len(in.Buffer("params").Data), ref.ParamsSize)
+			if len(pb.Data) != ref.ParamsSize {
+				t.Errorf("%s: params are %d bytes, want %d", path, len(pb.Data), ref.ParamsSize)
 			}
+		}
+		if checked == 0 {
+			t.Errorf("%s: no case outside the full set to instantiate", path)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"metalab/backend"
+	"metalab/internal/testenv"
 )
 
 // nativeFlags are the cpu backend's kernel compile flags (without -fPIC
@@ -28,16 +29,13 @@ const excessPrecision = "-fexcess-precision=standard"
 // buildNative compiles testdata/native_poly.cpp into dir.
 func buildNative(tb testing.TB, dir string) string {
 	tb.Helper()
-	cxx, err := exec.LookPath("g++")
-	if err != nil {
-		tb.Skip("no g++ on PATH: cannot build the native comparison")
-	}
+	cxx := testenv.RequireCXX(tb)
 	exe := filepath.Join(dir, "native_poly")
 	args := append(append([]string{}, nativeFlags...), "-o", exe, filepath.Join("testdata", "native_poly.cpp"))
-	if _, err := exec.Command(cxx, append([]string{excessPrecision}, args...)...).CombinedOutput(); err == nil {
+	if _, err := testenv.Command(cxx, append([]string{excessPrecision}, args...)...).CombinedOutput(); err == nil {
 		return exe
 	}
-	if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
+	if out, err := testenv.Command(cxx, args...).CombinedOutput(); err != nil {
 		tb.Fatalf("build native_poly: %v\n%s", err, out)
 	}
 	return exe

@@ -52,6 +52,9 @@ func TestConformance(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			src := source(t, c.file, c.entry)
 			src.Defines, src.Constants = c.defines, c.consts
+			if len(c.want) == 0 {
+				t.Fatal("the case compares no output buffer")
+			}
 			p := compile(t, b, src)
 			if p.ThreadgroupMemory() != c.tgmem {
 				t.Errorf("static threadgroup memory %d bytes, want %d", p.ThreadgroupMemory(), c.tgmem)

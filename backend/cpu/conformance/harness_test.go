@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"metalab/backend/cpu"
 	"metalab/backend/cpu/prelude"
 	"metalab/backend/cpu/translate"
+	"metalab/internal/testenv"
 )
 
 // translateFunc is the translator the suite's backends use.
@@ -29,9 +29,7 @@ func cacheDir() string { return filepath.Join(os.TempDir(), "metalab-conformance
 // given number of runner workers (0: one per core).
 func newBackendAt(t testing.TB, dir string, workers int) *cpu.Backend {
 	t.Helper()
-	if _, err := exec.LookPath("g++"); err != nil && os.Getenv("CXX") == "" {
-		t.Skip("no C++ compiler on PATH (g++ or $CXX): the cpu backend cannot run kernels here")
-	}
+	testenv.RequireCXX(t)
 	b := cpu.New(cpu.Options{CacheDir: dir, Workers: workers, Translate: translateFunc, Prelude: prelude.FS, PreludeVersion: prelude.Version})
 	if ok, why := b.Available(context.Background()); !ok {
 		t.Fatalf("cpu backend unavailable although a compiler is present: %s", why)
@@ -49,9 +47,7 @@ var (
 // newBackend returns the backend the tests share (one runner process).
 func newBackend(t testing.TB) *cpu.Backend {
 	t.Helper()
-	if _, err := exec.LookPath("g++"); err != nil && os.Getenv("CXX") == "" {
-		t.Skip("no C++ compiler on PATH (g++ or $CXX): the cpu backend cannot run kernels here")
-	}
+	testenv.RequireCXX(t)
 	sharedOnce.Do(func() {
 		shared = cpu.New(cpu.Options{CacheDir: cacheDir(), Translate: translateFunc, Prelude: prelude.FS, PreludeVersion: prelude.Version})
 		if ok, why := shared.Available(context.Background()); !ok {

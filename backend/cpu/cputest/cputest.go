@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"metalab/backend/cpu"
+	"metalab/internal/testenv"
 )
 
 var (
@@ -16,10 +17,13 @@ var (
 )
 
 // Shared returns a cpu backend shared by the tests of the calling test
-// binary (one runner process, one compile cache), or skips t with the
-// reason the backend cannot run here, such as a missing C++ compiler.
+// binary (one runner process, one compile cache). Without a C++ compiler
+// it stops t through testenv.RequireCXX: a skip with the reason, or a
+// failure under CI. A compiler with which the backend cannot be set up
+// (no C++17, a runner that does not build) fails t.
 func Shared(t testing.TB) *cpu.Backend {
 	t.Helper()
+	testenv.RequireCXX(t)
 	once.Do(func() {
 		b := cpu.New(cpu.Options{})
 		if ok, w := b.Available(context.Background()); !ok {
@@ -29,7 +33,7 @@ func Shared(t testing.TB) *cpu.Backend {
 		back = b
 	})
 	if back == nil {
-		t.Skipf("cpu backend unavailable: %s", why)
+		t.Fatalf("cpu backend unavailable although a C++ compiler is present: %s", why)
 	}
 	return back
 }

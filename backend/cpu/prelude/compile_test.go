@@ -2,10 +2,11 @@ package prelude
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"metalab/internal/testenv"
 )
 
 // syntaxCheck compiles src with -fsyntax-only and returns the compiler
@@ -22,7 +23,7 @@ func syntaxCheck(t *testing.T, src string) (string, bool) {
 		t.Fatal(err)
 	}
 	args := append(append([]string{}, cxxFlags...), "-fsyntax-only", "-Wall", "-Wextra", "-I", here, "-I", runtimeDir(t), file)
-	out, err := exec.Command(gxx, args...).CombinedOutput()
+	out, err := testenv.Command(gxx, args...).CombinedOutput()
 	return string(out), err == nil
 }
 
@@ -77,7 +78,7 @@ func TestLibmCallsAreNotFolded(t *testing.T) {
 	}
 	asm := filepath.Join(dir, "c.s")
 	args := append(append([]string{}, cxxFlags...), "-S", "-I", here, "-I", runtimeDir(t), "-o", asm, file)
-	if out, err := exec.Command(gxx, args...).CombinedOutput(); err != nil {
+	if out, err := testenv.Command(gxx, args...).CombinedOutput(); err != nil {
 		t.Fatalf("compile: %v\n%s", err, out)
 	}
 	b, err := os.ReadFile(asm)

@@ -27,43 +27,66 @@ import (
 //go:embed metal_* simd/simd.h
 var FS embed.FS
 
-// Version is a sha256 over the names and contents of the headers in FS, so
-// compiled kernels can be cached per prelude version.
-var Version = version()
+// Version is versionOf(FS): a sha256 over the names and contents of the
+// headers, so compiled kernels can be cached per prelude version.
+var Version = mustVersion(FS)
 
-// names returns the paths of the files in FS, sorted.
-func names() []string {
+// names returns the paths of the files in fsys, sorted.
+func names(fsys fs.FS) ([]string, error) {
 	var out []string
-	_ = fs.WalkDir(FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
 			out = append(out, p)
 		}
 		return nil
 	})
 	sort.Strings(out)
-	return out
+	return out, err
 }
 
-func version() string {
+// versionOf returns the sha256, in hex, over the path and contents of
+// every file in fsys, in path order, each field ended by a NUL byte: a
+// header's name or bytes changing, a header added or removed, all change
+// it.
+func versionOf(fsys fs.FS) (string, error) {
+	ns, err := names(fsys)
+	if err != nil {
+		return "", fmt.Errorf("prelude version: %w", err)
+	}
 	h := sha256.New()
-	for _, n := range names() {
-		b, err := FS.ReadFile(n)
+	for _, n := range ns {
+		b, err := fs.ReadFile(fsys, n)
 		if err != nil {
-			panic("prelude: embedded header unreadable: " + err.Error())
+			return "", fmt.Errorf("prelude version: %w", err)
 		}
 		h.Write([]byte(n))
 		h.Write([]byte{0})
 		h.Write(b)
 		h.Write([]byte{0})
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func mustVersion(fsys fs.FS) string {
+	v, err := versionOf(fsys)
+	if err != nil {
+		panic("prelude: embedded headers unreadable: " + err.Error())
+	}
+	return v
 }
 
 // WriteDir writes the headers under dir (creating it), so a compiler can
 // use it as an include directory. Each file is written to a temporary name
 // and renamed, so a concurrent compile never sees a partial header.
 func WriteDir(dir string) error {
-	for _, n := range names() {
+	ns, err := names(FS)
+	if err != nil {
+		return fmt.Errorf("write prelude: %w", err)
+	}
+	for _, n := range ns {
 		b, err := FS.ReadFile(n)
 		if err != nil {
 			return fmt.Errorf("read embedded %s: %w", n, err)

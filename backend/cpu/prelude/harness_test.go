@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"metalab/internal/testenv"
 )
 
 // cxxFlags are the cpu backend's compile flags, so the prelude is tested as
@@ -31,14 +33,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// needGXX skips t when there is no C++ compiler.
-func needGXX(t *testing.T) string {
+// needGXX returns the C++ compiler command ($CXX, else g++), which the
+// prelude tests compile their programs against the headers with. Without
+// one it skips t, or fails it under CI (testenv.RequireCXX).
+func needGXX(t *testing.T) []string {
 	t.Helper()
-	p, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("g++ not found: the prelude tests compile C++ programs against the headers")
-	}
-	return p
+	return testenv.RequireCXX(t)
 }
 
 // runtimeDir is where mtl_rt.h lives.
@@ -62,7 +62,7 @@ func stub(t *testing.T) string {
 		}
 		stubObj = filepath.Join(stubDir, "stub_rt.o")
 		args := append(append([]string{}, cxxFlags...), "-c", "-I", runtimeDir(t), "-o", stubObj, filepath.Join("testdata", "stub_rt.cpp"))
-		out, err := exec.Command(gxx, args...).CombinedOutput()
+		out, err := testenv.Command(gxx, args...).CombinedOutput()
 		if err != nil {
 			stubErr = fmt.Errorf("compile stub_rt.cpp: %v\n%s", err, out)
 		}
@@ -129,7 +129,7 @@ func buildRunFlags(t *testing.T, extra []string, src string, stdin string, args 
 	exe := filepath.Join(dir, "main")
 	flags := append(append(append([]string{}, cxxFlags...), extra...), "-Wall", "-Wextra", "-pthread",
 		"-I", here, "-I", runtimeDir(t), "-I", filepath.Join(here, "testdata"), "-o", exe, file, obj)
-	out, err := exec.Command(gxx, flags...).CombinedOutput()
+	out, err := testenv.Command(gxx, flags...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("compile: %v\n%s", err, out)
 	}

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"metalab/internal/testenv"
 )
 
 // TestTranslatedKernel runs a kernel written the way the translator emits
@@ -89,7 +90,7 @@ func TestKernelCompilesAsSharedObject(t *testing.T) {
 	so := filepath.Join(t.TempDir(), "k.so")
 	args := append(append([]string{}, cxxFlags...), "-fPIC", "-shared", "-Wall", "-I", here, "-I", runtimeDir(t),
 		"-o", so, filepath.Join("testdata", "dot_kernel.cpp"))
-	if out, err := exec.Command(gxx, args...).CombinedOutput(); err != nil {
+	if out, err := testenv.Command(gxx, args...).CombinedOutput(); err != nil {
 		t.Fatalf("compile: %v\n%s", err, out)
 	}
 }

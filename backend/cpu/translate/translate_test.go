@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"metalab/backend"
+	"metalab/internal/testenv"
 	"metalab/msl"
 )
 
@@ -349,20 +349,19 @@ func TestLineDirectives(t *testing.T) {
 	}
 }
 
-// syntaxCheck compiles a translation with g++ -fsyntax-only against the
-// prelude; it skips the test when g++ or the prelude is missing.
+// syntaxCheck compiles a translation with the C++ compiler ($CXX, else
+// g++) and -fsyntax-only against the prelude. Without a compiler it skips
+// the test, or fails it under CI (testenv.RequireCXX); a missing prelude
+// fails it.
 func syntaxCheck(t *testing.T, cpp []byte) ([]byte, error) {
 	t.Helper()
-	cxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("no g++ on PATH: cannot compile translations")
-	}
+	cxx := testenv.RequireCXX(t)
 	prelude, _ := filepath.Abs("../prelude")
 	runtime, _ := filepath.Abs("../runtime")
 	if _, err := os.Stat(filepath.Join(prelude, "metal_stdlib")); err != nil {
-		t.Skip("prelude not present: " + err.Error())
+		t.Fatalf("prelude not present: %v", err)
 	}
-	cmd := exec.Command(cxx, "-std=c++17", "-fsyntax-only", "-ffp-contract=off", "-I", prelude, "-I", runtime, "-x", "c++", "-")
+	cmd := testenv.Command(cxx, "-std=c++17", "-fsyntax-only", "-ffp-contract=off", "-I", prelude, "-I", runtime, "-x", "c++", "-")
 	cmd.Stdin = bytes.NewReader(cpp)
 	return cmd.CombinedOutput()
 }
@@ -371,7 +370,7 @@ func syntaxCheck(t *testing.T, cpp []byte) ([]byte, error) {
 func TestCompiles(t *testing.T) {
 	files, _ := filepath.Glob("../conformance/testdata/*.metal")
 	if len(files) == 0 {
-		t.Skip("no conformance kernels to compile")
+		t.Fatal("no conformance kernels in ../conformance/testdata to compile")
 	}
 	for _, f := range files {
 		name := filepath.Base(f)
@@ -439,7 +438,7 @@ func firstEntry(t *testing.T, text []byte) string {
 func TestNoPanicOnTruncatedInput(t *testing.T) {
 	files, _ := filepath.Glob("../conformance/testdata/*.metal")
 	if len(files) == 0 {
-		t.Skip("no conformance kernels to mangle")
+		t.Fatal("no conformance kernels in ../conformance/testdata to mangle")
 	}
 	try := func(name string, text []byte) {
 		defer func() {

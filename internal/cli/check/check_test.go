@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"metalab/backend"
+	"metalab/backend/cpu/cputest"
 	"metalab/backend/fake"
 	"metalab/internal/cli/cmdutil"
 	"metalab/internal/cli/cmdutil/cmdtest"
@@ -251,5 +254,132 @@ func TestSameVariantNames(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), a+"  pass") || !strings.Contains(out.String(), b+"  fail-parity") {
 		t.Errorf("variants with one file name are not told apart by path:\n%s", out)
+	}
+}
+
+// plant returns src with the only occurrence of old replaced by new; it
+// fails t when old is missing or ambiguous, so that a change to the kernel
+// makes the test fail loudly instead of planting nothing.
+func plant(t *testing.T, src []byte, old, new string) []byte {
+	t.Helper()
+	if n := strings.Count(string(src), old); n != 1 {
+		t.Fatalf("planted edit: %q occurs %d times in the kernel, want once", old, n)
+	}
+	return []byte(strings.Replace(string(src), old, new, 1))
+}
+
+// TestCheckInOutVariant runs `metalab check` on the bundled qsa_prep spec
+// with the cpu backend and a variant whose only fault is one element of
+// the KV cache qsa_prep updates in place (vsc, an inout buffer no later
+// stage reads): the command must fail and report that element.
+func TestCheckInOutVariant(t *testing.T) {
+	be := cputest.Shared(t)
+	specPath := filepath.Join("..", "..", "..", "kernels", "qsa_prep.yaml")
+	src, err := os.ReadFile(filepath.Join("..", "..", "..", "kernels", "qsa_prep.metal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	same := filepath.Join(dir, "same.metal")
+	if err := os.WriteFile(same, append([]byte("// an unchanged copy\n"), src...), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	// Flip the sign of value head 0's first scale at the batch's first cell.
+	sign := filepath.Join(dir, "vsc-sign.metal")
+	text := plant(t, src, "vsc[r * 4 + (d >> 5)] = sh;", "vsc[r * 4 + (d >> 5)] = (t == 0 && kh == 0 && d == 0) ? -sh : sh;")
+	if err := os.WriteFile(sign, text, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	for _, asJSON := range []bool{false, true} {
+		t.Run(fmt.Sprintf("json=%v", asJSON), func(t *testing.T) {
+			ios, _, out, _ := cmdutil.Test()
+			err := checkRun(context.Background(), &CheckOptions{
+				IO: ios, ReadFile: os.ReadFile, NewBackend: func(string) (backend.Backend, error) { return be, nil },
+				Spec: specPath, Variants: []string{same, sign}, Backend: "cpu", Cases: []string{"quick"}, TGLimit: 16384, JSON: asJSON,
+			})
+			if !errors.Is(err, cmdutil.ErrSilent) {
+				t.Fatalf("error = %v, want a failed check\n%s", err, out)
+			}
+			if !asJSON {
+				for _, re := range []string{
+					`(?m)^control +pass `, `(?m)^same +pass `, `(?m)^vsc-sign +fail-parity `,
+					`case quick/T=8,pos0=0: buffer vsc\[0 0 0\] \(element 0, half\): want [0-9.]+ \(0x[0-9a-f]{4}\), got -[0-9.]+ \(0x[0-9a-f]{4}\); 1 of 88 elements differ\n`,
+					`case quick/T=16,pos0=37: buffer vsc\[37 0 0\] \(element 296, half\)`,
+				} {
+					if !regexp.MustCompile(re).MatchString(out.String()) {
+						t.Errorf("output lacks %s:\n%s", re, out)
+					}
+				}
+				return
+			}
+			var rep struct {
+				Control  struct{ Status string }
+				Variants []struct {
+					Name, Status string
+					Cases        []struct {
+						Status   string
+						Mismatch *struct {
+							Buffer    string
+							Coords    []int
+							Differing int
+							Others    []string `json:"other_buffers"`
+						}
+					}
+				}
+			}
+			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+				t.Fatalf("--json output is not JSON: %v\n%s", err, out)
+			}
+			if rep.Control.Status != "pass" || len(rep.Variants) != 2 || rep.Variants[0].Status != "pass" || rep.Variants[1].Status != "fail-parity" {
+				t.Fatalf("control %s, variants %+v; want pass, then same pass and vsc-sign fail-parity", rep.Control.Status, rep.Variants)
+			}
+			cases := rep.Variants[1].Cases
+			if len(cases) != 5 {
+				t.Fatalf("vsc-sign: %d cases, want the 5 of the quick set", len(cases))
+			}
+			for i, c := range cases {
+				if m := c.Mismatch; c.Status != "fail-parity" || m == nil || m.Buffer != "vsc" || len(m.Coords) != 3 || m.Coords[1] != 0 || m.Coords[2] != 0 || m.Differing != 1 || len(m.Others) != 0 {
+					t.Errorf("vsc-sign case %d: %+v, want one differing element of vsc alone", i, c)
+				}
+			}
+		})
+	}
+}
+
+// TestCheckInOutFake is TestCheckInOutVariant on the fake backend: a
+// variant that changes one byte of an inout buffer fails the command.
+func TestCheckInOutFake(t *testing.T) {
+	const inout = `source: k.metal
+buffers:
+  - {name: in, index: 0, type: half, count: 8, role: input, gen: {kind: uniform, min: -1, max: 1}}
+  - {name: cache, index: 1, type: char, count: 8, role: inout, gen: {kind: randint, min: -127, max: 127}}
+  - {name: out, index: 2, type: half, count: 8, role: output}
+stages:
+  - {entry: k, threadgroups: [1], threads: [8]}
+sets:
+  quick:
+    cases: [{}]
+`
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"k.yaml": inout, "k.metal": "// fake: copy 0 2\n",
+		"same.metal": "// fake: copy 0 2\n// same\n", "cache.metal": "// fake: copy 0 2\n// fake: poke 1 6 0x80\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ios, _, out, _ := cmdutil.Test()
+	err := checkRun(context.Background(), &CheckOptions{
+		IO: ios, ReadFile: os.ReadFile, NewBackend: func(string) (backend.Backend, error) { return fake.New(), nil },
+		Spec: filepath.Join(dir, "k.yaml"), Variants: []string{filepath.Join(dir, "same.metal"), filepath.Join(dir, "cache.metal")}, Backend: "fake", TGLimit: 16384,
+	})
+	if !errors.Is(err, cmdutil.ErrSilent) {
+		t.Fatalf("error = %v, want a failed check\n%s", err, out)
+	}
+	for _, re := range []string{`(?m)^control +pass `, `(?m)^same +pass `, `(?m)^cache +fail-parity `, `buffer cache\[6\] \(element 6, char\): .*; 1 of 8 elements differ\n`} {
+		if !regexp.MustCompile(re).MatchString(out.String()) {
+			t.Errorf("output lacks %s:\n%s", re, out)
+		}
 	}
 }
