@@ -621,6 +621,7 @@ func TestFailures(t *testing.T) {
 	}{
 		{"crash", 4, []backend.Buffer{out(0, make([]byte, 16))}, 0, backend.Crash},
 		{"hang", 4, []backend.Buffer{out(0, make([]byte, 4))}, 2 * time.Second, backend.Timeout},
+		{"far", 4, []backend.Buffer{out(0, make([]byte, 16))}, 0, backend.BadAccess},
 		{"deadlock", 32, []backend.Buffer{out(0, make([]byte, 128))}, 0, backend.Deadlock},
 		{"oob", 8, []backend.Buffer{out(0, make([]byte, 32))}, 0, backend.BadAccess},
 	}
@@ -637,9 +638,19 @@ func TestFailures(t *testing.T) {
 			}
 		})
 	}
+	// A barrier some threads never reach because they returned is not a
+	// deadlock: it completes, with a warning.
+	p := compile(t, b, source(t, "failures.metal", "divergent"))
+	res, err := p.Run(context.Background(), backend.Dispatch{Buffers: []backend.Buffer{out(0, make([]byte, 128))}, Threadgroups: dim(1), Threads: dim(32)})
+	if err != nil {
+		t.Fatalf("divergent: %v", err)
+	}
+	if len(res.Findings) != 1 || res.Findings[0].Kind != backend.FindDivergent || res.Findings[0].Access.Line != 48 {
+		t.Errorf("divergent: findings %+v, want one divergent-barrier warning at line 48", res.Findings)
+	}
 	// The backend still runs a good kernel after the failures.
 	c := reduceCase()
-	p := compile(t, b, source(t, c.file, c.entry))
+	p = compile(t, b, source(t, c.file, c.entry))
 	got := run(t, p, backend.Dispatch{Buffers: c.bufs, Threadgroups: c.tgs, Threads: c.threads})
 	if d := diff(got[1], c.want[1], 4); d != "" {
 		t.Errorf("after failures: %s", d)

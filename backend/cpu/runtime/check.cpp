@@ -304,6 +304,7 @@ void on_access(uintptr_t addr, size_t n, bool write, bool read, bool atomic, uin
   if (addr < L.tg_lo) {
     int region = int((addr - L.dev_lo) >> L.dev_shift);
     int index = g_region_owner[region];
+    if (index < 0) index = nearest_buffer(addr);
     if (index < 0) fatal_bounds(w, kSpaceDevice, -1, "", 0, n, write, pc, "the address is in no bound buffer");
     DevBuf& b = g_dev[index];
     uintptr_t lo = reinterpret_cast<uintptr_t>(b.data);

@@ -125,6 +125,18 @@ bool bind_device(int index, size_t size, const void* data) {
   return true;
 }
 
+int nearest_buffer(uintptr_t addr) {
+  int best = -1;
+  uintptr_t best_d = ~uintptr_t(0);
+  for (int i = 0; i < kMaxBuffers; i++) {
+    if (!g_dev[i].bound) continue;
+    uintptr_t lo = reinterpret_cast<uintptr_t>(g_dev[i].data), hi = lo + g_dev[i].size;
+    uintptr_t d = addr < lo ? lo - addr : addr >= hi ? addr - hi : 0;
+    if (d < best_d) best = i, best_d = d;
+  }
+  return best;
+}
+
 void free_device(int index) {
   DevBuf& b = g_dev[index];
   if (!b.bound) return;

@@ -78,6 +78,7 @@ bool describe_region(Line& l, uintptr_t addr) {
   if (addr < L.tg_lo) {
     int region = int((addr - L.dev_lo) >> L.dev_shift);
     int index = g_region_owner[region];
+    if (index < 0) index = nearest_buffer(addr);
     l.str("bad access: ");
     if (index < 0) {
       l.str("address ").hex(addr).str(" is in no bound buffer");

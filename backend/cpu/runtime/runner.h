@@ -86,6 +86,10 @@ extern int g_region_owner[];  // device region -> buffer index, -1 free
 
 bool bind_device(int index, size_t size, const void* data);
 void free_device(int index);
+// nearest_buffer returns the bound device buffer whose data is nearest addr
+// (an address past every region's guard still belongs to some buffer's
+// index arithmetic), or -1 when none is bound.
+int nearest_buffer(uintptr_t addr);
 unsigned char* region_base_dev(int region);
 unsigned char* region_base_tg(int worker, int slot);
 bool check_canaries(std::string* msg);

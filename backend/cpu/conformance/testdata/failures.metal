@@ -1,9 +1,18 @@
 #include <metal_stdlib>
 using namespace metal;
 
-// crash writes far outside any buffer.
+// crash writes through a null pointer.
 kernel void crash(device uint* out [[buffer(0)]],
                   uint gid [[thread_position_in_grid]])
+{
+    device uint* p = out[0] == 12345u ? out : (device uint*)0;
+    p[gid] = gid;
+}
+
+// far writes far outside its buffer, past any neighbour: still a bad
+// access of that buffer.
+kernel void far(device uint* out [[buffer(0)]],
+                uint gid [[thread_position_in_grid]])
 {
     out[ulong(gid + 1) << 36] = gid;
 }
@@ -16,9 +25,22 @@ kernel void hang(device atomic_uint* flag [[buffer(0)]],
     }
 }
 
-// deadlock returns early from one thread, so the barrier never fills.
+// deadlock has half the threads wait at one barrier and half at another.
 kernel void deadlock(device uint* out [[buffer(0)]],
                      uint tid [[thread_index_in_threadgroup]])
+{
+    if (tid < 16) {
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    } else {
+        threadgroup_barrier(mem_flags::mem_device);
+    }
+    out[tid] = tid;
+}
+
+// divergent returns early from one thread; the others' barrier completes
+// (returned threads count as arrived), with a warning.
+kernel void divergent(device uint* out [[buffer(0)]],
+                      uint tid [[thread_index_in_threadgroup]])
 {
     if (tid == 0) {
         return;
