@@ -56,6 +56,10 @@ type Options struct {
 	// Progress, if set, is told what runs: one line per case of each
 	// variant.
 	Progress func(msg string)
+	// DumpDir, if set, receives for each variant that fails parity the
+	// first differing case: its inputs and the baseline's and the
+	// variant's outputs as .npy files, in DumpDir/<variant>/ (see Dump).
+	DumpDir string
 }
 
 // A Variant is a modified copy of one of the spec's sources.
@@ -134,6 +138,7 @@ type Result struct {
 	Cases    []CaseResult `json:"cases,omitempty"`
 	Mismatch *Mismatch    `json:"mismatch,omitempty"` // the first difference, or nil
 	Warnings []string     `json:"warnings,omitempty"` // what the checking mode warned of, once each
+	Dump     string       `json:"dump,omitempty"`     // where the first differing case was dumped
 	Seconds  float64      `json:"seconds"`
 }
 
@@ -699,7 +704,15 @@ func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]by
 	}
 	for i, in := range c.insts {
 		c.progress("%s: case %d/%d %s/%s", r.Name, i+1, len(c.insts), in.Case.Set, in.Case.Name)
-		_, cr, err := c.judge(ctx, texts, in, refs[i], c.variantTimeout(i))
+		got, cr, err := c.judge(ctx, texts, in, refs[i], c.variantTimeout(i))
+		if err == nil && cr.Status == FailParity && c.opts.DumpDir != "" && r.Dump == "" {
+			dir := filepath.Join(c.opts.DumpDir, fileName(r.Name))
+			index := DumpIndex{Spec: s.Path, Source: base, Variant: v.Path, Backend: c.opts.Backend.Name()}
+			if err := Dump(dir, index, in, []DumpRun{{Label: "baseline", Bytes: refs[i]}, {Label: "variant", Bytes: got}}); err != nil {
+				return nil, fmt.Errorf("dump %s: %w", r.Name, err)
+			}
+			r.Dump = dir
+		}
 		if err != nil {
 			if err := c.record(ctx, r, Crash, err); err != nil {
 				return nil, err

@@ -102,6 +102,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		for _, msg := range v.Warnings {
 			fmt.Fprintf(w, "  warning: %s\n", msg)
 		}
+		if v.Dump != "" {
+			fmt.Fprintf(w, "  dump: %s (inputs, baseline and variant outputs as .npy)\n", v.Dump)
+		}
 		if v.Log != "" {
 			fmt.Fprintf(w, "  log:\n%s", indent(tail(v.Log, 20), "    "))
 		}

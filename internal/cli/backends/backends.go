@@ -37,6 +37,10 @@ func NewCmdBackends(f *cmdutil.Factory, runF func(*BackendsOptions) error) *cobr
 and run kernels on this machine and, if not, exactly what is missing. The cpu
 backend needs a C++17 compiler; checking it builds the cpu runner once.
 
+The cpu backend runs kernels in a sandboxed runner process; the line under
+the table says how it is confined on this machine (system-call filter,
+Landlock, resource limits).
+
 The cpu backend caches its runner and every compiled kernel by content hash
 in $METALAB_CACHE, or else metalab/ under the user cache directory
 (~/.cache/metalab on Linux). The cache is never pruned; it is always safe to
@@ -69,11 +73,19 @@ type Cacher interface {
 	CacheSize() (int64, error)
 }
 
+// A Runnerer is a backend that runs kernels in a child process; the
+// backends command starts it and prints how it runs them: fibers, address
+// layout and sandbox, as the process itself reports them.
+type Runnerer interface {
+	Runner(ctx context.Context) (string, error)
+}
+
 type jsonBackend struct {
 	Name       string `json:"name"`
 	Available  bool   `json:"available"`
 	Why        string `json:"why,omitempty"`
 	Detail     string `json:"detail,omitempty"`
+	Runner     string `json:"runner,omitempty"`
 	CacheDir   string `json:"cache_dir,omitempty"`
 	CacheBytes int64  `json:"cache_bytes,omitempty"`
 }
@@ -89,6 +101,13 @@ func backendsRun(opts *BackendsOptions) error {
 		row := jsonBackend{Name: b.Name(), Available: ok, Why: why}
 		if d, isD := b.(Describer); isD && ok {
 			row.Detail = d.Describe()
+		}
+		if r, isR := b.(Runnerer); isR && ok {
+			if text, err := r.Runner(ctx); err == nil {
+				row.Runner = text
+			} else {
+				row.Runner = "cannot start: " + err.Error()
+			}
 		}
 		if c, isC := b.(Cacher); isC && ok {
 			row.CacheDir = c.CacheDir()
@@ -116,5 +135,13 @@ func backendsRun(opts *BackendsOptions) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, avail, detail)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.Runner != "" {
+			fmt.Fprintf(out, "\n%s runner: %s\n", r.Name, r.Runner)
+		}
+	}
+	return nil
 }

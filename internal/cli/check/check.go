@@ -42,6 +42,7 @@ type CheckOptions struct {
 	TGLimit  int // bytes
 	NoDetect bool
 	Strict   bool
+	DumpDir  string
 	Race     bool
 	JSON     bool
 	Timeout  time.Duration // per run; 0 means check's defaults (see check.Options)
@@ -108,6 +109,7 @@ unwritable cache).`,
 	cmd.Flags().StringSliceVar(&opts.Cases, "cases", nil, "case set `NAME` (repeatable or comma-separated; default: the spec's defaults, else quick, else all)")
 	cmd.Flags().StringVar(&tgLimit, "tg-limit", "16KiB", "static threadgroup memory `LIMIT` (16384, 16KiB, 8K)")
 	cmd.Flags().BoolVar(&opts.NoDetect, "no-detect", false, "turn off the checking mode (faster; races, uninitialised reads and bad accesses that leave the bytes alone go unseen)")
+	cmd.Flags().StringVar(&opts.DumpDir, "dump", "", "for each variant that fails parity, write its first differing case (inputs, baseline and variant outputs as .npy) under `DIR`/<variant>/")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on warnings too (lanes of one simd group relying on lockstep)")
 	cmd.Flags().BoolVar(&opts.Race, "race", false, "also run under several thread and simd-group orders and fail on any difference")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
@@ -253,7 +255,7 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	rep, err := checkpkg.Run(ctx, checkpkg.Options{
 		Spec: s, Variants: variants, Backend: be, Sets: opts.Cases, TGLimit: opts.TGLimit,
 		NoDetect: opts.NoDetect, Strict: opts.Strict, Race: opts.Race, Timeout: opts.Timeout, ReadFile: opts.ReadFile,
-		Progress: cmdutil.Progress(opts.IO.ErrOut, 3*time.Second),
+		Progress: cmdutil.Progress(opts.IO.ErrOut, 3*time.Second), DumpDir: opts.DumpDir,
 	})
 	if err != nil && rep == nil {
 		return err
