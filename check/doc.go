@@ -3,23 +3,41 @@
 // limit, and produce bitwise the same bytes as the baseline in every output
 // buffer, never-written regions included (outputs start as sentinel
 // bytes), and leave every input buffer as the baseline leaves it, for
-// every case of the chosen sets (by default the spec's DefaultSets); with
-// the race probe, its outputs must also not change with the order in which
-// a threadgroup's threads run.
+// every case of the chosen sets (by default the spec's DefaultSets).
+//
+// # The checking mode
+//
+// Unless Options.NoDetect, every case runs in the backend's checking mode
+// (backend.Source.Check): every access to device and threadgroup memory is
+// checked, so a variant that reads or writes out of bounds, reads
+// threadgroup memory no thread wrote, or lets two simd groups (or two
+// threadgroups, on device memory) touch a byte between barriers with one
+// writing, fails — in any thread order, even when its bytes match. Findings
+// are described with the spec's names (Finding): the kernel, the buffer with
+// element coordinates or the threadgroup array with its indices, both
+// threads and both source lines. Lanes of one simd group relying on
+// lockstep and divergent barriers are warnings (failures with
+// Options.Strict). See docs/checking.md.
+//
+// With Options.Race, every case also runs under several thread and
+// simd-group orders, plainly, and any difference in the bytes fails: a
+// second, schedule-based probe.
 //
 // # Control
 //
-// Before any variant is judged, the baseline runs twice on the same inputs
-// (and, with the race probe, under every thread order). If those runs
-// differ, the harness or the kernel is nondeterministic, and no variant is
-// judged: the report says so.
+// Before any variant is judged, the baseline's spec is checked against its
+// kernels (spec.Instance.CheckKernels) and the baseline runs plainly and in
+// the checking mode on the same inputs (and, with the race probe, under
+// every order). If those runs differ or the checking mode finds a fault in
+// the baseline, no variant is judged: the report says so.
 //
 // # Results
 //
-// Everything a variant does wrong (a compile error, a crash, a timeout, an
-// out-of-bounds access, a parity or race difference, too much threadgroup
-// memory) is that variant's result, with its log and the first differing
-// element decoded by type; the other variants still run. Run returns an
-// error only when checking itself cannot proceed (a bad spec case, an
-// unreadable source, a cancelled context).
+// Everything a variant does wrong (a compile error, a refused source, a
+// crash, a timeout, an out-of-bounds access, a race, an uninitialised read,
+// a parity difference, too much threadgroup memory, entry points that no
+// longer fit the spec) is that variant's result, with its log; the other
+// variants still run. Run returns an error only when checking itself cannot
+// proceed (a bad spec case, an unreadable source, a cancelled context, a
+// machine that cannot run the backend: *backend.EnvError).
 package check
