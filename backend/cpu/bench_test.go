@@ -1,6 +1,10 @@
 package cpu
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -45,4 +49,62 @@ func BenchmarkBarrierCrossings(b *testing.B) { benchBarriers(b, 1, 1, 256, 1000)
 // threads with 8 barriers per thread, on every core.
 func BenchmarkGrid64x256(b *testing.B) {
 	benchBarriers(b, defaultWorkers(), 64, 256, 8)
+}
+
+// BenchmarkCompileQsaFlash measures what a sweep pays per variant: cold,
+// a fresh variant of qsa_flash (a unique comment defeats the cache)
+// translated, compiled and loaded, plain and for the checking mode; cached,
+// the same variant again (translation, cache lookup with its sha256
+// verification, load).
+//
+//	go test ./backend/cpu -run '^$' -bench CompileQsaFlash -benchtime 5x -count 3
+func BenchmarkCompileQsaFlash(b *testing.B) {
+	be := newBackend(b, Options{})
+	src, err := os.ReadFile(filepath.Join("..", "..", "kernels", "qsa_prompt.metal"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	variant := func(i int) backend.Source {
+		text := append([]byte(fmt.Sprintf("// variant %d %d\n", i, time.Now().UnixNano())), src...)
+		return backend.Source{Name: "qsa_prompt.metal", Text: text, Entry: "qsa_flash",
+			Constants: map[string]backend.Value{"COOP_K4": {Type: "bool", Bits: 1}}}
+	}
+	for _, check := range []bool{false, true} {
+		mode := "plain"
+		if check {
+			mode = "checking"
+		}
+		warm := variant(-1) // builds the runner and the precompiled prelude
+		warm.Check = check
+		if _, err := be.Compile(ctx, warm); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(mode+"/cold", func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				s := variant(i)
+				s.Check = check
+				p, err := be.Compile(ctx, s)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p.Close()
+			}
+		})
+		b.Run(mode+"/cached", func(b *testing.B) {
+			s := variant(-2)
+			s.Check = check
+			if _, err := be.Compile(ctx, s); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				p, err := be.Compile(ctx, s)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p.Close()
+			}
+		})
+	}
 }

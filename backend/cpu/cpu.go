@@ -96,6 +96,9 @@ type Backend struct {
 	gen  int // incremented each time a runner is started
 
 	linesState
+
+	pchOnce [2]sync.Once // precompiled prelude, plain and checking mode
+	pchPath [2]string
 }
 
 // DefaultCPULimit is the runner's CPU-time limit when Options.CPULimit is
