@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"metalab/backend"
@@ -204,17 +205,22 @@ func (m *Mismatch) String() string {
 // the cases and variants that share it.
 func (c *checker) sourceTGMem(text []byte, st *spec.Stage) int {
 	key := stageKey(text, st)
-	if n, ok := c.srcTG[key]; ok {
+	c.mu.Lock()
+	n, ok := c.srcTG[key]
+	c.mu.Unlock()
+	if ok {
 		return n
 	}
-	n := -1
+	n = -1
 	if f, err := msl.Parse(st.Source, text); err == nil {
 		m, err := msl.ThreadgroupMemory(f, st.Entry, msl.Env{File: f, Defines: st.Defines})
 		if err == nil && m.Known {
 			n = int(m.Total)
 		}
 	}
+	c.mu.Lock()
 	c.srcTG[key] = n
+	c.mu.Unlock()
 	return n
 }
 
@@ -230,17 +236,39 @@ type checker struct {
 	baseTime []time.Duration // slowest baseline run per case, by instance index
 	insts    []*spec.Instance
 	sources  map[string][]byte // baseline text by path
+	base     *sourceSet        // the baseline's sources
+	srcTG    map[string]int    // source estimates of threadgroup memory; see sourceTGMem
+
+	mu       sync.Mutex // guards cache, compErr, inflight and srcTG
 	cache    map[string]backend.Program
 	compErr  map[string]error
-	srcTG    map[string]int    // source estimates of threadgroup memory; see sourceTGMem
-	names    map[string]string // display name of the variant replacing a source, by source path
+	inflight map[string]chan struct{} // compiles under way, closed when done
 }
 
-// Run checks the variants of opts against the baseline. When ctx is
-// cancelled between variants it returns the report of the variants judged
-// so far along with the error.
-func Run(ctx context.Context, opts Options) (*Report, error) {
-	start := time.Now()
+// A sourceSet is the text of every source a case's stages compile, as a
+// variant (or the baseline) has them, and the names to report them by.
+type sourceSet struct {
+	texts map[string][]byte
+	names map[string]string // display name of a replaced source, by path
+}
+
+// A Session checks variants of one baseline: NewSession reads the
+// sources, instantiates the cases, checks the spec against its kernels and
+// runs the control once; then Check judges any number of variants, and
+// Programs gives compiled programs for timing. Check may be called from
+// several goroutines; compiles of the same source and stage are shared.
+type Session struct {
+	c       *checker
+	refs    []map[string][]byte
+	control *Result
+	report  Report // the fields every report of this session shares
+}
+
+// NewSession prepares a session and runs its control. An error is a tool
+// error: a bad spec, an unreadable source, a cancelled context, a machine
+// that cannot run the backend; a baseline that fails its own check is a
+// control whose status is not Pass, and then Check judges nothing.
+func NewSession(ctx context.Context, opts Options) (*Session, error) {
 	if opts.Spec == nil || opts.Backend == nil {
 		return nil, errors.New("check: need a spec and a backend")
 	}
@@ -254,8 +282,8 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		opts.ReadFile = os.ReadFile
 	}
 	s := opts.Spec
-	c := &checker{opts: opts, sources: map[string][]byte{}, cache: map[string]backend.Program{}, compErr: map[string]error{}, srcTG: map[string]int{}}
-	defer c.close()
+	c := &checker{opts: opts, sources: map[string][]byte{}, cache: map[string]backend.Program{}, compErr: map[string]error{},
+		srcTG: map[string]int{}, inflight: map[string]chan struct{}{}}
 	for _, st := range s.Stages {
 		if _, ok := c.sources[st.Source]; ok {
 			continue
@@ -266,6 +294,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 		c.sources[st.Source] = text
 	}
+	c.base = &sourceSet{texts: c.sources}
 	sets, defaults := opts.Sets, false
 	if len(sets) == 0 {
 		sets, defaults = s.DefaultSets(), true
@@ -288,40 +317,89 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 		c.insts = append(c.insts, in)
 	}
-	rep := &Report{
+	ss := &Session{c: c, report: Report{
 		Spec: s.Path, Source: s.Source, SourceSHA256: sha(c.sources[s.Source]), Backend: opts.Backend.Name(),
 		Sets: sets, DefaultSets: defaults, Cases: len(cases), TGLimit: opts.TGLimit, Race: opts.Race,
 		Detect: !opts.NoDetect, Strict: opts.Strict,
-	}
+	}}
 	for _, set := range s.Sets {
 		if !slices.Contains(sets, set.Name) {
-			rep.OtherSets = append(rep.OtherSets, set.Name)
+			ss.report.OtherSets = append(ss.report.OtherSets, set.Name)
 		}
 	}
 	if opts.Race {
 		for _, o := range opts.Orders {
-			rep.Orders = append(rep.Orders, o.String())
+			ss.report.Orders = append(ss.report.Orders, o.String())
 		}
 	}
-	ref, ctl, err := c.control(ctx)
+	refs, ctl, err := c.control(ctx)
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	ss.refs, ss.control = refs, ctl
+	return ss, nil
+}
+
+// Control returns the control's result.
+func (s *Session) Control() *Result { return s.control }
+
+// Instances returns the session's cases, in order.
+func (s *Session) Instances() []*spec.Instance { return s.c.insts }
+
+// Baseline returns the baseline text of the spec's main source.
+func (s *Session) Baseline() []byte { return s.c.sources[s.c.opts.Spec.Source] }
+
+// Check judges one variant. Only a cancelled context and environment
+// faults are errors; everything the variant does wrong is its Result.
+func (s *Session) Check(ctx context.Context, v Variant) (*Result, error) {
+	return s.c.variant(ctx, v, s.refs, s.control.Status == Pass)
+}
+
+// Programs returns the plain (not checking-mode) programs of case in's
+// stages, built from v's sources, or from the baseline's when v is nil, for
+// timing.
+func (s *Session) Programs(ctx context.Context, v *Variant, in *spec.Instance) ([]backend.Program, error) {
+	src := s.c.base
+	if v != nil {
+		base := v.Base
+		if base == "" {
+			base = s.c.opts.Spec.Source
+		}
+		src = s.c.variantSources(base, *v, v.Name)
+	}
+	return s.c.programs(ctx, src, in, false)
+}
+
+// Close releases every compiled program.
+func (s *Session) Close() { s.c.close() }
+
+// Run checks the variants of opts against the baseline: a Session, each
+// variant checked in turn. When ctx is cancelled between variants it
+// returns the report of the variants judged so far along with the error.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	start := time.Now()
+	ss, err := NewSession(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	rep.Control = ctl
+	defer ss.Close()
+	rep := ss.report
+	rep.Control = ss.control
 	for _, v := range opts.Variants {
-		r, err := c.variant(ctx, v, ref, ctl.Status == Pass)
+		r, err := ss.Check(ctx, v)
 		if err != nil {
 			rep.Seconds = time.Since(start).Seconds()
 			if ctx.Err() != nil {
 				// Interrupted: the variants judged so far stand.
-				return rep, err
+				return &rep, err
 			}
 			return nil, err
 		}
 		rep.Variants = append(rep.Variants, r)
 	}
 	rep.Seconds = time.Since(start).Seconds()
-	return rep, nil
+	return &rep, nil
 }
 
 func (c *checker) close() {
@@ -353,30 +431,55 @@ func (c *checker) baseline(path string) ([]byte, error) {
 	return c.opts.ReadFile(path)
 }
 
-// compile compiles stage st with the given texts (by source path), for
-// the checking mode or not, caching by text, entry, configuration and mode.
-func (c *checker) compile(ctx context.Context, texts map[string][]byte, st *spec.Stage, detect bool) (backend.Program, error) {
-	text := texts[st.Source]
+// compile compiles stage st with the sources of src, for the checking
+// mode or not, caching by text, entry, configuration and mode. It may be
+// called from several goroutines: one compile per key runs, the others
+// wait for it.
+func (c *checker) compile(ctx context.Context, src *sourceSet, st *spec.Stage, detect bool) (backend.Program, error) {
+	text := src.texts[st.Source]
 	key := stageKey(text, st)
 	if detect {
 		key += "\x00check"
 	}
-	if p, ok := c.cache[key]; ok {
-		return p, nil
-	}
-	if err, ok := c.compErr[key]; ok {
-		return nil, err
+	for {
+		c.mu.Lock()
+		if p, ok := c.cache[key]; ok {
+			c.mu.Unlock()
+			return p, nil
+		}
+		if err, ok := c.compErr[key]; ok {
+			c.mu.Unlock()
+			return nil, err
+		}
+		wait, busy := c.inflight[key]
+		if !busy {
+			c.inflight[key] = make(chan struct{})
+			c.mu.Unlock()
+			break
+		}
+		c.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	name := st.Source
-	if n, ok := c.names[st.Source]; ok && !bytes.Equal(text, c.sources[st.Source]) {
+	if n, ok := src.names[st.Source]; ok && !bytes.Equal(text, c.sources[st.Source]) {
 		name = n
 	}
 	p, err := c.opts.Backend.Compile(ctx, backend.Source{
 		Name: name, Text: text, Dir: filepath.Dir(st.Source), Entry: st.Entry,
 		Defines: st.Defines, Constants: st.Constants, Check: detect,
 	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	close(c.inflight[key])
+	delete(c.inflight, key)
 	if err != nil {
-		c.compErr[key] = err
+		if ctx.Err() == nil {
+			c.compErr[key] = err
+		}
 		return nil, err
 	}
 	c.cache[key] = p
@@ -401,10 +504,10 @@ func configKey(st *spec.Stage) string {
 }
 
 // programs compiles every stage of in.
-func (c *checker) programs(ctx context.Context, texts map[string][]byte, in *spec.Instance, detect bool) ([]backend.Program, error) {
+func (c *checker) programs(ctx context.Context, src *sourceSet, in *spec.Instance, detect bool) ([]backend.Program, error) {
 	var progs []backend.Program
 	for _, st := range in.Stages {
-		p, err := c.compile(ctx, texts, st, detect)
+		p, err := c.compile(ctx, src, st, detect)
 		if err != nil {
 			return nil, fmt.Errorf("compile %s: %w", st.Entry, err)
 		}
@@ -455,11 +558,11 @@ func (c *checker) record(ctx context.Context, r *Result, kind Status, err error)
 // once in the checking mode (or plainly, without it) and, with the race
 // probe, under every order. It returns the outputs and the case's result;
 // a kernel failure is the case's result too.
-func (c *checker) judge(ctx context.Context, texts map[string][]byte, in *spec.Instance, want map[string][]byte, limit time.Duration) (map[string][]byte, CaseResult, error) {
+func (c *checker) judge(ctx context.Context, src *sourceSet, in *spec.Instance, want map[string][]byte, limit time.Duration) (map[string][]byte, CaseResult, error) {
 	name := in.Case.Set + "/" + in.Case.Name
 	cr := CaseResult{Case: name, Status: Pass}
 	detect := !c.opts.NoDetect
-	progs, err := c.programs(ctx, texts, in, detect)
+	progs, err := c.programs(ctx, src, in, detect)
 	if err != nil {
 		return nil, cr, err
 	}
@@ -494,7 +597,7 @@ func (c *checker) judge(ctx context.Context, texts map[string][]byte, in *spec.I
 		}
 	}
 	if cr.Status == Pass && c.opts.Race {
-		plain, err := c.programs(ctx, texts, in, false)
+		plain, err := c.programs(ctx, src, in, false)
 		if err != nil {
 			return nil, cr, err
 		}
@@ -544,7 +647,7 @@ func (c *checker) control(ctx context.Context) ([]map[string][]byte, *Result, er
 	var refs []map[string][]byte
 	for i, in := range c.insts {
 		c.progress("control: case %d/%d %s/%s", i+1, len(c.insts), in.Case.Set, in.Case.Name)
-		progs, err := c.programs(ctx, c.sources, in, false)
+		progs, err := c.programs(ctx, c.base, in, false)
 		if err != nil {
 			return nil, r, failure(r, err)
 		}
@@ -567,7 +670,7 @@ func (c *checker) control(ctx context.Context) ([]map[string][]byte, *Result, er
 		}
 		c.baseTime = append(c.baseTime, time.Since(t0))
 		refs = append(refs, first)
-		_, cr, err := c.judge(ctx, c.sources, in, first, limit)
+		_, cr, err := c.judge(ctx, c.base, in, first, limit)
 		if err != nil {
 			if ferr := failure(r, err); ferr != nil {
 				return nil, r, ferr
@@ -635,15 +738,8 @@ func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]by
 	if _, ok := c.sources[base]; !ok {
 		return nil, fmt.Errorf("variant %s: no stage uses source %s", r.Name, base)
 	}
-	texts := map[string][]byte{}
-	for k, t := range c.sources {
-		texts[k] = t
-	}
-	texts[base] = v.Text
-	c.names = map[string]string{base: v.Path}
-	if v.Path == "" {
-		c.names[base] = r.Name
-	}
+	src := c.variantSources(base, v, r.Name)
+	texts := src.texts
 	if !judge {
 		r.Status = NotJudged
 		r.Msg = "the control failed"
@@ -675,11 +771,11 @@ func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]by
 				continue
 			}
 			seen[key] = true
-			after, err := c.compile(ctx, texts, st, detect)
+			after, err := c.compile(ctx, src, st, detect)
 			if err != nil {
 				return r, c.record(ctx, r, CompileError, fmt.Errorf("compile %s: %w", st.Entry, err))
 			}
-			before, err := c.compile(ctx, c.sources, st, false)
+			before, err := c.compile(ctx, c.base, st, false)
 			if err != nil {
 				return nil, fmt.Errorf("baseline compile %s: %w", st.Entry, err)
 			}
@@ -704,7 +800,7 @@ func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]by
 	}
 	for i, in := range c.insts {
 		c.progress("%s: case %d/%d %s/%s", r.Name, i+1, len(c.insts), in.Case.Set, in.Case.Name)
-		got, cr, err := c.judge(ctx, texts, in, refs[i], c.variantTimeout(i))
+		got, cr, err := c.judge(ctx, src, in, refs[i], c.variantTimeout(i))
 		if err == nil && cr.Status == FailParity && c.opts.DumpDir != "" && r.Dump == "" {
 			dir := filepath.Join(c.opts.DumpDir, fileName(r.Name))
 			index := DumpIndex{Spec: s.Path, Source: base, Variant: v.Path, Backend: c.opts.Backend.Name()}
@@ -729,6 +825,19 @@ func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]by
 		addCase(r, cr)
 	}
 	return r, nil
+}
+
+// variantSources is the baseline's sources with base replaced by v.
+func (c *checker) variantSources(base string, v Variant, name string) *sourceSet {
+	src := &sourceSet{texts: map[string][]byte{}, names: map[string]string{base: v.Path}}
+	for k, t := range c.sources {
+		src.texts[k] = t
+	}
+	src.texts[base] = v.Text
+	if v.Path == "" {
+		src.names[base] = name
+	}
+	return src
 }
 
 func firstLine(s string) string {
