@@ -47,6 +47,26 @@ type Backend interface {
 	// Compile compiles src. A kernel that fails to compile yields a
 	// *Failure of kind CompileError, not a tool error.
 	Compile(ctx context.Context, src Source) (Program, error)
+	// Info describes what the backend runs on and what its runs mean. It
+	// may start the backend (a runner, a device); call it after Available.
+	Info(ctx context.Context) Info
+}
+
+// An Info describes a backend on this machine.
+type Info struct {
+	Name   string `json:"name"`
+	Device string `json:"device"` // "host CPU, 2 workers", "NVIDIA H200", "Apple M5 (10-core GPU)"
+	// Clock is where Result.Total comes from: "gpu" (device timestamps or
+	// events) or "host" (the runner's or host's clock).
+	Clock string `json:"clock"`
+	// Orders reports whether Dispatch.Order is honoured. A backend that
+	// runs threads in hardware order cannot run the race probe.
+	Orders bool `json:"orders"`
+	// Check reports whether the checking mode (Source.Check) is available.
+	Check bool `json:"check"`
+	// Timing says what a timing on this backend is, for reports: "cpu
+	// emulator time: it exercises the loop, it is not a GPU claim".
+	Timing string `json:"timing"`
 }
 
 // A Program is a compiled kernel entry point.
@@ -121,7 +141,11 @@ type Dispatch struct {
 // A Result holds the outputs of a run.
 type Result struct {
 	Outputs map[int][]byte  // by buffer index, for buffers marked Output (and all device buffers)
-	Times   []time.Duration // per dispatch, where the backend can measure it; raw samples
+	Times   []time.Duration // per dispatch, where the backend can time dispatches one by one; raw samples
+	// Total is the time of all Repeat dispatches together, submitted
+	// together where the backend can (one command buffer on a GPU), by the
+	// clock Info names: one timing sample.
+	Total time.Duration
 	// Findings are what the checking mode saw (programs compiled with
 	// Source.Check): races, uninitialised reads and warnings. A bounds
 	// violation stops the run: it comes back as a Failure of kind BadAccess

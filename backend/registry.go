@@ -75,6 +75,8 @@ func (m missing) Available(context.Context) (bool, string) {
 	return false, "the " + m.name + " backend is not built into this metalab"
 }
 
+func (m missing) Info(context.Context) Info { return Info{Name: m.name, Device: "not built in"} }
+
 func (m missing) Compile(context.Context, Source) (Program, error) {
 	return nil, &Failure{Kind: Unavailable, Msg: "the " + m.name + " backend is not built into this metalab"}
 }

@@ -12,6 +12,7 @@ type stub struct{ name string }
 func (s stub) Name() string                                     { return s.name }
 func (s stub) Available(context.Context) (bool, string)         { return true, "" }
 func (s stub) Compile(context.Context, Source) (Program, error) { return nil, errors.New("stub") }
+func (s stub) Info(context.Context) Info                        { return Info{Name: s.name} }
 
 func TestAll(t *testing.T) {
 	Register("zz-test", func() Backend { return stub{"zz-test"} })

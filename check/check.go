@@ -105,7 +105,9 @@ type Report struct {
 	OtherSets    []string  `json:"other_sets,omitempty"` // the spec's sets that did not run
 	Cases        int       `json:"cases"`
 	TGLimit      int       `json:"tg_limit"`
+	Device       string    `json:"device,omitempty"`
 	Detect       bool      `json:"detect"` // the checking mode ran
+	Notes        []string  `json:"notes,omitempty"`
 	Strict       bool      `json:"strict,omitempty"`
 	Race         bool      `json:"race"`
 	Orders       []string  `json:"orders,omitempty"`
@@ -281,6 +283,15 @@ func NewSession(ctx context.Context, opts Options) (*Session, error) {
 	if opts.ReadFile == nil {
 		opts.ReadFile = os.ReadFile
 	}
+	info := opts.Backend.Info(ctx)
+	if opts.Race && !info.Orders {
+		return nil, fmt.Errorf("the race probe needs a backend that runs threads in the order it is told; %s runs them in hardware order (run --race on the cpu backend)", info.Name)
+	}
+	var notes []string
+	if !opts.NoDetect && !info.Check {
+		opts.NoDetect = true
+		notes = append(notes, fmt.Sprintf("the %s backend has no checking mode: bytes are compared, races, uninitialised reads and bad accesses that leave them alone are not seen (check on the cpu backend for those)", info.Name))
+	}
 	s := opts.Spec
 	c := &checker{opts: opts, sources: map[string][]byte{}, cache: map[string]backend.Program{}, compErr: map[string]error{},
 		srcTG: map[string]int{}, inflight: map[string]chan struct{}{}}
@@ -320,7 +331,7 @@ func NewSession(ctx context.Context, opts Options) (*Session, error) {
 	ss := &Session{c: c, report: Report{
 		Spec: s.Path, Source: s.Source, SourceSHA256: sha(c.sources[s.Source]), Backend: opts.Backend.Name(),
 		Sets: sets, DefaultSets: defaults, Cases: len(cases), TGLimit: opts.TGLimit, Race: opts.Race,
-		Detect: !opts.NoDetect, Strict: opts.Strict,
+		Detect: !opts.NoDetect, Strict: opts.Strict, Device: info.Device, Notes: notes,
 	}}
 	for _, set := range s.Sets {
 		if !slices.Contains(sets, set.Name) {

@@ -37,7 +37,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		sets += ")"
 	}
 	fmt.Fprintf(w, "spec %s: %d cases of %s on %s, tg limit %d bytes%s\n", r.Spec, r.Cases, sets, r.Backend, r.TGLimit, race)
-	fmt.Fprintf(w, "baseline %s sha256 %s\n\n", r.Source, short(r.SourceSHA256))
+	fmt.Fprintf(w, "baseline %s sha256 %s\n", r.Source, short(r.SourceSHA256))
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VARIANT\tSTATUS\tTGMEM\tTGMEM (SOURCE)\tCASES\tSHA256\tTIME")
 	all := append([]*Result{r.Control}, r.Variants...)

@@ -308,6 +308,20 @@ func (b *Backend) runner(ctx context.Context) (*proc, error) {
 	return p, nil
 }
 
+// Info describes the cpu backend: the host's CPU, the runner's workers,
+// host-clock timings of the emulator.
+func (b *Backend) Info(ctx context.Context) backend.Info {
+	workers := b.opts.Workers
+	if workers <= 0 {
+		workers = defaultWorkers()
+	}
+	return backend.Info{
+		Name: "cpu", Device: fmt.Sprintf("host CPU (%s, %s), %d runner workers, %s", runtime.GOOS, runtime.GOARCH, workers, b.id),
+		Clock: "host", Orders: true, Check: true,
+		Timing: "cpu emulator time: it exercises the search, it is not a GPU claim",
+	}
+}
+
 // restartRunner stops the runner; the next request starts a new one and
 // programs reload into it.
 func (b *Backend) restartRunner() {

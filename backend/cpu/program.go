@@ -226,6 +226,7 @@ func (p *program) run(ctx context.Context, d backend.Dispatch, order uint8) (*ba
 	res := &backend.Result{Outputs: map[int][]byte{}, Times: make([]time.Duration, 0, n)}
 	for i := 0; i < n; i++ {
 		res.Times = append(res.Times, time.Duration(dec.u64()))
+		res.Total += res.Times[i]
 	}
 	raw := dec.findings()
 	if dec.err != nil {

@@ -50,6 +50,11 @@ func New() *Backend { return &Backend{} }
 // scripts, so a spec's kernel interface is not checked against them.
 func (b *Backend) MetalSources() bool { return false }
 
+// Info describes the fake backend: no device, no clock, orders honoured.
+func (b *Backend) Info(context.Context) backend.Info {
+	return backend.Info{Name: "fake", Device: "none (marker scripts)", Clock: "host", Orders: true, Check: true, Timing: "fake: no time"}
+}
+
 // Name returns "fake".
 func (b *Backend) Name() string { return "fake" }
 

@@ -141,6 +141,13 @@ func (b *Backend) Available(context.Context) (bool, string) {
 	return true, ""
 }
 
+// Info describes the Metal device: GPU timestamps, hardware thread order,
+// no checking mode.
+func (b *Backend) Info(ctx context.Context) backend.Info {
+	return backend.Info{Name: Name, Device: b.Describe(), Clock: "gpu", Orders: false, Check: false,
+		Timing: "Metal GPU time (GPUStartTime to GPUEndTime of one command buffer)"}
+}
+
 // Describe names the device and the compiler settings, for `metalab
 // backends`.
 func (b *Backend) Describe() string {
@@ -359,8 +366,9 @@ func (p *program) Close() error {
 // Run copies d's device buffers into new shared-storage buffers, encodes
 // d.Repeat dispatches of d's geometry in one compute encoder of one command
 // buffer, commits it and waits for it (at most d.Timeout), then reads every
-// device buffer back. Result.Times holds one sample: that command buffer's
-// GPUEndTime-GPUStartTime, all d.Repeat dispatches together. d.Order is
+// device buffer back. Result.Total is one sample: that command buffer's
+// GPUEndTime-GPUStartTime, all d.Repeat dispatches together (Times stays
+// empty: dispatches of one command buffer are not timed apart). d.Order is
 // validated but cannot be honoured: the GPU schedules threads itself.
 func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result, error) {
 	pl, err := planDispatch(p.kernel, d, limits{
@@ -409,7 +417,7 @@ func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 		}
 		res = &backend.Result{Outputs: readBack(bufs, pl.device)}
 		if t, ok := gpuDuration(float64(cb.GPUStartTime()), float64(cb.GPUEndTime())); ok {
-			res.Times = []time.Duration{t}
+			res.Total = t
 		}
 		return nil
 	})

@@ -31,6 +31,11 @@ func unavailable() string {
 // Available reports false, with the reason.
 func (b *Backend) Available(context.Context) (bool, string) { return false, unavailable() }
 
+// Info says the backend is not available here.
+func (b *Backend) Info(context.Context) backend.Info {
+	return backend.Info{Name: Name, Device: unavailable(), Clock: "gpu", Timing: "Metal GPU time (GPUStartTime to GPUEndTime)"}
+}
+
 // Compile fails with an Unavailable failure.
 func (b *Backend) Compile(context.Context, backend.Source) (backend.Program, error) {
 	return nil, &backend.Failure{Kind: backend.Unavailable, Msg: unavailable()}

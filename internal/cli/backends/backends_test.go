@@ -23,7 +23,8 @@ func (s stub) Available(context.Context) (bool, string) {
 func (s stub) Compile(context.Context, backend.Source) (backend.Program, error) {
 	return nil, errors.New("stub")
 }
-func (s stub) Describe() string { return s.detail }
+func (s stub) Describe() string                  { return s.detail }
+func (s stub) Info(context.Context) backend.Info { return backend.Info{Name: s.name} }
 
 // cached is a stub with an on-disk cache.
 type cached struct {
