@@ -2,7 +2,9 @@ package backend
 
 import (
 	"context"
+	"fmt"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -79,4 +81,46 @@ func (m missing) Info(context.Context) Info { return Info{Name: m.name, Device: 
 
 func (m missing) Compile(context.Context, Source) (Program, error) {
 	return nil, &Failure{Kind: Unavailable, Msg: "the " + m.name + " backend is not built into this metalab"}
+}
+
+// Preference is the order --backend auto tries backends in: the real
+// thing first.
+var Preference = []string{"metal", "cuda", "cpu"}
+
+// Choose returns the backend called name, or for "auto" the first of
+// Preference that is available here. An unknown name is an error naming the
+// known ones; a known backend that cannot run here is returned as is (its
+// Available says why).
+func Choose(ctx context.Context, name string) (Backend, error) {
+	if name == "auto" {
+		var why []string
+		for _, n := range Preference {
+			b, ok := Lookup(n)
+			if !ok {
+				continue
+			}
+			ok, w := b.Available(ctx)
+			if ok {
+				return b, nil
+			}
+			why = append(why, n+": "+w)
+		}
+		return nil, fmt.Errorf("--backend auto: no backend can run here (%s)", strings.Join(why, "; "))
+	}
+	if b, ok := Lookup(name); ok {
+		return b, nil
+	}
+	for _, n := range Known {
+		if n == name {
+			return missing{name}, nil
+		}
+	}
+	return nil, &UnknownError{Name: name}
+}
+
+// An UnknownError is a backend name metalab does not know.
+type UnknownError struct{ Name string }
+
+func (e *UnknownError) Error() string {
+	return fmt.Sprintf("unknown backend %q (backends: %s, or auto)", e.Name, strings.Join(Known, ", "))
 }

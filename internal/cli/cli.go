@@ -53,7 +53,6 @@ variants from chosen site choices, and writes patches that git apply cleanly.`,
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &cmdutil.FlagError{Err: err}
 	})
-	cmd.CompletionOptions.DisableDefaultCmd = true
 	cmd.AddCommand(
 		sites.NewCmdSites(f, nil),
 		tgmem.NewCmdTgmem(f, nil),
@@ -62,7 +61,11 @@ variants from chosen site choices, and writes patches that git apply cleanly.`,
 		checkcmd.NewCmdCheck(f, nil),
 		runcmd.NewCmdRun(f, nil),
 		backends.NewCmdBackends(f, nil),
+		newCmdVersion(f),
 	)
+	for _, c := range cmd.Commands() {
+		addCompletions(c)
+	}
 	return cmd
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -19,8 +20,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"metalab/backend"
-	"metalab/backend/cpu"
-	"metalab/backend/metal"
 	checkpkg "metalab/check"
 	"metalab/internal/cli/cmdutil"
 	"metalab/spec"
@@ -105,7 +104,7 @@ unwritable cache).`,
 	}
 	cmd.Flags().StringArrayVar(&opts.Variants, "variant", nil, "variant source `FILE` (repeatable)")
 	cmd.Flags().StringVar(&opts.Source, "source", "", "the spec's source `FILE` the variants replace (default: the spec's source:)")
-	cmd.Flags().StringVar(&opts.Backend, "backend", "cpu", "backend `NAME` to compile and run on")
+	cmd.Flags().StringVar(&opts.Backend, "backend", "cpu", "backend `NAME` to compile and run on: cpu, cuda, metal, or auto (the first of metal, cuda, cpu that runs here)")
 	cmd.Flags().StringSliceVar(&opts.Cases, "cases", nil, "case set `NAME` (repeatable or comma-separated; default: the spec's defaults, else quick, else all)")
 	cmd.Flags().StringVar(&tgLimit, "tg-limit", "16KiB", "static threadgroup memory `LIMIT` (16384, 16KiB, 8K)")
 	cmd.Flags().BoolVar(&opts.NoDetect, "no-detect", false, "turn off the checking mode (faster; races, uninitialised reads and bad accesses that leave the bytes alone go unseen)")
@@ -185,16 +184,6 @@ func shortSHA(b []byte) string {
 	return hex.EncodeToString(h[:6])
 }
 
-// newBackend returns a built-in backend.
-func newBackend(name string) (backend.Backend, error) {
-	switch name {
-	case "cpu":
-		return cpu.New(cpu.Options{}), nil
-	case "metal":
-		return metal.New(), nil
-	}
-	return nil, cmdutil.FlagErrorf("unknown --backend %q (backends: cpu, metal)", name)
-}
 
 func checkRun(ctx context.Context, opts *CheckOptions) error {
 	if ctx == nil {
@@ -243,14 +232,14 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	}
 	mk := opts.NewBackend
 	if mk == nil {
-		mk = newBackend
+		mk = func(name string) (backend.Backend, error) { return cmdutil.ChooseBackend(ctx, name) }
 	}
 	be, err := mk(opts.Backend)
 	if err != nil {
 		return err
 	}
 	if ok, why := be.Available(ctx); !ok {
-		return fmt.Errorf("backend %s is not available: %s", be.Name(), why)
+		return &backend.EnvError{Op: "backend " + be.Name() + " is not available", Err: errors.New(why)}
 	}
 	rep, err := checkpkg.Run(ctx, checkpkg.Options{
 		Spec: s, Variants: variants, Backend: be, Sets: opts.Cases, TGLimit: opts.TGLimit,

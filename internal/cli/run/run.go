@@ -21,7 +21,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"metalab/backend"
-	"metalab/backend/cpu"
 	"metalab/check"
 	"metalab/internal/cli/cmdutil"
 	"metalab/spec"
@@ -95,20 +94,12 @@ usage errors.`,
 	cmd.Flags().StringArrayVar(&opts.Cases, "case", nil, "only case `NAME` or SET/NAME (repeatable)")
 	cmd.Flags().StringVar(&opts.Variant, "variant", "", "run variant source `FILE` in place of the spec's main source")
 	cmd.Flags().StringVar(&opts.Dump, "dump", "", "write the buffers under `DIR` (required)")
-	cmd.Flags().StringVar(&opts.Backend, "backend", "cpu", "backend `NAME` to compile and run on")
+	cmd.Flags().StringVar(&opts.Backend, "backend", "cpu", "backend `NAME` to compile and run on: cpu, cuda, metal, or auto (the first of metal, cuda, cpu that runs here)")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "per-case `DURATION` limit (default 30m)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write the dump's index as JSON")
 	return cmd
 }
 
-// newBackend returns a built-in backend.
-func newBackend(name string) (backend.Backend, error) {
-	switch name {
-	case "cpu":
-		return cpu.New(cpu.Options{}), nil
-	}
-	return nil, cmdutil.FlagErrorf("unknown --backend %q (backends: cpu)", name)
-}
 
 // selectCases returns the cases of s that opts selects.
 func selectCases(s *spec.Spec, opts *RunOptions) ([]spec.Case, error) {
@@ -255,14 +246,14 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	}
 	mk := opts.NewBackend
 	if mk == nil {
-		mk = newBackend
+		mk = func(name string) (backend.Backend, error) { return cmdutil.ChooseBackend(ctx, name) }
 	}
 	be, err := mk(opts.Backend)
 	if err != nil {
 		return err
 	}
 	if ok, why := be.Available(ctx); !ok {
-		return fmt.Errorf("backend %s is not available: %s", be.Name(), why)
+		return &backend.EnvError{Op: "backend " + be.Name() + " is not available", Err: errors.New(why)}
 	}
 	d, err := check.NewDumper(opts.Dump, check.DumpIndex{Spec: opts.Spec, Source: s.Source, Variant: opts.Variant, Backend: be.Name()})
 	if err != nil {
