@@ -184,7 +184,6 @@ func shortSHA(b []byte) string {
 	return hex.EncodeToString(h[:6])
 }
 
-
 func checkRun(ctx context.Context, opts *CheckOptions) error {
 	if ctx == nil {
 		ctx = context.Background()

@@ -100,7 +100,6 @@ usage errors.`,
 	return cmd
 }
 
-
 // selectCases returns the cases of s that opts selects.
 func selectCases(s *spec.Spec, opts *RunOptions) ([]spec.Case, error) {
 	var names []string
