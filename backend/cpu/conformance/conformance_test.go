@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -737,37 +738,66 @@ func TestConformanceChecking(t *testing.T) {
 	}
 }
 
-// TestRaceChecking: the checking mode reports the racy kernel's race, with
-// both threads and both lines, under every order — in-order included, whose
-// bytes look right — and nothing for its fixed twin.
+// TestRaceChecking: the checking mode reports each kernel's race, with
+// both threads and both lines, under every order — in-order included,
+// whose bytes look right — and nothing, or only the warning it deserves,
+// for the look-alikes.
 func TestRaceChecking(t *testing.T) {
 	b := newBackend(t)
 	x, _ := raceInputs()
-	for _, entry := range []string{"racy", "race_fixed"} {
-		src := source(t, "race.metal", entry)
+	for _, tt := range []struct {
+		entry string
+		want  backend.FindingKind // "" for no finding at all
+		note  string
+	}{
+		{"racy", backend.FindRace, ""},
+		{"race_mem_none", backend.FindRace, "does not order threadgroup memory"},
+		{"race_collective", backend.FindRace, ""},
+		{"race_fixed", "", ""},
+		{"simd_slices", "", ""},
+		{"lockstep", backend.FindLockstep, ""},
+	} {
+		src := source(t, "race.metal", tt.entry)
 		src.Check = true
 		p := compile(t, b, src)
-		for _, o := range []backend.Order{{Kind: "in-order"}, {Kind: "reversed"}, {Kind: "simd-ahead"}} {
+		for _, o := range []backend.Order{{Kind: "in-order"}, {Kind: "reversed"}, {Kind: "simd-ahead"}, {Kind: "simd-reversed"}} {
 			res, err := p.Run(context.Background(), backend.Dispatch{Threadgroups: dim(2), Threads: dim(128), Order: o,
 				Buffers: []backend.Buffer{in(0, u32bytes(x)), out(1, make([]byte, 4*len(x)))}})
 			if err != nil {
-				t.Fatalf("%s %s: %v", entry, o, err)
+				t.Fatalf("%s %s: %v", tt.entry, o, err)
 			}
-			races := 0
+			if tt.want == "" {
+				if len(res.Findings) > 0 {
+					t.Errorf("%s under %s: findings %+v, want none", tt.entry, o, res.Findings)
+				}
+				continue
+			}
+			found := false
 			for _, f := range res.Findings {
-				if f.Kind != backend.FindRace {
+				if f.Kind != tt.want {
+					// A race between simd groups comes with lockstep
+					// conflicts of the lanes inside each; nothing else.
+					if f.Kind != backend.FindLockstep || tt.want != backend.FindRace {
+						t.Errorf("%s under %s: unexpected %s finding %+v", tt.entry, o, f.Kind, f)
+					}
 					continue
 				}
-				races++
-				if f.Other == nil || f.Access.Line == 0 || f.Other.Line == 0 || f.Access.SIMDGroup == f.Other.SIMDGroup || f.Array == "" {
-					t.Errorf("%s %s: race report lacks a line, an array or two simd groups: %+v other %+v", entry, o, f, f.Other)
+				found = true
+				if f.Other == nil || f.Access.Line == 0 || f.Other.Line == 0 || f.Array == "" {
+					t.Errorf("%s %s: report lacks a line or the array: %+v other %+v", tt.entry, o, f, f.Other)
+				}
+				if tt.want == backend.FindRace && f.Access.SIMDGroup == f.Other.SIMDGroup {
+					t.Errorf("%s %s: a race within one simd group: %+v other %+v", tt.entry, o, f, f.Other)
+				}
+				if tt.want == backend.FindLockstep && f.Access.SIMDGroup != f.Other.SIMDGroup {
+					t.Errorf("%s %s: lockstep across simd groups: %+v other %+v", tt.entry, o, f, f.Other)
+				}
+				if !strings.Contains(f.Note, tt.note) {
+					t.Errorf("%s %s: note %q lacks %q", tt.entry, o, f.Note, tt.note)
 				}
 			}
-			if entry == "racy" && races == 0 {
-				t.Errorf("racy under %s: no race reported (findings %+v)", o, res.Findings)
-			}
-			if entry == "race_fixed" && len(res.Findings) > 0 {
-				t.Errorf("race_fixed under %s: findings %+v", o, res.Findings)
+			if !found {
+				t.Errorf("%s under %s: no %s reported (findings %+v)", tt.entry, o, tt.want, res.Findings)
 			}
 		}
 	}

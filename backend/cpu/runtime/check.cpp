@@ -181,9 +181,21 @@ void report_conflict(Worker* w, uint8_t kind, uint8_t space, int32_t buffer, con
   add(std::move(f));
 }
 
-// kPoisonRead marks a byte whose uninitialised read was reported, so it is
-// reported once and conflicts with nothing.
+// kPoisonRead marks a byte whose uninitialised read is pending or was
+// reported, so it is reported once and conflicts with nothing.
 constexpr uint16_t kPoisonRead = kThreadMask;
+
+// A PendingUninit is a read of threadgroup memory no thread had written,
+// judged when its interval ends: if another thread wrote the byte in the
+// same interval, the read and that write conflict (a race, or with lanes of
+// one simd group, lockstep — both already reported); otherwise it is an
+// uninitialised read.
+struct PendingUninit {
+  TGArray* array;
+  size_t off, n;
+  Access access;
+};
+thread_local std::vector<PendingUninit> t_pending;
 
 // tg_access checks an access of n bytes at offset off of threadgroup array a.
 void tg_access(Worker* w, TGArray& a, size_t off, size_t n, bool write, bool read, bool atomic, uint32_t pc) {
@@ -202,17 +214,9 @@ void tg_access(Worker* w, TGArray& a, size_t off, size_t n, bool write, bool rea
     if (read && wr.ep < w->tg_base) {
       if (!uninit) {
         uninit = true;  // one report per access, not per byte
-        Finding f;
-        f.kind = kFindUninit;
-        f.space = uint8_t(a.space);
-        f.buffer = a.id;
-        f.name = array_name(w, a);
-        f.offset = int64_t(off + i);
-        f.size = uint32_t(n);
-        f.a = me_access(w, write, atomic, pc);
-        add(std::move(f));
+        t_pending.push_back(PendingUninit{&a, off + i, n, me_access(w, write, atomic, pc)});
       }
-      wr = Acc{w->tg_base, kPoisonRead, 0, 0};
+      wr = Acc{ep, kPoisonRead, 0, 0};
     } else if (wr.ep == ep && (wr.thread & kThreadMask) != kPoisonRead) {
       if (uint8_t k = conflict(wr.thread, wr.sgep, t, sg, sgep, atomic))
         report_conflict(w, k, uint8_t(a.space), a.id, array_name(w, a), int64_t(off + i), n, write, atomic, pc, true,
@@ -330,6 +334,24 @@ void on_access(uintptr_t addr, size_t n, bool write, bool read, bool atomic, uin
 
 }  // namespace
 
+void check_end_interval(Worker* w) {
+  for (const PendingUninit& p : t_pending) {
+    const Acc& wr = reinterpret_cast<const Acc*>(p.array->shadow)[p.off * 3];
+    int writer = wr.thread & kThreadMask;
+    if (writer != kPoisonRead && writer != int(p.access.thread)) continue;  // a conflict, reported as one
+    Finding f;
+    f.kind = kFindUninit;
+    f.space = uint8_t(p.array->space);
+    f.buffer = p.array->id;
+    f.name = array_name(w, *p.array);
+    f.offset = int64_t(p.off);
+    f.size = uint32_t(p.n);
+    f.a = p.access;
+    add(std::move(f));
+  }
+  t_pending.clear();
+}
+
 void check_begin_dispatch(const Job& job) {
   {
     std::lock_guard<std::mutex> lock(g_find_mu);
@@ -374,6 +396,7 @@ void check_begin_group(Worker* w) {
       if (w->arrays[i].shadow) std::memset(w->arrays[i].shadow, 0, w->arrays[i].shadow_cap);
     w->ep_tg = 0;
   }
+  t_pending.clear();  // of a threadgroup a fatal finding or a deadlock ended
   w->ep_tg++;
   w->ep_dev++;
   w->tg_base = w->ep_tg;

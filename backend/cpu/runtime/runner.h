@@ -221,6 +221,10 @@ int pool_size();
 
 void check_begin_dispatch(const Job& job);
 void check_begin_group(Worker* w);
+// check_end_interval judges the interval's pending uninitialised reads; the
+// scheduler calls it before a barrier that orders threadgroup memory
+// completes and when a threadgroup ends.
+void check_end_interval(Worker* w);
 void check_prepare_array(TGArray* a);
 bool check_has_fatal();
 void check_note_divergent(Worker* w, const char* file, int line, int returned, int total);

@@ -292,6 +292,7 @@ bool release_tg_barrier(Worker* w) {
   if (w->n_done > 0) check_note_divergent(w, first->bar_file, first->bar_line, w->n_done, T);
   unsigned flags = first->bar_flags;
   if (flags & mtl_rt::kMemThreadgroup) {
+    check_end_interval(w);
     w->ep_tg++;
   } else {
     w->unfenced_file = first->bar_file;
@@ -424,7 +425,10 @@ void run_group(Worker* w, uint64_t g) {
       release_ready_simd(w);
       continue;
     }
-    if (w->n_done == T) return;
+    if (w->n_done == T) {
+      check_end_interval(w);
+      return;
+    }
     if (release_ready_simd(w)) continue;
     if (!release_tg_barrier(w)) return;
   }
