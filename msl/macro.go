@@ -144,6 +144,7 @@ func ppJoinOrigin(toks []ppTok) (string, []int32) {
 type macroExpander struct {
 	f     *File
 	at    int
+	find  func(name string) *Define // when set, the macros in effect instead of f's
 	steps int
 	size  int
 	file  *int // tokens left for the whole file's expansions
@@ -153,6 +154,9 @@ type macroExpander struct {
 // lookup returns the macro named name in effect, or nil. Command-line
 // defines stand in for names the file does not define.
 func (m *macroExpander) lookup(name string) *Define {
+	if m.find != nil {
+		return m.find(name)
+	}
 	if d := m.f.lookupDefine(name, m.at); d != nil {
 		return d
 	}

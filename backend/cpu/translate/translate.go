@@ -38,8 +38,11 @@ type Slot struct {
 
 // Translate translates src and checks that src.Entry names a kernel function
 // or the host_name of a template instantiation. Bad input yields positioned
-// errors (file:line:col: msg).
+// errors (file:line:col: msg); a source Vet refuses yields its *Refusal.
 func Translate(src backend.Source) (*Unit, error) {
+	if err := Vet(src, nil); err != nil {
+		return nil, err
+	}
 	t, err := run(src)
 	if err != nil {
 		return nil, err
