@@ -5,7 +5,6 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -175,11 +174,14 @@ type vetter struct {
 	declared       names // what the source declares, at any scope
 	global         names // what the source declares at file (namespace) scope
 	constexprFuncs map[string]bool
+	ms             map[string]*mstate // what prep knows of each macro, in include order
+	once           map[string]bool    // files with #pragma once, by key
 }
 
 func newVetter(src backend.Source, includeDirs []string, checking bool) *vetter {
 	v := &vetter{src: src, incDirs: includeDirs, checking: checking, macros: map[string]*msl.Define{},
-		included: map[string]bool{}, inClos: map[string]bool{}, budget: maxExpansion, defMsgs: map[string]bool{}}
+		included: map[string]bool{}, inClos: map[string]bool{}, budget: maxExpansion, defMsgs: map[string]bool{},
+		ms: map[string]*mstate{}, once: map[string]bool{}}
 	for _, d := range append([]string{src.Dir}, includeDirs...) {
 		if d == "" {
 			continue
@@ -213,8 +215,22 @@ func (v *vetter) run() {
 		v.macros[name] = d
 		v.defs = append(v.defs, &macroDef{d: d, at: at})
 	}
-	v.file(&wfile{name: sourceName(v.src), dir: v.src.Dir}, v.src.Text, false, 0)
+	for name, d := range v.macros {
+		v.ms[name] = &mstate{defined: triYes, body: d.Body}
+	}
+	for name, d := range preludeMacros() {
+		if v.ms[name] == nil {
+			v.ms[name] = &mstate{defined: triYes, body: d.Body, funcLike: d.FuncLike}
+		}
+	}
+	main := v.prep(&wfile{name: sourceName(v.src), dir: v.src.Dir}, v.src.Text, "", false, 0)
+	if v.fatal != nil || !v.checking {
+		return
+	}
+	v.walk(main, false, 0)
 }
+
+
 
 func (v *vetter) refuse(at srcPos, macro, format string, args ...any) {
 	if !v.checking {
@@ -237,29 +253,22 @@ func (v *vetter) fail(at srcPos, format string, args ...any) {
 	}
 }
 
-// file walks one file: the main source or an include.
-func (v *vetter) file(wf *wfile, text []byte, skipped bool, depth int) {
-	if !skipped && v.checking {
-		if _, err := msl.Lex(wf.name, text); err != nil {
+// walk turns one inclusion of a file into tokens of the stream, with its
+// conditions as prep decided them.
+func (v *vetter) walk(in *finst, skipped bool, depth int) {
+	if !skipped && v.fsys == nil {
+		if _, err := msl.Lex(in.wf.name, in.text); err != nil {
 			if v.fatal == nil {
 				v.fatal = err
 			}
 			return
 		}
 	}
-	// The macros in effect where the file is included decide its #if
-	// branches, as they do for the C++ compiler.
-	defines := map[string]string{}
-	for name, d := range v.macros {
-		if !d.FuncLike {
-			defines[name] = d.Body
-		}
-	}
-	f, _ := msl.ParseOptions(wf.name, text, msl.Options{Defines: defines})
+	f, _ := msl.Parse(in.wf.name, in.decided)
 	if !skipped {
 		v.files = append(v.files, f)
 	}
-	v.scan(wf, f, 0, string(text), f.Tokens, definesByPos(f), skipped, depth)
+	v.scan(in, f, 0, string(in.decided), f.Tokens, definesByPos(f), skipped, depth)
 }
 
 func definesByPos(f *msl.File) map[int]*msl.Define {
@@ -272,7 +281,7 @@ func definesByPos(f *msl.File) map[int]*msl.Define {
 
 // scan walks the tokens of one text: a file, or an inactive branch of one
 // (positioned in pf at base).
-func (v *vetter) scan(wf *wfile, pf *msl.File, base int, text string, toks []msl.Token, defs map[int]*msl.Define, skipped bool, depth int) {
+func (v *vetter) scan(in *finst, pf *msl.File, base int, text string, toks []msl.Token, defs map[int]*msl.Define, skipped bool, depth int) {
 	v.origins++
 	origin := v.origins
 	prevEnd := 0
@@ -287,10 +296,10 @@ func (v *vetter) scan(wf *wfile, pf *msl.File, base int, text string, toks []msl
 		switch t.Kind {
 		case msl.Comment:
 		case msl.Directive:
-			v.directive(wf, pf, base, t, defs, skipped, depth)
+			v.directive(in, pf, base, t, defs, skipped, depth)
 		case msl.Skipped:
-			sub, _ := msl.Parse(wf.name, []byte(t.Text))
-			v.scan(wf, pf, base+t.Pos, t.Text, sub.Tokens, definesByPos(sub), true, depth)
+			sub, _ := msl.Parse(in.wf.name, []byte(t.Text))
+			v.scan(in, pf, base+t.Pos, t.Text, sub.Tokens, definesByPos(sub), true, depth)
 		default:
 			if t.Kind == msl.Ident && v.macros[t.Text] != nil && v.budget > 0 {
 				if end, ok := v.expandUse(pf, base, text, toks, i, skipped); ok {
@@ -416,7 +425,7 @@ func lastWord(s string) string {
 }
 
 // directive handles one preprocessor line.
-func (v *vetter) directive(wf *wfile, pf *msl.File, base int, t msl.Token, defs map[int]*msl.Define, skipped bool, depth int) {
+func (v *vetter) directive(in *finst, pf *msl.File, base int, t msl.Token, defs map[int]*msl.Define, skipped bool, depth int) {
 	text := joinLines(t.Text)
 	name, rest := splitDirective(text)
 	at := srcPos{f: pf, off: base + t.Pos}
@@ -435,18 +444,16 @@ func (v *vetter) directive(wf *wfile, pf *msl.File, base int, t msl.Token, defs 
 			delete(v.macros, strings.TrimSpace(stripComments(rest)))
 		}
 	case "include":
-		v.include(wf, at, rest, skipped, depth)
+		// prep vetted the include and read the file it enters.
+		if child := in.children[base+t.Pos]; child != nil {
+			v.walk(child, skipped, depth+1)
+		}
 	case "include_next", "import", "embed":
 		v.refuse(at, "", "#%s is not allowed in a Metal kernel", name)
 	case "pragma":
 		v.pragma(at, "", strings.TrimSpace(stripComments(rest)))
-	case "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef":
-		for _, w := range words(rest) {
-			if w == "__has_include" || w == "__has_include_next" {
-				v.refuse(at, "", "%s is not allowed: it probes the host's files", w)
-			}
-		}
-	case "else", "endif", "line", "error", "warning", "":
+	case "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "line", "error", "warning", "":
+		// prep decided (and vetted) the conditions.
 	default:
 		if !skipped {
 			v.refuse(at, "", "#%s is not a directive Metal kernels may use", name)
@@ -454,139 +461,27 @@ func (v *vetter) directive(wf *wfile, pf *msl.File, base int, t msl.Token, defs 
 	}
 }
 
-// include vets an #include and walks the file it names.
-func (v *vetter) include(wf *wfile, at srcPos, rest string, skipped bool, depth int) {
-	spec, angle, ok := includeSpec(rest)
-	switch {
-	case !ok:
-		v.refuse(at, "", "#include %s: computed includes are not allowed; write the path in quotes", strings.TrimSpace(rest))
-		return
-	case angle:
-		if !metalHeader(spec) {
-			v.refuse(at, "", "#include <%s>: only Metal's headers (<metal_stdlib>, <metal_*>, <simd/simd.h>) may be included with <...>", spec)
-		}
-		return
-	case spec == "" || strings.ContainsRune(spec, 0):
-		v.refuse(at, "", "#include %q: not a file name", spec)
-		return
-	case filepath.IsAbs(spec) || strings.HasPrefix(spec, "/") || strings.HasPrefix(spec, `\`) || filepath.VolumeName(spec) != "":
-		v.refuse(at, "", "#include %q: absolute include paths are not allowed", spec)
-		return
-	}
-	if v.fsys != nil {
-		v.includeFS(wf, spec, depth)
-		return
-	}
-	var dirs []string
-	for _, d := range append([]string{wf.dir, v.src.Dir}, v.incDirs...) {
+
+// resolve finds the file a quoted include names: the first regular file
+// spec names in the including file's directory, src.Dir or an include
+// directory, in that order. It returns the directories searched too.
+func (v *vetter) resolve(fromDir, spec string) (found string, size int64, dirs []string) {
+	for _, d := range append([]string{fromDir, v.src.Dir}, v.incDirs...) {
 		if d != "" && !contains(dirs, d) {
 			dirs = append(dirs, d)
 		}
 	}
-	if len(dirs) == 0 {
-		if !skipped {
-			v.fail(at, "include %q: no include directory given", spec)
-		}
-		return
-	}
-	found := ""
-	var size int64
 	for _, d := range dirs {
 		p := filepath.Join(d, spec)
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			found, size = p, st.Size()
-			break
+			return p, st.Size(), dirs
 		}
 	}
-	if found == "" {
-		switch {
-		case !v.inside(filepath.Join(dirs[0], spec), false):
-			v.refuse(at, "", "#include %q: the path leaves the kernel's directory and the include directories", spec)
-		case !skipped:
-			v.fail(at, "include %q: file not found", spec)
-		}
-		return
-	}
-	if !v.inside(found, true) {
-		v.refuse(at, "", "#include %q: the file lies outside the kernel's directory and the include directories", spec)
-		return
-	}
-	if size > maxIncludeSize {
-		v.fail(at, "include %q: file larger than %d bytes", spec, maxIncludeSize)
-		return
-	}
-	body, err := os.ReadFile(found)
-	if err != nil {
-		v.fail(at, "include %q: %v", spec, err)
-		return
-	}
-	key, err := filepath.Abs(found)
-	if err != nil {
-		key = found
-	}
-	if real, err := filepath.EvalSymlinks(key); err == nil {
-		key = real
-	}
-	name := filepath.Join(filepath.Dir(wf.name), spec)
-	v.enter(&wfile{name: name, dir: filepath.Dir(found)}, key, found, body, at, skipped, depth)
+	return "", 0, dirs
 }
 
-// includeFS follows a quoted include of the prelude scan.
-func (v *vetter) includeFS(wf *wfile, spec string, depth int) {
-	p := path.Join(wf.dir, spec)
-	body, err := fs.ReadFile(v.fsys, p)
-	if err != nil {
-		return // mtl_rt.h lives beside the prelude, not in it
-	}
-	v.enter(&wfile{name: p, dir: path.Dir(p)}, p, p, body, srcPos{}, false, depth)
-}
 
-// enter walks an included file unless an #include guard or #pragma once
-// says its second inclusion is empty.
-func (v *vetter) enter(wf *wfile, key, readPath string, body []byte, at srcPos, skipped bool, depth int) {
-	if v.included[key] && (hasPragmaOnce(body) || v.guarded(body)) {
-		return
-	}
-	if depth >= maxIncludeDepth {
-		if v.fatal == nil {
-			v.fatal = fmt.Errorf("%s:1:1: includes nested too deeply", wf.name)
-		}
-		return
-	}
-	v.included[key] = true
-	if !v.inClos[key] && v.fsys == nil {
-		v.inClos[key] = true
-		v.closure = append(v.closure, IncludedFile{Name: wf.name, Path: readPath, Content: body})
-	}
-	v.file(wf, body, skipped, depth+1)
-}
 
-// guarded reports whether body is wrapped in an include guard whose macro
-// is defined now: its first directive is #ifndef G (or #if !defined(G)).
-func (v *vetter) guarded(body []byte) bool {
-	toks, _ := msl.Lex("", body)
-	for _, t := range toks {
-		if t.Kind == msl.Comment {
-			continue
-		}
-		if t.Kind != msl.Directive {
-			return false
-		}
-		name, rest := splitDirective(joinLines(t.Text))
-		w := words(rest)
-		switch {
-		case name == "ifndef" && len(w) == 1:
-			return v.macros[w[0]] != nil
-		case name == "if" && len(w) >= 2 && w[0] == "defined":
-			return false
-		case name == "if" && strings.HasPrefix(strings.TrimSpace(rest), "!"):
-			w = words(strings.TrimPrefix(strings.TrimSpace(rest), "!"))
-			return len(w) == 2 && w[0] == "defined" && v.macros[w[1]] != nil
-		}
-		return false
-	}
-	return false
-}
 
 // inside reports whether p lies in one of the roots: lexically, and, when
 // real is set, after resolving symlinks.

@@ -148,7 +148,10 @@ func TestVetRefuses(t *testing.T) {
 		{"embed", "#embed \"x.bin\"\n", nil, "3:1: #embed is not allowed"},
 		{"computed include", "#define H \"x.h\"\n#include H\n", map[string]string{"x.h": ""}, "4:1: #include H: computed includes are not allowed"},
 		{"refused in include", "#include \"inc/h.h\"\n", map[string]string{"inc/h.h": "// a helper\nvoid f() { asm(\"nop\"); }\n"}, "inc/h.h:2:12: inline assembly (asm)"},
-		{"include in skipped branch", "#if 0\n#include <cstdlib>\n#endif\n", nil, "4:1: #include <cstdlib>: only Metal's headers"},
+		{"escaping include in skipped branch", "#if 0\n#include \"../../../../../../../../etc/passwd\"\n#endif\n", nil, "4:1: #include \"../../../../../../../../etc/passwd\": the "},
+		{"unsigned condition", "#if -1 > 0u\nkernel void k() { system(\"id\"); }\n#endif\n", nil, "4:19: call of system"},
+		{"condition on a macro a header changes", "#define X 0\n#include \"h.h\"\n#if X\nkernel void k() { system(\"id\"); }\n#endif\n", map[string]string{"h.h": "#undef X\n#define X 1\n"}, "6:19: call of system"},
+		{"condition on an unknown macro", "#ifdef __x86_64__\nkernel void k() { system(\"id\"); }\n#endif\n", nil, "4:19: call of system"},
 		// Other preprocessor tricks.
 		{"asm in skipped branch", "#define X 0\n#if X\nvoid f() { asm(\"nop\"); }\n#endif\n", nil, "5:12: inline assembly (asm)"},
 		{"asm by pasting", "#define CAT(a, b) a##b\nvoid f() { CAT(a, sm)(\"nop\"); }\n", nil, "4:12: inline assembly (asm) is not allowed in a Metal kernel (in the expansion of macro CAT)"},
@@ -157,7 +160,7 @@ func TestVetRefuses(t *testing.T) {
 		{"digraph", "%:include <stdlib.h>\n", nil, "3:1: the digraph %: is not allowed"},
 		{"unknown directive", "#ident \"x\"\n", nil, "3:1: #ident is not a directive Metal kernels may use"},
 		{"define keyword", "#define return system(\"id\"); return\n", nil, "3:1: #define return: redefining a keyword is not allowed"},
-		{"define backend name", "#define mtl_kernels evil\n", nil, "3:1: #define mtl_kernels: names beginning with mtl_ or MTL_ belong to the cpu backend"},
+		{"define backend name", "#define mtl_kernels evil\n", nil, "3:1: #define mtl_kernels: names beginning with mtl_ belong to the cpu backend"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,6 +225,7 @@ func TestVetAllows(t *testing.T) {
 		{"includes", "#include <metal_stdlib>\n#include <metal_math>\n#include <metal_simdgroup_matrix>\n#include <simd/simd.h>\n#include \"common.h\"\n#include \"sub/deep.h\"\n" +
 			"kernel void k(device float* o [[buffer(0)]]) { o[0] = common_f(1) + deep_f(2); }\n",
 			map[string]string{"common.h": "#pragma once\ninline float common_f(float x) { return x; }\n", "sub/deep.h": "#include \"../common.h\"\n#include \"leaf.h\"\ninline float deep_f(float x) { return common_f(x) + leaf_f(x); }\n", "sub/leaf.h": "inline float leaf_f(float x) { return x; }\n"}},
+		{"host include in an inactive branch", "#if defined(GGML_COMMON_DECL_C)\n#include <stdint.h>\ntypedef uint16_t ggml_half;\n#elif defined(__cplusplus)\ntypedef half ggml_half;\n#endif\n#ifndef __cplusplus\n#define static_assert(c, m) _Static_assert(c, m)\n#endif\nkernel void k() { ggml_half h = 0; }\n", nil},
 		{"prose in if 0", "#if 0\nWe don't try to delete or throw anything new here: a virtual goto is fine in prose.\n#endif\nkernel void k() {}\n", nil},
 		{"undecided branches", "#ifdef __METAL_VERSION__\n#define F(x) metal::exp(x)\n#else\n#define F(x) exp(x)\n#endif\nkernel void k(device float* o [[buffer(0)]]) { o[0] = F(1.0f); }\n", nil},
 		{"macros defined in includes", "#include \"m.h\"\nkernel void k(device float* o [[buffer(0)]]) { FOR_UNROLL(int i = 0; i < 4; ++i) { o[i] = TWICE(o[i]); } }\n",

@@ -488,7 +488,7 @@ func (v *vetter) identRule(ts []vtok, k int, mode ruleMode, local map[string]boo
 	case strings.HasPrefix(name, "__builtin"):
 		v.report(t, "the compiler builtin %s is not allowed in a Metal kernel", name)
 		return
-	case strings.HasPrefix(name, "__") && !reservedAllowed(name):
+	case strings.HasPrefix(name, "__") && !reservedAllowed(name) && (mode != ruleSkipped || dangerousReserved(name)):
 		v.report(t, "the reserved identifier %s is not allowed: names beginning with __ belong to the compiler", name)
 		return
 	case name == "extern":
@@ -802,10 +802,12 @@ func (v *vetter) checkDefines() {
 		d := md.d
 		at := md.at
 		switch name := d.Name; {
+		case md.skipped:
+			// In a branch the compiler skips the name defines nothing.
 		case name == "defined" || cppKeywords[name] || metalKeywords[name]:
 			v.refuse(at, "", "#define %s: redefining a keyword is not allowed", name)
-		case backendName(name):
-			v.refuse(at, "", "#define %s: names beginning with mtl_ or MTL_ belong to the cpu backend", name)
+		case strings.HasPrefix(name, "mtl_"):
+			v.refuse(at, "", "#define %s: names beginning with mtl_ belong to the cpu backend's generated code", name)
 		case strings.HasPrefix(name, "__") && !reservedAllowed(name):
 			v.refuse(at, "", "#define %s: the reserved identifier %s is not allowed: names beginning with __ belong to the compiler", name, name)
 		}

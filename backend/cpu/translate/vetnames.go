@@ -103,6 +103,19 @@ func reservedAllowed(name string) bool {
 	return strings.HasSuffix(name, "__") && (strings.HasPrefix(name, "__METAL_") || strings.HasPrefix(name, "__HAVE_"))
 }
 
+// dangerousReserved reports whether a reserved name reaches past the
+// language: GNU spellings of asm and attributes, builtins, the C++ ABI's
+// runtime. In an #if branch msl finds inactive only these are refused, so
+// that a branch meant for another compiler may hold its own __names.
+func dangerousReserved(name string) bool {
+	for _, p := range []string{"__builtin", "__asm", "__attribute", "__declspec", "__has_include", "__sync_", "__atomic_", "__cxa", "__pragma", "__thread", "__label__", "__extension__"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // hostFunctions are C library and POSIX functions a kernel might call to
 // reach the machine running it. The prelude declares none of them (a test
 // checks that the C++ compiler agrees), so a call is refused as any
@@ -155,9 +168,11 @@ func isIdentifier(s string) bool {
 	return true
 }
 
-// backendName reports whether a name belongs to the cpu backend's generated
-// code and runtime (mtl_rt::, mtl_kernels, MTL_ macros), which a kernel may
-// neither name nor redefine.
+// backendName reports whether a name belongs to the cpu backend: the
+// runtime's mtl_rt namespace, the generated mtl_kernels table and wrappers
+// (mtl_run_k, mtl_b, ...), which a kernel may not redefine as a macro, and
+// the prelude's internal MTL_ macros, which it does not provide to kernels
+// (a kernel may define its own MTL_ macros: MLX defines MTL_CONST).
 func backendName(name string) bool {
 	return strings.HasPrefix(name, "mtl_") || strings.HasPrefix(name, "MTL_")
 }

@@ -570,8 +570,9 @@ func qualifiedByMetal(ts []vtok, j int) bool {
 }
 
 var (
-	preludeOnce sync.Once
-	preludeSet  names
+	preludeOnce   sync.Once
+	preludeSet    names
+	preludeDefine map[string]*msl.Define
 )
 
 // preludeNames returns the names metal_stdlib provides to kernels: what
@@ -580,24 +581,29 @@ var (
 // (mtl_detail, std) and the backend's own mtl_/MTL_ names; and the macros
 // still defined at its end.
 func preludeNames() names {
-	preludeOnce.Do(func() { preludeSet = scanPrelude(prelude.FS) })
+	preludeOnce.Do(func() { preludeSet, preludeDefine = scanPrelude(prelude.FS) })
 	return preludeSet
 }
 
-// scanPrelude computes preludeNames from the headers in fsys.
-func scanPrelude(fsys fs.FS) names {
+// preludeMacros returns the macros metal_stdlib leaves defined, internal
+// ones included: they are defined before the kernel's first line.
+func preludeMacros() map[string]*msl.Define {
+	preludeNames()
+	return preludeDefine
+}
+
+// scanPrelude computes preludeNames from the headers in fsys, and the
+// macros still defined at their end.
+func scanPrelude(fsys fs.FS) (names, map[string]*msl.Define) {
 	v := &vetter{fsys: fsys, macros: map[string]*msl.Define{}, included: map[string]bool{}, inClos: map[string]bool{},
-		budget: 1 << 28, defMsgs: map[string]bool{}, declared: names{}}
+		budget: 1 << 28, defMsgs: map[string]bool{}, declared: names{}, ms: map[string]*mstate{}, once: map[string]bool{}}
 	for _, root := range []string{"metal_stdlib", "simd/simd.h"} {
 		body, err := fs.ReadFile(fsys, root)
-		if err != nil {
-			continue
-		}
-		if v.included[root] {
+		if err != nil || v.included[root] && v.once[root] {
 			continue
 		}
 		v.included[root] = true
-		v.file(&wfile{name: root, dir: path.Dir(root)}, body, false, 0)
+		v.walk(v.prep(&wfile{name: root, dir: path.Dir(root)}, body, root, false, 0), false, 0)
 	}
 	out := names{}
 	ts := v.toks
@@ -622,9 +628,11 @@ func scanPrelude(fsys fs.FS) names {
 	for name := range metalBuiltins {
 		out.add(name, nFunc)
 	}
+	macros := map[string]*msl.Define{}
 	for name, d := range v.macros {
 		if d != nil {
 			out.add(name, nMacro)
+			macros[name] = d
 		}
 	}
 	for name := range out {
@@ -632,7 +640,7 @@ func scanPrelude(fsys fs.FS) names {
 			delete(out, name)
 		}
 	}
-	return out
+	return out, macros
 }
 
 // hiddenNamespace reports whether ns (qualified) is one the prelude keeps
