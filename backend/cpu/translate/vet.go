@@ -230,8 +230,6 @@ func (v *vetter) run() {
 	v.walk(main, false, 0)
 }
 
-
-
 func (v *vetter) refuse(at srcPos, macro, format string, args ...any) {
 	if !v.checking {
 		return
@@ -461,7 +459,6 @@ func (v *vetter) directive(in *finst, pf *msl.File, base int, t msl.Token, defs 
 	}
 }
 
-
 // resolve finds the file a quoted include names: the first regular file
 // spec names in the including file's directory, src.Dir or an include
 // directory, in that order. It returns the directories searched too.
@@ -479,9 +476,6 @@ func (v *vetter) resolve(fromDir, spec string) (found string, size int64, dirs [
 	}
 	return "", 0, dirs
 }
-
-
-
 
 // inside reports whether p lies in one of the roots: lexically, and, when
 // real is set, after resolving symlinks.
