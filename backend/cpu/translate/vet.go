@@ -79,10 +79,13 @@ func Vet(src backend.Source, includeDirs []string) (err error) {
 }
 
 // IncludeClosure returns every file src includes, transitively, resolved as
-// Vet resolves them, in the order they are first included. Files included
-// from #if branches that are certainly inactive are listed too: the C++
-// compiler decides those branches again. It fails with a positioned error
-// when an include is missing or leaves the allowed directories.
+// Vet resolves them, in the order they are first included: the files the
+// C++ compiler may read, so a compile cache keyed on them is invalidated
+// when any changes. Includes in #if branches Vet finds certainly inactive
+// are left out (the compiler skips them too); both sides of an undecided
+// branch are followed. It fails with a positioned error when an include is
+// missing, and with a *Refusal when one may not be read (an absolute path,
+// one leaving src.Dir and includeDirs, a host header).
 func IncludeClosure(src backend.Source, includeDirs []string) ([]IncludedFile, error) {
 	v := newVetter(src, includeDirs, false)
 	v.run()
@@ -155,7 +158,7 @@ type vetter struct {
 	src      backend.Source
 	incDirs  []string
 	roots    []root
-	checking bool  // Vet: apply the rules; IncludeClosure: follow includes only
+	checking bool  // Vet: apply the rules; IncludeClosure: follow and vet includes only
 	fsys     fs.FS // when set (the prelude scan), includes resolve here and nothing is checked
 	macros   map[string]*msl.Define
 	toks     []vtok
@@ -174,14 +177,16 @@ type vetter struct {
 	declared       names // what the source declares, at any scope
 	global         names // what the source declares at file (namespace) scope
 	constexprFuncs map[string]bool
-	ms             map[string]*mstate // what prep knows of each macro, in include order
-	once           map[string]bool    // files with #pragma once, by key
+	ms             map[string]*mstate       // what prep knows of each macro, in include order
+	alts           map[string][]*msl.Define // macros with several possible meanings (nil: undefined)
+	side           [][]vtok                 // expansions under alternative meanings, vetted on their own
+	once           map[string]bool          // files with #pragma once, by key
 }
 
 func newVetter(src backend.Source, includeDirs []string, checking bool) *vetter {
 	v := &vetter{src: src, incDirs: includeDirs, checking: checking, macros: map[string]*msl.Define{},
 		included: map[string]bool{}, inClos: map[string]bool{}, budget: maxExpansion, defMsgs: map[string]bool{},
-		ms: map[string]*mstate{}, once: map[string]bool{}}
+		ms: map[string]*mstate{}, once: map[string]bool{}, alts: map[string][]*msl.Define{}}
 	for _, d := range append([]string{src.Dir}, includeDirs...) {
 		if d == "" {
 			continue
@@ -231,8 +236,8 @@ func (v *vetter) run() {
 }
 
 func (v *vetter) refuse(at srcPos, macro, format string, args ...any) {
-	if !v.checking {
-		return
+	if v.fsys != nil {
+		return // the prelude is trusted
 	}
 	msg := fmt.Sprintf(format, args...)
 	if macro != "" {
@@ -299,6 +304,9 @@ func (v *vetter) scan(in *finst, pf *msl.File, base int, text string, toks []msl
 			sub, _ := msl.Parse(in.wf.name, []byte(t.Text))
 			v.scan(in, pf, base+t.Pos, t.Text, sub.Tokens, definesByPos(sub), true, depth)
 		default:
+			if t.Kind == msl.Ident && len(v.alts) > 0 && v.budget > 0 {
+				v.sideExpand(pf, base, text, toks, i, skipped)
+			}
 			if t.Kind == msl.Ident && v.macros[t.Text] != nil && v.budget > 0 {
 				if end, ok := v.expandUse(pf, base, text, toks, i, skipped); ok {
 					i = end
@@ -326,6 +334,86 @@ func lineSplice(gap string) int {
 }
 
 func (v *vetter) lookup(name string) *msl.Define { return v.macros[name] }
+
+// redefine records a #define (d) or #undef (nil) of name. One in an
+// undecided #if branch leaves the macro's earlier meaning possible, so both
+// are kept as alternatives, and each use is vetted under each.
+func (v *vetter) redefine(name string, d *msl.Define, uncertain bool) {
+	if uncertain {
+		if len(v.alts[name]) == 0 {
+			v.alts[name] = []*msl.Define{v.macros[name]}
+		}
+		v.alts[name] = append(v.alts[name], d)
+	} else {
+		delete(v.alts, name)
+	}
+	if d == nil {
+		delete(v.macros, name)
+	} else {
+		v.macros[name] = d
+	}
+}
+
+// sideExpand vets the use of a macro name at toks[i] under the alternative
+// definitions of the macros it involves that have several (see redefine):
+// each alternative of each such macro in turn, the others as last defined.
+// The expansions are vetted on their own, after the stream.
+func (v *vetter) sideExpand(pf *msl.File, base int, text string, toks []msl.Token, i int, skipped bool) {
+	end := i
+	if j := nextCode(toks, i+1); j < len(toks) && toks[j].Kind == msl.Punct && toks[j].Text == "(" {
+		if k := closeParen(toks, j); k > 0 {
+			end = k
+		}
+	}
+	use := text[toks[i].Pos:toks[end].End]
+	// The ambiguous macros the use may reach: those named in it or in the
+	// body of any definition of a macro it may reach.
+	reach := map[string]bool{}
+	queue := words(use)
+	for len(queue) > 0 && len(reach) < 1024 {
+		w := queue[0]
+		queue = queue[1:]
+		if reach[w] {
+			continue
+		}
+		reach[w] = true
+		for _, d := range append(v.alts[w], v.macros[w]) {
+			if d != nil {
+				queue = append(queue, words(d.Body)...)
+			}
+		}
+	}
+	at := srcPos{f: pf, off: base + toks[i].Pos}
+	n := 0
+	for name := range reach {
+		for _, alt := range v.alts[name] {
+			if n++; n > 64 || v.budget <= 0 {
+				return
+			}
+			lookup := func(m string) *msl.Define {
+				if m == name {
+					return alt
+				}
+				return v.macros[m]
+			}
+			out, ok := msl.ExpandMacros(use, lookup)
+			if !ok {
+				v.refuse(at, "", "the expansion of macro %s is too large to vet", toks[i].Text)
+				return
+			}
+			v.budget -= len(out)
+			v.origins++
+			etoks, _ := msl.Lex("", []byte("_ "+out))
+			var side []vtok
+			for _, t := range etoks[1:] {
+				if t.Kind != msl.Comment {
+					side = append(side, vtok{Token: t, at: at, origin: v.origins, skipped: skipped, macro: toks[i].Text})
+				}
+			}
+			v.side = append(v.side, side)
+		}
+	}
+}
 
 // nextCode returns the index of the first token at or after i that is not
 // a comment, or len(toks).
@@ -434,12 +522,12 @@ func (v *vetter) directive(in *finst, pf *msl.File, base int, t msl.Token, defs 
 			return // malformed: the translator reports it
 		}
 		if !skipped {
-			v.macros[d.Name] = d
+			v.redefine(d.Name, d, in.uncertain[base+t.Pos])
 		}
 		v.defs = append(v.defs, &macroDef{d: d, at: at, skipped: skipped})
 	case "undef":
 		if !skipped {
-			delete(v.macros, strings.TrimSpace(stripComments(rest)))
+			v.redefine(strings.TrimSpace(stripComments(rest)), nil, in.uncertain[base+t.Pos])
 		}
 	case "include":
 		// prep vetted the include and read the file it enters.

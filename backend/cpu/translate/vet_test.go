@@ -156,6 +156,8 @@ func TestVetRefuses(t *testing.T) {
 		{"asm in skipped branch", "#define X 0\n#if X\nvoid f() { asm(\"nop\"); }\n#endif\n", nil, "5:12: inline assembly (asm)"},
 		{"asm by pasting", "#define CAT(a, b) a##b\nvoid f() { CAT(a, sm)(\"nop\"); }\n", nil, "4:12: inline assembly (asm) is not allowed in a Metal kernel (in the expansion of macro CAT)"},
 		{"asm through a macro", "#define A asm\nvoid f() { A(\"nop\"); }\n", nil, "3:1: inline assembly (asm) is not allowed in a Metal kernel (in the definition of macro A)"},
+		{"asm by pasting in one branch", "#ifdef __x86_64__\n#define P(a, b) a##b\n#else\n#define P(a, b)\n#endif\nvoid f() { P(a, sm) volatile(\"syscall\"); }\n", nil, "8:12: inline assembly (asm) is not allowed in a Metal kernel (in the expansion of macro P)"},
+		{"asm by an undefined macro in one branch", "#define P(a, b) a##b\n#ifdef __x86_64__\n#undef P\n#define P(a, b)\n#endif\nvoid f() { P(a, sm) volatile(\"syscall\"); }\n", nil, "8:12: inline assembly (asm) is not allowed in a Metal kernel (in the expansion of macro P)"},
 		{"line splice", "void f() { as\\\nm(\"nop\"); }\n", nil, "3:14: a line splice (backslash-newline) outside a preprocessor directive"},
 		{"digraph", "%:include <stdlib.h>\n", nil, "3:1: the digraph %: is not allowed"},
 		{"unknown directive", "#ident \"x\"\n", nil, "3:1: #ident is not a directive Metal kernels may use"},

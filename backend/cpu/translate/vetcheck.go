@@ -47,6 +47,13 @@ func (v *vetter) check() {
 	v.checkDefines()
 	v.rules(live, ruleLive, nil)
 	v.rules(skipped, ruleSkipped, nil)
+	for _, side := range v.side {
+		mode := ruleLive
+		if len(side) > 0 && side[0].skipped {
+			mode = ruleSkipped
+		}
+		v.rules(side, mode, nil)
+	}
 }
 
 // ruleMode says which rules apply to a run of tokens.

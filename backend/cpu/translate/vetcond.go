@@ -54,6 +54,10 @@ type finst struct {
 	pf       *msl.File      // the line table, for positions
 	children map[int]*finst // by the offset of the #include directive; nil: not entered again (#pragma once)
 	key      string         // identity of the file (its real path)
+
+	// uncertain holds the offsets of the #define and #undef directives in
+	// undecided branches: the macro may or may not be what they make it.
+	uncertain map[int]bool
 }
 
 // A dirSpan is the byte range of one preprocessor directive, from its '#'
@@ -215,7 +219,7 @@ func (v *vetter) prep(wf *wfile, text []byte, key string, unknown bool, depth in
 	tf := token.NewFileSet().AddFile(wf.name, -1, len(text))
 	tf.SetLinesForContent(text)
 	in := &finst{wf: wf, text: text, decided: []byte(src), pf: &msl.File{Name: wf.name, Src: text, TokFile: tf},
-		children: map[int]*finst{}, key: key}
+		children: map[int]*finst{}, key: key, uncertain: map[int]bool{}}
 	dirs := findDirectives(src)
 	q := unknownName(src, dirs)
 	var stack []*condFrame
@@ -276,26 +280,27 @@ func (v *vetter) prep(wf *wfile, text []byte, key string, unknown bool, depth in
 			if reg == triNo {
 				continue
 			}
-			w := words(rest)
-			if len(w) == 0 {
+			r := strings.TrimLeft(stripComments(rest), " \t")
+			w := words(r)
+			if len(w) == 0 || !strings.HasPrefix(r, w[0]) {
 				continue
 			}
 			st := &mstate{defined: triNo}
 			if name == "define" {
 				st.defined = triYes
-				r := strings.TrimLeft(rest, " \t")[len(w[0]):]
-				if strings.HasPrefix(r, "(") {
+				if body := r[len(w[0]):]; strings.HasPrefix(body, "(") {
 					st.funcLike = true
 				} else {
-					st.body = strings.TrimSpace(stripComments(r))
+					st.body = strings.TrimSpace(body)
 				}
 			}
 			if reg == triUnknown || unknown {
 				st = &mstate{defined: triUnknown}
+				in.uncertain[d.pos] = true
 			}
 			v.ms[w[0]] = st
 		case "pragma":
-			if reg == triYes && !unknown && words(rest) != nil && words(rest)[0] == "once" && strings.TrimSpace(stripComments(rest)) == "once" {
+			if reg == triYes && !unknown && strings.TrimSpace(stripComments(rest)) == "once" {
 				v.once[key] = true
 			}
 		case "include":

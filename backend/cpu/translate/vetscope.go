@@ -596,7 +596,8 @@ func preludeMacros() map[string]*msl.Define {
 // macros still defined at their end.
 func scanPrelude(fsys fs.FS) (names, map[string]*msl.Define) {
 	v := &vetter{fsys: fsys, macros: map[string]*msl.Define{}, included: map[string]bool{}, inClos: map[string]bool{},
-		budget: 1 << 28, defMsgs: map[string]bool{}, declared: names{}, ms: map[string]*mstate{}, once: map[string]bool{}}
+		budget: 1 << 28, defMsgs: map[string]bool{}, declared: names{}, ms: map[string]*mstate{}, once: map[string]bool{},
+		alts: map[string][]*msl.Define{}}
 	for _, root := range []string{"metal_stdlib", "simd/simd.h"} {
 		body, err := fs.ReadFile(fsys, root)
 		if err != nil || v.included[root] && v.once[root] {
