@@ -229,6 +229,7 @@ func (v *vetter) run() {
 		}
 	}
 	main := v.prep(&wfile{name: sourceName(v.src), dir: v.src.Dir}, v.src.Text, "", false, 0)
+	v.toks = make([]vtok, 0, len(v.src.Text)/4+16)
 	if v.fatal != nil || !v.checking {
 		return
 	}

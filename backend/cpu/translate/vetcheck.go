@@ -34,7 +34,8 @@ func (n names) add(name string, k nameKind) {
 // check runs every rule over the walked source.
 func (v *vetter) check() {
 	v.provided = preludeNames()
-	var live, skipped []vtok
+	live := make([]vtok, 0, len(v.toks))
+	var skipped []vtok
 	for _, t := range v.toks {
 		if t.skipped {
 			skipped = append(skipped, t)

@@ -303,59 +303,19 @@ func declares(ts []vtok, st *stmt) declInfo {
 			}
 		}
 	}
-	// A function: a name followed by '(' at the top, before any '='.
-	paren := 0
-	for j, x := range rest {
-		t := ts[x]
-		if cb >= 0 && j < cb {
-			continue
+	// A function: a name (or an operator) followed by '(' at the top.
+	if j := funcParen(ts, rest, cb); j > 0 && (st.body || !exprArgs(ts, rest[j])) {
+		name := rest[j-1]
+		for y := 0; y < j; y++ {
+			switch ts[rest[y]].Text {
+			case "operator":
+				name = rest[y]
+			case "constexpr", "consteval":
+				info.constexpr = true
+			}
 		}
-		if t.Text == "=" && paren == 0 {
-			break
-		}
-		switch t.Text {
-		case "[", "{", "<":
-			if t.Text == "<" {
-				if gt := closeAngle(ts, x); gt > 0 {
-					for j+1 < len(rest) && rest[j+1] <= gt {
-						j++
-					}
-				}
-				continue
-			}
-			paren++
-			continue
-		case "]", "}":
-			paren--
-			continue
-		case "(":
-			if paren != 0 || j == 0 {
-				paren++
-				continue
-			}
-			p := ts[rest[j-1]]
-			if p.Kind != msl.Ident || cppKeywords[p.Text] && p.Text != "operator" {
-				paren++
-				continue
-			}
-			if !st.body && exprArgs(ts, x) {
-				break // int x(f()): a variable
-			}
-			name := rest[j-1]
-			if j >= 2 && ts[rest[j-2]].Text == "operator" {
-				name = rest[j-2]
-			}
-			info.funcs = append(info.funcs, name)
-			for _, y := range rest[:j] {
-				if ts[y].Text == "constexpr" || ts[y].Text == "consteval" {
-					info.constexpr = true
-				}
-			}
-			return info
-		}
-		if t.Text == "(" {
-			break
-		}
+		info.funcs = append(info.funcs, name)
+		return info
 	}
 	if st.body {
 		return info
@@ -368,6 +328,60 @@ func declares(ts []vtok, st *stmt) declInfo {
 		info.vars = append(info.vars, d.name)
 	}
 	return info
+}
+
+// funcParen returns the position in rest of the '(' opening a function's
+// parameters: the first '(' at the top level (outside brackets and template
+// arguments, after any class body, before any '=') after a name, or the
+// first one after an operator's symbol; or -1.
+func funcParen(ts []vtok, rest []int, cb int) int {
+	depth, op := 0, false
+	for j := max(cb, 0); j < len(rest); j++ {
+		x := rest[j]
+		t := ts[x]
+		if t.Kind == msl.Ident && t.Text == "operator" && depth == 0 {
+			op = true
+			continue
+		}
+		switch t.Text {
+		case "=":
+			if depth == 0 && !op {
+				return -1
+			}
+		case "<":
+			if op {
+				continue
+			}
+			if gt := closeAngle(ts, x); gt > 0 {
+				for j+1 < len(rest) && rest[j+1] <= gt {
+					j++
+				}
+			}
+		case "[", "{":
+			if !op {
+				depth++
+			}
+		case "]", "}":
+			if !op {
+				depth--
+			}
+		case "(":
+			if depth != 0 || j == 0 {
+				return -1
+			}
+			if op {
+				if ts[rest[j-1]].Text == "operator" && j+1 < len(rest) && ts[rest[j+1]].Text == ")" {
+					continue // operator() -- its parameters follow
+				}
+				return j
+			}
+			if p := ts[rest[j-1]]; p.Kind == msl.Ident && !cppKeywords[p.Text] {
+				return j
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 // exprArgs reports whether the parenthesised group at ts[lp] holds an
