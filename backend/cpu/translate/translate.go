@@ -5,6 +5,11 @@
 // swizzles, half literals, function constants, kernel entry wrappers).
 // The result includes <metal_stdlib> from the cpu prelude and exports the
 // mtl_kernels table declared in backend/cpu/runtime/mtl_rt.h.
+//
+// Translate first runs Vet, which refuses what a Metal kernel cannot
+// contain and what would let an untrusted variant reach the host (see
+// vet.go); IncludeClosure lists the files a source includes, resolved the
+// same way, for the compile cache.
 package translate
 
 import (

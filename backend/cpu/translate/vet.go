@@ -177,6 +177,7 @@ type vetter struct {
 	declared       names // what the source declares, at any scope
 	global         names // what the source declares at file (namespace) scope
 	constexprFuncs map[string]bool
+	dynamicTypes   map[string]bool          // structs whose objects run code when made or destroyed
 	ms             map[string]*mstate       // what prep knows of each macro, in include order
 	alts           map[string][]*msl.Define // macros with several possible meanings (nil: undefined)
 	side           [][]vtok                 // expansions under alternative meanings, vetted on their own

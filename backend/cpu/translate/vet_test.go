@@ -127,6 +127,8 @@ func TestVetRefuses(t *testing.T) {
 		{"global object", "struct S { S() {} };\nS s;\n", nil, "4:3: program-scope variable s is not constant"},
 		{"static member", "int f() { return 1; }\nstruct S { static inline int x = f(); };\n", nil, "4:30: static data member x is not constant"},
 		{"static member initialiser", "int f() { return 1; }\nstruct S { static constexpr constant int x = f(); };\n", nil, "4:46: program-scope variable x has a dynamic initialiser: it calls f"},
+		{"constant object with a constructor", "struct S { int x; S() { x = 1; } };\nconstant S s;\n", nil, "4:12: program-scope variable s has a dynamic initialiser: S's constructor or destructor"},
+		{"constant object with a destructor", "struct S { int x; ~S() { } };\nconstant S s = {1};\n", nil, "4:12: program-scope variable s has a dynamic initialiser: S's constructor"},
 		{"global via macro", "#define G(n) int n;\nG(g)\n", nil, "4:1: program-scope variable g is not constant: Metal allows program-scope variables only in the constant address space, with a constant initialiser (in the expansion of macro G)"},
 		// Pragmas.
 		{"pragma GCC optimize", "#pragma GCC optimize(\"Ofast\")\n", nil, "3:1: #pragma GCC optimize is not allowed: it changes how the kernel is compiled"},

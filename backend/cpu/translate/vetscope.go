@@ -477,6 +477,29 @@ func declarator(ts []vtok, part []int) (varDecl, bool) {
 	return varDecl{name: part[last], quals: part[:last], init: part[last+1:]}, true
 }
 
+// dynamicTypes returns the source's structs whose objects run code when
+// made or destroyed: a user-provided constructor that is not constexpr, or
+// a user-provided destructor.
+func dynamicTypes(files []*msl.File) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range files {
+		for _, fn := range f.Funcs {
+			if fn.Owner == "" || fn.Name != fn.Owner && fn.Name != "~"+fn.Owner {
+				continue
+			}
+			after := strings.ReplaceAll(f.Text(fn.Rparen, fn.End), " ", "")
+			if strings.Contains(after, "=default") || strings.Contains(after, "=delete") {
+				continue
+			}
+			if fn.Name == fn.Owner && strings.Contains(f.Text(fn.Pos, fn.NamePos), "constexpr") {
+				continue
+			}
+			out[fn.Owner] = true
+		}
+	}
+	return out
+}
+
 // scopes walks the declarations at namespace and class scope of the live
 // tokens: it records file-scope names and constexpr functions and, when
 // checking, refuses program-scope variables that are not constant or whose
@@ -485,6 +508,7 @@ func declarator(ts []vtok, part []int) (varDecl, bool) {
 func (v *vetter) scopes(ts []vtok, check bool) {
 	v.global = names{}
 	v.constexprFuncs = map[string]bool{}
+	v.dynamicTypes = dynamicTypes(v.files)
 	var vars []*stmt
 	walkScope(ts, 0, len(ts), false, "", 0, func(st *stmt) {
 		info := declares(ts, st)
@@ -549,6 +573,12 @@ func (v *vetter) programVar(ts []vtok, st *stmt, d varDecl) {
 		}
 		v.report(name, "%s %s is not constant: Metal allows program-scope variables only in the constant address space, with a constant initialiser", what, name.Text)
 		return
+	}
+	for _, j := range append(append([]int{}, d.quals...), d.init...) {
+		if t := ts[j]; t.Kind == msl.Ident && v.dynamicTypes[t.Text] {
+			v.report(name, "program-scope variable %s has a dynamic initialiser: %s's constructor or destructor would run when the kernel is loaded or unloaded; make it constexpr or default", name.Text, t.Text)
+			return
+		}
 	}
 	for _, j := range d.init {
 		t := ts[j]
