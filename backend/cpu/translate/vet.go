@@ -518,6 +518,13 @@ func (v *vetter) directive(in *finst, pf *msl.File, base int, t msl.Token, defs 
 	name, rest := splitDirective(text)
 	at := srcPos{f: pf, off: base + t.Pos}
 	switch name {
+	case "include", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef":
+		if !skipped && !in.seen[base+t.Pos] {
+			v.fail(at, "#%s: the vetting pass cannot tell where this directive is", name)
+			return
+		}
+	}
+	switch name {
 	case "define":
 		d := defs[t.Pos]
 		if d == nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"metalab/backend"
+	"metalab/msl"
 )
 
 // FuzzVet checks that vetting any input ends in nil, a refusal or a
@@ -30,6 +31,11 @@ func FuzzVet(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src string) {
 		err := Vet(backend.Source{Name: "f.metal", Text: []byte(src)}, nil)
+		if err != nil && strings.Contains(err.Error(), "cannot tell") {
+			if _, lerr := msl.Lex("f.metal", []byte(src)); lerr == nil {
+				t.Fatal(err)
+			}
+		}
 		if err != nil && strings.Contains(err.Error(), "vetting failed") {
 			t.Fatal(err)
 		}

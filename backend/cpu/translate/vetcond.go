@@ -58,6 +58,10 @@ type finst struct {
 	// uncertain holds the offsets of the #define and #undef directives in
 	// undecided branches: the macro may or may not be what they make it.
 	uncertain map[int]bool
+	// seen holds the offsets of the directives prep found, so that the
+	// walk can tell a directive prep missed (and fail rather than let msl
+	// decide a condition or the translator read an include unvetted).
+	seen map[int]bool
 }
 
 // A dirSpan is the byte range of one preprocessor directive, from its '#'
@@ -219,7 +223,7 @@ func (v *vetter) prep(wf *wfile, text []byte, key string, unknown bool, depth in
 	tf := token.NewFileSet().AddFile(wf.name, -1, len(text))
 	tf.SetLinesForContent(text)
 	in := &finst{wf: wf, text: text, decided: []byte(src), pf: &msl.File{Name: wf.name, Src: text, TokFile: tf},
-		children: map[int]*finst{}, key: key, uncertain: map[int]bool{}}
+		children: map[int]*finst{}, key: key, uncertain: map[int]bool{}, seen: map[int]bool{}}
 	dirs := findDirectives(src)
 	q := unknownName(src, dirs)
 	var stack []*condFrame
@@ -227,6 +231,7 @@ func (v *vetter) prep(wf *wfile, text []byte, key string, unknown bool, depth in
 		line := joinLines(src[d.pos:d.end])
 		name, rest := splitDirective(line)
 		at := srcPos{f: in.pf, off: d.pos}
+		in.seen[d.pos] = true
 		reg := region(stack)
 		switch name {
 		case "if", "ifdef", "ifndef":
