@@ -11,7 +11,9 @@ import (
 )
 
 // FuzzVet checks that vetting any input ends in nil, a refusal or a
-// positioned error, never in a panic (Vet turns one into "vetting failed").
+// positioned error, never in a panic (Vet turns one into "vetting failed"),
+// and that for any input msl lexes the vetting pass's directive finder and
+// msl agree on where the directives are.
 func FuzzVet(f *testing.F) {
 	paths, _ := filepath.Glob(filepath.Join("testdata", "vet", "*.metal"))
 	for _, p := range paths {
