@@ -226,7 +226,7 @@ func (m *macroExpander) expand(toks []ppTok, disabled []string, depth int) []ppT
 // when d is one of the file's own #defines.
 func (m *macroExpander) bodyTokens(d *Define) []ppTok {
 	f := m.f
-	if d.bodyPos > 0 && d.from == nil && d.End <= len(f.Src) && d.bodyPos < d.End {
+	if f != nil && d.bodyPos > 0 && d.from == nil && d.End <= len(f.Src) && d.bodyPos < d.End {
 		for _, x := range f.defs[d.Name] {
 			if x == d {
 				return ppLexAt(f.text(d.bodyPos, d.End), d.bodyPos)

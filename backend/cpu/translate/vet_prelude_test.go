@@ -2,13 +2,13 @@ package translate
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"metalab/backend/cpu/prelude"
+	"metalab/internal/testenv"
 )
 
 // braceExpand expands the shell-style alternatives of the prelude's README
@@ -86,13 +86,7 @@ func TestPreludeNamesHidden(t *testing.T) {
 // the C library's functions is declared, so a kernel can reach one only
 // through what Vet refuses (extern "C", asm labels, builtins, includes).
 func TestPreludeDeclaresNoHostFunction(t *testing.T) {
-	cxx := os.Getenv("CXX")
-	if cxx == "" {
-		cxx = "g++"
-	}
-	if _, err := exec.LookPath(cxx); err != nil {
-		t.Skipf("no C++ compiler (%s) to preprocess the prelude with", cxx)
-	}
+	cxx := testenv.RequireCXX(t)
 	dir := t.TempDir()
 	if err := prelude.WriteDir(dir); err != nil {
 		t.Fatal(err)
@@ -102,9 +96,9 @@ func TestPreludeDeclaresNoHostFunction(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFiles(t, dir, map[string]string{"mtl_rt.h": string(rt), "tu.cpp": "#include <metal_stdlib>\n#include <simd/simd.h>\n"})
-	out, err := exec.Command(cxx, "-std=c++17", "-E", "-P", "-I"+dir, filepath.Join(dir, "tu.cpp")).Output()
+	out, err := testenv.Command(cxx, "-std=c++17", "-E", "-P", "-I"+dir, filepath.Join(dir, "tu.cpp")).Output()
 	if err != nil {
-		t.Fatalf("%s -E: %v", cxx, err)
+		t.Fatalf("%s -E: %v", cxx[0], err)
 	}
 	if len(out) < 10000 {
 		t.Fatalf("preprocessed prelude is only %d bytes", len(out))
