@@ -241,6 +241,10 @@ const (
 	// Sandbox: the kernel tried what the sandbox forbids (a system call, or
 	// writing to the runner's reply channel).
 	Sandbox FailureKind = "sandbox"
+	// Refused: the source contains what a Metal kernel cannot (inline
+	// assembly, calls into the C library, includes of host files, ...), so
+	// the backend would not compile it. Msg is the first refusal, Log all.
+	Refused FailureKind = "refused"
 )
 
 // A Failure is something a kernel did wrong, with its log.

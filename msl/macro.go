@@ -144,6 +144,7 @@ func ppJoinOrigin(toks []ppTok) (string, []int32) {
 type macroExpander struct {
 	f     *File
 	at    int
+	find  func(name string) *Define // when set, the macros in effect instead of f's
 	steps int
 	size  int
 	file  *int // tokens left for the whole file's expansions
@@ -153,6 +154,9 @@ type macroExpander struct {
 // lookup returns the macro named name in effect, or nil. Command-line
 // defines stand in for names the file does not define.
 func (m *macroExpander) lookup(name string) *Define {
+	if m.find != nil {
+		return m.find(name)
+	}
 	if d := m.f.lookupDefine(name, m.at); d != nil {
 		return d
 	}
@@ -222,7 +226,7 @@ func (m *macroExpander) expand(toks []ppTok, disabled []string, depth int) []ppT
 // when d is one of the file's own #defines.
 func (m *macroExpander) bodyTokens(d *Define) []ppTok {
 	f := m.f
-	if d.bodyPos > 0 && d.from == nil && d.End <= len(f.Src) && d.bodyPos < d.End {
+	if f != nil && d.bodyPos > 0 && d.from == nil && d.End <= len(f.Src) && d.bodyPos < d.End {
 		for _, x := range f.defs[d.Name] {
 			if x == d {
 				return ppLexAt(f.text(d.bodyPos, d.End), d.bodyPos)

@@ -216,6 +216,10 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 		if errors.As(err, &f) {
 			return nil, f
 		}
+		var r *translate.Refusal
+		if errors.As(err, &r) && len(r.Errors) > 0 {
+			return nil, &backend.Failure{Kind: backend.Refused, Msg: r.Errors[0].Error(), Log: r.Report()}
+		}
 		return nil, &backend.Failure{Kind: backend.CompileError, Msg: firstLine(err.Error()), Log: err.Error()}
 	}
 	p, err := b.compileCPP(ctx, CPPSource{Name: src.Name, CPP: cpp, Kernel: kernel, Dir: src.Dir, Defines: src.Defines, Check: src.Check})

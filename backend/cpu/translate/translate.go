@@ -5,6 +5,11 @@
 // swizzles, half literals, function constants, kernel entry wrappers).
 // The result includes <metal_stdlib> from the cpu prelude and exports the
 // mtl_kernels table declared in backend/cpu/runtime/mtl_rt.h.
+//
+// Translate first runs Vet, which refuses what a Metal kernel cannot
+// contain and what would let an untrusted variant reach the host (see
+// vet.go); IncludeClosure lists the files a source includes, resolved the
+// same way, for the compile cache.
 package translate
 
 import (
@@ -38,8 +43,11 @@ type Slot struct {
 
 // Translate translates src and checks that src.Entry names a kernel function
 // or the host_name of a template instantiation. Bad input yields positioned
-// errors (file:line:col: msg).
+// errors (file:line:col: msg); a source Vet refuses yields its *Refusal.
 func Translate(src backend.Source) (*Unit, error) {
+	if err := Vet(src, nil); err != nil {
+		return nil, err
+	}
 	t, err := run(src)
 	if err != nil {
 		return nil, err

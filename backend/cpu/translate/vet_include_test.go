@@ -1,0 +1,178 @@
+package translate
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"metalab/backend"
+	"metalab/msl"
+)
+
+// closureNames returns the diagnostic names of the files of a closure.
+func closureNames(files []IncludedFile) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, filepath.ToSlash(f.Name))
+	}
+	return out
+}
+
+func TestIncludeClosure(t *testing.T) {
+	tests := []struct {
+		name  string
+		src   string
+		files map[string]string // under the kernel's directory; "inc/..." under an include directory
+		want  []string
+	}{
+		{"none", vetHeader + "kernel void k() {}\n", nil, nil},
+		{"subdirectories", "#include \"a.h\"\n#include \"sub/b.h\"\n",
+			map[string]string{"a.h": "", "sub/b.h": "#include \"c.h\"\n#include \"../a.h\"\n", "sub/c.h": "#include \"deeper/d.h\"\n", "sub/deeper/d.h": "", "unused.h": ""},
+			[]string{"a.h", "sub/b.h", "sub/c.h", "sub/deeper/d.h"}},
+		{"include directory", "#include \"lib.h\"\n", map[string]string{"inc/lib.h": "#include \"lib2.h\"\n", "inc/lib2.h": ""}, []string{"lib.h", "lib2.h"}},
+		{"kernel directory first", "#include \"lib.h\"\n", map[string]string{"lib.h": "// mine\n", "inc/lib.h": "// theirs\n"}, []string{"lib.h"}},
+		{"pragma once cycle", "#include \"a.h\"\n", map[string]string{"a.h": "#pragma once\n#include \"b.h\"\n", "b.h": "#pragma once\n#include \"a.h\"\n"}, []string{"a.h", "b.h"}},
+		{"include guard cycle", "#include \"a.h\"\n#include \"b.h\"\n",
+			map[string]string{"a.h": "#ifndef A_H\n#define A_H\n#include \"b.h\"\n#endif\n", "b.h": "#if !defined(B_H)\n#define B_H\n#include \"a.h\"\n#endif\n"}, []string{"a.h", "b.h"}},
+		{"inactive branch", "#define USE_B 0\n#if USE_B\n#include \"b.h\"\n#else\n#include \"a.h\"\n#endif\n#ifdef NEVER_DEFINED\n#include \"missing.h\"\n#endif\n",
+			map[string]string{"a.h": "", "b.h": ""}, []string{"a.h"}},
+		{"undecided branch", "#ifdef __METAL_VERSION__\n#include \"a.h\"\n#else\n#include \"b.h\"\n#endif\n", map[string]string{"a.h": "", "b.h": ""}, []string{"a.h", "b.h"}},
+		{"macro from an include decides", "#include \"config.h\"\n#if USE_FAST\n#include \"fast.h\"\n#else\n#include \"slow.h\"\n#endif\n",
+			map[string]string{"config.h": "#define USE_FAST 1\n", "fast.h": "", "slow.h": ""}, []string{"config.h", "fast.h"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, inc := t.TempDir(), t.TempDir()
+			for name, body := range tt.files {
+				if rest, ok := strings.CutPrefix(name, "inc/"); ok {
+					writeFiles(t, inc, map[string]string{rest: body})
+				} else {
+					writeFiles(t, dir, map[string]string{name: body})
+				}
+			}
+			files, err := IncludeClosure(backend.Source{Name: "k.metal", Text: []byte(tt.src), Dir: dir}, []string{inc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := closureNames(files); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("closure %q, want %q", got, tt.want)
+			}
+			for _, f := range files {
+				b, err := os.ReadFile(f.Path)
+				if err != nil || string(b) != string(f.Content) {
+					t.Errorf("%s: content %q, file holds %q (%v)", f.Name, f.Content, b, err)
+				}
+			}
+		})
+	}
+}
+
+func TestIncludeClosureErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		src   string
+		files map[string]string
+		dir   bool
+		want  string // regexp for the error
+	}{
+		{"missing", "\n  #include \"missing.h\"\n", nil, true, `^k\.metal:2:3: include "missing.h": file not found$`},
+		{"missing in an include", "#include \"a.h\"\n", map[string]string{"a.h": "// a\n#include \"nope.h\"\n"}, true, `^a\.h:2:1: include "nope.h": file not found$`},
+		{"no include directory", "#include \"x.h\"\n", nil, false, `^k\.metal:1:1: include "x.h": no include directory given$`},
+		{"escaping", "#include \"../../../../../../../../../../etc/hostname\"\n", nil, true, `^k\.metal:1:1: #include "\.\./.*hostname": the (path leaves|file lies outside)`},
+		{"absolute", "#include \"/etc/hostname\"\n", nil, true, `^k\.metal:1:1: #include "/etc/hostname": absolute include paths are not allowed$`},
+		{"nested too deeply", "#include \"a.h\"\n", map[string]string{"a.h": "#include \"a.h\"\n"}, true, `^a\.h:1:1: includes nested too deeply$`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := ""
+			if tt.dir {
+				dir = t.TempDir()
+				writeFiles(t, dir, tt.files)
+			}
+			_, err := IncludeClosure(backend.Source{Name: "k.metal", Text: []byte(tt.src), Dir: dir}, nil)
+			if err == nil || !regexp.MustCompile(tt.want).MatchString(err.Error()) {
+				t.Errorf("error %v, want match for %s", err, tt.want)
+			}
+			// Vet reports the same problem, and a missing file is not a refusal.
+			verr := Vet(backend.Source{Name: "k.metal", Text: []byte(tt.src), Dir: dir}, nil)
+			if verr == nil || verr.Error() != err.Error() {
+				t.Errorf("Vet: %v, IncludeClosure: %v", verr, err)
+			}
+			var r *Refusal
+			wantRefusal := tt.name == "escaping" || tt.name == "absolute"
+			if errors.As(verr, &r) != wantRefusal {
+				t.Errorf("Vet error %T, want a *Refusal: %v", verr, wantRefusal)
+			}
+		})
+	}
+}
+
+// TestIncludeSymlinkEscape: a symlink inside the kernel's directory that
+// points outside it is refused, whether it names a file or a directory.
+func TestIncludeSymlinkEscape(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	writeFiles(t, outside, map[string]string{"secret.h": "secret\n"})
+	if err := os.Symlink(filepath.Join(outside, "secret.h"), filepath.Join(dir, "link.h")); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"inside.h": "// fine\n"})
+	if err := os.Symlink(filepath.Join(dir, "inside.h"), filepath.Join(dir, "alias.h")); err != nil {
+		t.Fatal(err)
+	}
+	for _, inc := range []string{"link.h", "linkdir/secret.h"} {
+		got, err := vetSource2(t, dir, "#include \""+inc+"\"\n")
+		if len(got) != 1 || !strings.Contains(got[0], "lies outside the kernel's directory") {
+			t.Errorf("#include %q: %q (%v), want a refusal", inc, got, err)
+		}
+	}
+	if got, err := vetSource2(t, dir, "#include \"alias.h\"\n"); err != nil {
+		t.Errorf("a symlink inside the directory refused: %q (%v)", got, err)
+	}
+}
+
+func vetSource2(t *testing.T, dir, text string) ([]string, error) {
+	t.Helper()
+	err := Vet(backend.Source{Name: "k.metal", Text: []byte(text), Dir: dir}, nil)
+	return refusals(err), err
+}
+
+// TestVetIncludeDirs: an include directory is searched after the kernel's
+// directory, files in it are vetted, and paths may not leave it.
+func TestVetIncludeDirs(t *testing.T) {
+	dir, inc := t.TempDir(), t.TempDir()
+	writeFiles(t, inc, map[string]string{"lib/ok.h": "inline float ok(float x) { return x; }\n", "lib/bad.h": "inline void bad() {\n  __builtin_trap();\n}\n"})
+	src := func(text string) backend.Source {
+		return backend.Source{Name: "k.metal", Text: []byte(vetHeader + text), Dir: dir}
+	}
+	if err := Vet(src("#include \"lib/ok.h\"\nkernel void k(device float* o [[buffer(0)]]) { o[0] = ok(1); }\n"), []string{inc}); err != nil {
+		t.Errorf("include from an include directory: %v", err)
+	}
+	err := Vet(src("#include \"lib/bad.h\"\n"), []string{inc})
+	if got := refusals(err); len(got) != 1 || got[0] != "lib/bad.h:2:3: the compiler builtin __builtin_trap is not allowed in a Metal kernel" {
+		t.Errorf("refusal in an include directory's file: %q (%v)", got, err)
+	}
+	if err := Vet(src("#include \"lib/ok.h\"\n"), nil); err == nil || !strings.Contains(err.Error(), "file not found") {
+		t.Errorf("without the include directory: %v, want file not found", err)
+	}
+	err = Vet(src("#include \"lib/../../x.h\"\n"), []string{inc})
+	if got := refusals(err); len(got) != 1 || !strings.Contains(got[0], "leaves the kernel's directory and the include directories") {
+		t.Errorf("escaping an include directory: %q (%v)", got, err)
+	}
+}
+
+// TestVetNotLexable: a source that does not lex is not vetted; the error is
+// msl's, positioned, and not a refusal.
+func TestVetNotLexable(t *testing.T) {
+	err := Vet(backend.Source{Name: "k.metal", Text: []byte("kernel void k() { \"open\n}\n")}, nil)
+	var l msl.ErrorList
+	if !errors.As(err, &l) || !strings.HasPrefix(err.Error(), "k.metal:1:19: unterminated string literal") {
+		t.Errorf("Vet = %v (%T), want msl's lex error", err, err)
+	}
+}
