@@ -60,6 +60,9 @@ func loadTrust(t *testing.T, name string) *trustKernel {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, w := range f.Warnings {
+		t.Errorf("%s: warning: %v", name, w) // a warning can hide a barrier
+	}
 	return &trustKernel{name: name, spec: s, src: src, file: f}
 }
 
@@ -214,11 +217,13 @@ const (
 		"(partial[tid + 64] = acc) is reported as an out-of-bounds read: the __ubsan_handle_out_of_bounds " +
 		"hook in backend/cpu/runtime/check.cpp cannot tell a load from a store and leaves Access.Write false"
 	bugSerialLanes = "known bug: a variant that relies on SIMD lockstep (a simdgroup_barrier dropped) " +
-		"fails with fail-uninit or fail-parity instead of passing with the lockstep warning " +
-		"whenever a lane reads what a higher lane of its simd group writes: the runner runs the lanes " +
-		"of a simd group one after another between collectives, so the read comes first (never " +
-		"written: fail-uninit; stale: other bytes than the baseline); reads from lower lanes pass " +
-		"with the warning, so the verdict depends on the direction data flows between lanes"
+		"fails with fail-uninit or fail-parity instead of passing with the lockstep warning whenever " +
+		"lockstep hardware would run its two accesses the other way round than the runner does: the " +
+		"runner runs the lanes of a simd group one after another (lowest first) between collectives, " +
+		"so a lane reads a higher lane's slot before that lane writes it (never written: fail-uninit; " +
+		"written before: stale bytes, fail-parity) or overwrites a slot before a higher lane reads it " +
+		"(fail-parity); the same exchange from lower lanes passes with the warning, so the verdict " +
+		"depends on which way data flows between the lanes"
 )
 
 // arrayRe finds the threadgroup array a finding is about.
@@ -554,6 +559,9 @@ type plantedBug struct {
 	verify func(j *judge, base, text []byte, vpath string, r *check.Result)
 	// known is the known bug this fault shows, if any.
 	known string
+	// always: the fault must give the same verdict, verified alike, on
+	// further runs, and bad-access without the checking mode too.
+	always bool
 }
 
 // fatalFinding returns the finding that stopped r's last case, or fails t.
@@ -641,21 +649,21 @@ var plantedBugs = []plantedBug{
 		plant: func(t *testing.T, src []byte) []byte {
 			return edit(t, src, "out[gid] = partial[0];", "out[gid + 3 + 2048] = partial[0];")
 		},
-		want: []check.Status{check.BadAccess}, verify: deviceOOB(3 + 2048),
+		want: []check.Status{check.BadAccess}, verify: deviceOOB(3 + 2048), always: true,
 	},
 	{
 		name: "device write 256 KiB past the end", kernel: "tree",
 		plant: func(t *testing.T, src []byte) []byte {
 			return edit(t, src, "out[gid] = partial[0];", "out[gid + 3 + 65536] = partial[0];")
 		},
-		want: []check.Status{check.BadAccess}, verify: deviceOOB(3 + 65536),
+		want: []check.Status{check.BadAccess}, verify: deviceOOB(3 + 65536), always: true,
 	},
 	{
 		name: "device write 64 KiB before the start", kernel: "tree",
 		plant: func(t *testing.T, src []byte) []byte {
 			return edit(t, src, "out[gid] = partial[0];", "out[int(gid) - 16384] = partial[0];")
 		},
-		want: []check.Status{check.BadAccess}, verify: deviceOOB(-16384),
+		want: []check.Status{check.BadAccess}, verify: deviceOOB(-16384), always: true,
 	},
 	{
 		name: "threadgroup partial[tid + 64]", kernel: "tree",
@@ -822,6 +830,10 @@ var plantedBugs = []plantedBug{
 			if !strings.Contains(r.Msg, "race on buffer out[") || !strings.Contains(r.Msg, "different threadgroups in one dispatch") {
 				j.errorf("msg %q does not name buffer out and two threadgroups", r.Msg)
 			}
+			ps := positions(r.Msg)
+			if len(ps) != 2 || ps[0].file != vpath || ps[1].file != vpath {
+				j.errorf("msg %q does not name two lines of %s", r.Msg, vpath)
+			}
 		},
 	},
 }
@@ -887,6 +899,20 @@ func TestTrustPlanted(t *testing.T) {
 					}
 					if pb.verify != nil {
 						pb.verify(j, k.src, texts[i], vs[i].Path, r)
+					}
+					if pb.always {
+						if pr.Status != check.BadAccess {
+							j.errorf("without the checking mode: %s, want %s", pr.Status, check.BadAccess)
+						}
+						// Which threadgroup faults first is up to the
+						// workers; the verdict and what it names are not.
+						for n := 0; n < 2; n++ {
+							again := k.run(t, b, vs[i:i+1], nil).Variants[0]
+							if again.Status != r.Status {
+								j.errorf("run %d: %s %q, want %s", n+2, again.Status, again.Msg, r.Status)
+							}
+							pb.verify(j, k.src, texts[i], vs[i].Path, again)
+						}
 					}
 					var bugs []string
 					rw.ok, bugs = settle(t, j.ps, pb.known)
