@@ -200,7 +200,10 @@ type Finding struct {
 
 // An Access is one side of a Finding: which thread did what, where.
 type Access struct {
-	Write     bool   `json:"write"`
+	Write bool `json:"write"`
+	// Either is set when the access could be a read or a write: an array
+	// subscript is checked before the access, whichever it is.
+	Either    bool   `json:"either,omitempty"`
 	Atomic    bool   `json:"atomic,omitempty"`
 	Group     [3]int `json:"threadgroup"`
 	Thread    int    `json:"thread"` // index in the threadgroup

@@ -97,7 +97,10 @@ func describe(in *spec.Instance, st *spec.Stage, f backend.Finding) string {
 
 func verb(a backend.Access) string {
 	v := "read"
-	if a.Write {
+	switch {
+	case a.Either:
+		v = "access"
+	case a.Write:
 		v = "write"
 	}
 	if a.Atomic {

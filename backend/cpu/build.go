@@ -236,9 +236,11 @@ func probeFlag(ctx context.Context, cxx []string, dir, flag string) bool {
 // checkFlags are added for the checking mode: the compiler instruments
 // every load and store (ThreadSanitizer's pass) and every array subscript
 // with a known bound, calling hooks the runner implements (see
-// runtime/check.cpp); line tables map the hooks' return addresses to
-// .metal lines. The objects are linked without the sanitizers' runtimes.
-var checkFlags = []string{"-fsanitize=thread", "-fsanitize=bounds", "-g1", "-DMTL_CHECKING=1"}
+// runtime/check.cpp); debug information (line tables and inlined calls, no
+// variables) maps the hooks' return addresses to .metal lines, through the
+// metal_stdlib functions inlined into a kernel. The objects are linked
+// without the sanitizers' runtimes.
+var checkFlags = []string{"-fsanitize=thread", "-fsanitize=bounds", "-g", "-fno-var-tracking", "-DMTL_CHECKING=1"}
 
 // checkGCCFlags and checkClangFlags turn off the function entry and exit
 // hooks, which the checking mode does not use.

@@ -5,6 +5,7 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -61,6 +62,7 @@ func (p *program) findings(raw []rawFinding) []backend.Finding {
 				}
 			}
 			f.Note = fmt.Sprintf("index %d out of bounds for type '%s'", r.offset, typ)
+			f.Access.Either = true
 		}
 		out = append(out, f)
 	}
@@ -80,13 +82,24 @@ func (p *program) access(a rawAccess, lines *lineTable) backend.Access {
 		Col:       int(a.col),
 	}
 	if x.Line == 0 && a.pc != 0 && lines != nil {
-		x.File, x.Line, x.Col = lines.lookup(a.pc - 1) // the call before the return address
+		x.File, x.Line, x.Col = lines.lookup(a.pc-1, p.b.kernelFile) // the call before the return address
 	}
 	// Line tables join a relative #line name to the compile directory.
 	if p.name != "" && x.File != p.name && strings.HasSuffix(x.File, "/"+p.name) {
 		x.File = p.name
 	}
 	return x
+}
+
+// kernelFile reports whether file is the kernel's (its source or its own
+// headers) rather than the prelude's or the runtime's.
+func (b *Backend) kernelFile(file string) bool {
+	for _, inc := range b.incs {
+		if strings.HasPrefix(file, inc+string(filepath.Separator)) {
+			return false
+		}
+	}
+	return file != ""
 }
 
 // coords returns the row-major coordinates of the element holding byte
@@ -179,9 +192,14 @@ func describeFatal(f backend.Finding) string {
 	return b.String()
 }
 
-// A lineTable maps addresses of a shared object to source positions.
+// A lineTable maps addresses of a shared object to source positions:
+// the line table, and the inlined calls (from the debug information of
+// checking-mode objects) to find the kernel's own line when the access is
+// inside an inlined metal_stdlib function (simd_sum reading its argument,
+// an atomic).
 type lineTable struct {
-	rows []lineRow // sorted by addr
+	rows    []lineRow // sorted by addr
+	inlines []inlineCall
 }
 
 type lineRow struct {
@@ -191,12 +209,43 @@ type lineRow struct {
 	end       bool // end of a sequence: no position
 }
 
-func (t *lineTable) lookup(pc uint64) (string, int, int) {
+// An inlineCall is the code of one inlined call: its address ranges, how
+// deep it is nested, and the call's position.
+type inlineCall struct {
+	ranges [][2]uint64
+	depth  int
+	file   string
+	line   int
+	col    int
+}
+
+// lookup returns the position of pc: the line table's, or, where that is
+// in a file outside stay (the prelude), the position of the innermost
+// inlined call made from a file stay accepts.
+func (t *lineTable) lookup(pc uint64, stay func(file string) bool) (string, int, int) {
 	i := sort.Search(len(t.rows), func(i int) bool { return t.rows[i].addr > pc }) - 1
 	if i < 0 || t.rows[i].end {
 		return "", 0, 0
 	}
 	r := t.rows[i]
+	if stay == nil || stay(r.file) {
+		return r.file, r.line, r.col
+	}
+	var chain []inlineCall
+	for _, c := range t.inlines {
+		for _, rg := range c.ranges {
+			if pc >= rg[0] && pc < rg[1] {
+				chain = append(chain, c)
+				break
+			}
+		}
+	}
+	sort.Slice(chain, func(i, j int) bool { return chain[i].depth > chain[j].depth })
+	for _, c := range chain {
+		if stay(c.file) {
+			return c.file, c.line, c.col
+		}
+	}
 	return r.file, r.line, r.col
 }
 
@@ -233,8 +282,14 @@ func readLines(so string) *lineTable {
 		if err != nil || cu == nil {
 			break
 		}
+		if cu.Tag != dwarf.TagCompileUnit {
+			r.SkipChildren()
+			continue
+		}
 		lr, err := d.LineReader(cu)
+		var files []*dwarf.LineFile
 		if err == nil && lr != nil {
+			files = lr.Files()
 			for {
 				var e dwarf.LineEntry
 				if lr.Next(&e) != nil {
@@ -247,7 +302,43 @@ func readLines(so string) *lineTable {
 				t.rows = append(t.rows, row)
 			}
 		}
-		r.SkipChildren()
+		// The CU's children: subprograms and, nested in them, the inlined
+		// calls, depth-first.
+		depth := 0
+		for cu.Children {
+			e, err := r.Next()
+			if err != nil || e == nil {
+				break
+			}
+			if e.Tag == 0 {
+				if depth == 0 {
+					break
+				}
+				depth--
+				continue
+			}
+			if e.Tag == dwarf.TagInlinedSubroutine {
+				c := inlineCall{depth: depth}
+				if v, ok := e.Val(dwarf.AttrCallFile).(int64); ok && v >= 0 && int(v) < len(files) && files[v] != nil {
+					c.file = files[v].Name
+				}
+				if v, ok := e.Val(dwarf.AttrCallLine).(int64); ok {
+					c.line = int(v)
+				}
+				if v, ok := e.Val(dwarf.AttrCallColumn).(int64); ok {
+					c.col = int(v)
+				}
+				if rg, err := d.Ranges(e); err == nil {
+					c.ranges = rg
+				}
+				if c.file != "" && len(c.ranges) > 0 {
+					t.inlines = append(t.inlines, c)
+				}
+			}
+			if e.Children {
+				depth++
+			}
+		}
 	}
 	sort.SliceStable(t.rows, func(i, j int) bool { return t.rows[i].addr < t.rows[j].addr })
 	return t
