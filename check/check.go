@@ -79,7 +79,7 @@ const (
 	FailParity   Status = "fail-parity"           // an output byte differs from the baseline
 	FailRace     Status = "fail-race"             // two simd groups or threadgroups race, or outputs differ between thread orders
 	FailUninit   Status = "fail-uninit"           // threadgroup memory read before any thread of the threadgroup wrote it
-	FailLockstep Status = "fail-lockstep"         // with Strict: lanes of one simd group conflict with no simd synchronisation
+	FailLockstep Status = "fail-lockstep"         // lanes of one simd group conflict with no simd synchronisation, and the bytes differ (or Strict)
 	FailTGMem    Status = "fail-tgmem"            // over the threadgroup memory limit; not run
 	FailNondet   Status = "fail-nondeterministic" // control only: two baseline runs differ
 	CompileError Status = "compile-error"
@@ -605,6 +605,18 @@ func (c *checker) judge(ctx context.Context, src *sourceSet, in *spec.Instance, 
 	if cr.Status == Pass && want != nil {
 		if m := Compare(in, want, got); m != nil {
 			cr.Status, cr.Mismatch = FailParity, m
+			// Bytes that differ where the variant relies on SIMD lockstep
+			// say nothing about a GPU: the emulator runs a simd group's
+			// lanes one after another, so it cannot give the bytes lanes
+			// in lockstep would. The verdict names the reliance instead.
+			for _, f := range cr.Findings {
+				if f.Kind == backend.FindLockstep {
+					cr.Status = FailLockstep
+					cr.Msg = "the bytes differ and the variant relies on SIMD lockstep, which the cpu emulator does not reproduce " +
+						"(it runs a simd group's lanes one after another): restore the simd-group synchronisation, or judge it on a GPU; " + f.Msg
+					break
+				}
+			}
 		}
 	}
 	if cr.Status == Pass && c.opts.Race {

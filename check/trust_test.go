@@ -205,19 +205,10 @@ type problem struct {
 	known string
 }
 
-// Known checker bugs. A result that falls short only by instances of
-// these is skipped with the bug's description, not failed; a result that
-// no longer shows its listed bug fails, so the list stays true.
-const (
-	bugSerialLanes = "known bug: a variant that relies on SIMD lockstep (a simdgroup_barrier dropped) " +
-		"fails with fail-uninit or fail-parity instead of passing with the lockstep warning whenever " +
-		"lockstep hardware would run its two accesses the other way round than the runner does: the " +
-		"runner runs the lanes of a simd group one after another (lowest first) between collectives, " +
-		"so a lane reads a higher lane's slot before that lane writes it (never written: fail-uninit; " +
-		"written before: stale bytes, fail-parity) or overwrites a slot before a higher lane reads it " +
-		"(fail-parity); the same exchange from lower lanes passes with the warning, so the verdict " +
-		"depends on which way data flows between the lanes"
-)
+// Known checker bugs: none at present. A result that falls short only by
+// instances of a known bug is skipped with the bug's description, not
+// failed; a result that no longer shows its listed bug fails, so a list
+// stays true.
 
 // arrayRe finds the threadgroup array a finding is about.
 var arrayRe = regexp.MustCompile(`(?:race on|relies on SIMD lockstep on|uninitialised read of) threadgroup array (\w+)\[`)
@@ -298,14 +289,6 @@ type dropVerdict struct {
 	ok         string
 }
 
-// serialLanes lists the barriers whose verdict bugSerialLanes changes, by
-// kernel and barrier line.
-var serialLanes = map[string]bool{
-	"simd_slices:26": true, // lane L reads lane L^1's first write: fail-uninit
-	"simd_slices:33": true, // lane L reads lane L^2's rewrite: fail-parity
-	"simd_slices:35": true, // lane L rewrites what lane L^2 has yet to read: fail-parity
-}
-
 // TestTrustBarriers drops every barrier of every example kernel, one per
 // variant, and holds each variant to the annotation on its barrier's line.
 func TestTrustBarriers(t *testing.T) {
@@ -356,16 +339,7 @@ func TestTrustBarriers(t *testing.T) {
 				row := dropVerdict{kernel: name, fn: d.site.Func.Name, line: d.line, want: d.want, got: r.Status}
 				t.Run(fmt.Sprintf("L%d", d.line), func(t *testing.T) {
 					listed := ""
-					if serialLanes[fmt.Sprintf("%s:%d", name, d.line)] {
-						listed = bugSerialLanes
-					}
 					ps := judgeDrop(k, d.v, d.path, d.site.Func.Name, d.want, rep.Cases, r)
-					for i := range ps {
-						// Only the listed barriers may show bugSerialLanes.
-						if ps[i].known == bugSerialLanes && listed == "" {
-							ps[i].known = ""
-						}
-					}
 					if len(ps) > 0 {
 						t.Logf("msg: %s", r.Msg)
 					}
@@ -434,17 +408,16 @@ func judgeDrop(k *trustKernel, v *variants.Variant, vpath, fn, want string, case
 		allowed = []check.Status{check.FailUninit}
 	case dropEither:
 		allowed = []check.Status{check.FailRace, check.FailUninit}
-	case dropLockstep, dropPass:
+	case dropLockstep:
+		// Relying on lockstep is a warning while the bytes match; where
+		// they differ the emulator, which runs lanes one after another,
+		// cannot vouch for them, and says so.
+		allowed = []check.Status{check.Pass, check.FailLockstep}
+	case dropPass:
 		allowed = []check.Status{check.Pass}
 	}
-	serial := func(st check.Status) string {
-		if want == dropLockstep && (st == check.FailUninit || st == check.FailParity) {
-			return bugSerialLanes
-		}
-		return ""
-	}
 	if !slices.Contains(allowed, r.Status) {
-		ps = append(ps, problem{text: fmt.Sprintf("status %s, want %v", r.Status, allowed), known: serial(r.Status)})
+		ps = append(ps, problem{text: fmt.Sprintf("status %s, want %v", r.Status, allowed)})
 	}
 	if len(r.Cases) != cases {
 		bad("%d cases judged, want %d", len(r.Cases), cases)
@@ -452,7 +425,7 @@ func judgeDrop(k *trustKernel, v *variants.Variant, vpath, fn, want string, case
 	// Every case, not only the first: a verdict must not hang on a size.
 	for _, cr := range r.Cases {
 		if !slices.Contains(allowed, cr.Status) {
-			ps = append(ps, problem{text: fmt.Sprintf("case %s: status %s, want %v", cr.Case, cr.Status, allowed), known: serial(cr.Status)})
+			ps = append(ps, problem{text: fmt.Sprintf("case %s: status %s, want %v", cr.Case, cr.Status, allowed)})
 		}
 	}
 	switch want {
