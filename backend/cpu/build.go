@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"metalab/backend"
+	"metalab/backend/cpu/translate"
 )
 
 // runtimeFS holds the runner's sources and the mtl_rt.h ABI header.
@@ -260,6 +261,9 @@ type compileInput struct {
 	dir     string // extra include dir ("" for none)
 	defines map[string]string
 	check   bool // build for the checking mode
+	// includes, if not nil, is the TU's include closure (what it reads
+	// from dir); else the headers directly in dir are hashed.
+	includes []translate.IncludedFile
 }
 
 // compileSO builds in into a cached shared object and returns its path. The
@@ -285,8 +289,12 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	for _, inc := range incs {
 		args = append(args, "-I"+inc)
 	}
-	if pch := b.pch(ctx, args, in.check); pch != "" {
-		args = append(args, "-include", pch)
+	// Only a TU that starts by including the prelude (what the translator
+	// emits) gets it precompiled: -include would add it to any other.
+	if bytes.HasPrefix(in.cpp, []byte("#include <metal_stdlib>")) {
+		if pch := b.pch(ctx, args, in.check); pch != "" {
+			args = append(args, "-include", pch)
+		}
 	}
 	if in.dir != "" {
 		args = append(args, "-I"+in.dir)
@@ -306,7 +314,15 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00", id, b.opts.PreludeVersion, strings.Join(args, "\x01"), len(in.cpp))
 	_, _ = h.Write(in.cpp)
-	if in.dir != "" {
+	switch {
+	case in.includes != nil:
+		// The full include closure, subdirectories and include
+		// directories included, with the contents that were vetted.
+		for _, f := range in.includes {
+			fmt.Fprintf(h, "%s\x00%d\x00", f.Path, len(f.Content))
+			_, _ = h.Write(f.Content)
+		}
+	case in.dir != "":
 		hashIncludeDir(h, in.dir)
 	}
 	key := hex.EncodeToString(h.Sum(nil))[:32]

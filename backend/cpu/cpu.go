@@ -36,8 +36,9 @@ import (
 )
 
 // A TranslateFunc turns a Metal source into one C++ TU exporting
-// mtl_kernels, and the name of src.Entry's entry in that table.
-type TranslateFunc func(src backend.Source) (cpp []byte, kernel string, err error)
+// mtl_kernels, the name of src.Entry's entry in that table, and the files
+// the TU includes (for the compile cache's key).
+type TranslateFunc func(src backend.Source) (cpp []byte, kernel string, includes []translate.IncludedFile, err error)
 
 // Options configure a Backend. Zero values select the defaults.
 type Options struct {
@@ -65,13 +66,7 @@ type Options struct {
 
 // DefaultTranslate is the translator Backends use when Options.Translate
 // is unset: package translate.
-func DefaultTranslate(src backend.Source) ([]byte, string, error) {
-	u, err := translate.Translate(src)
-	if err != nil {
-		return nil, "", err
-	}
-	return u.CPP, u.Kernel, nil
-}
+var DefaultTranslate TranslateFunc = translate.CPP
 
 // A Backend compiles and runs kernels on the CPU. Programs of one Backend
 // share one runner process; requests to it are serialised.
@@ -210,7 +205,7 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 	if err := b.setup(ctx); err != nil {
 		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
 	}
-	cpp, kernel, err := b.opts.Translate(src)
+	cpp, kernel, includes, err := b.opts.Translate(src)
 	if err != nil {
 		var f *backend.Failure
 		if errors.As(err, &f) {
@@ -222,7 +217,7 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 		}
 		return nil, &backend.Failure{Kind: backend.CompileError, Msg: firstLine(err.Error()), Log: err.Error()}
 	}
-	p, err := b.compileCPP(ctx, CPPSource{Name: src.Name, CPP: cpp, Kernel: kernel, Dir: src.Dir, Defines: src.Defines, Check: src.Check})
+	p, err := b.compileCPP(ctx, CPPSource{Name: src.Name, CPP: cpp, Kernel: kernel, Dir: src.Dir, Defines: src.Defines, Check: src.Check, Includes: includes})
 	if err != nil {
 		return nil, err
 	}
@@ -238,6 +233,10 @@ type CPPSource struct {
 	Dir     string            // extra include directory, "" for none
 	Defines map[string]string // -D NAME=VALUE
 	Check   bool              // build for the checking mode
+	// Includes are the files the TU includes from Dir, with their
+	// contents: the compile cache keys on them. nil means every header
+	// directly in Dir is hashed instead.
+	Includes []translate.IncludedFile
 }
 
 // CompileCPP compiles an already-translated TU and loads its kernel. It is
@@ -250,7 +249,7 @@ func (b *Backend) compileCPP(ctx context.Context, src CPPSource) (*program, erro
 	if err := b.setup(ctx); err != nil {
 		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
 	}
-	so, err := b.compileSO(ctx, compileInput{cpp: src.CPP, name: src.Name, dir: src.Dir, defines: src.Defines, check: src.Check})
+	so, err := b.compileSO(ctx, compileInput{cpp: src.CPP, name: src.Name, dir: src.Dir, defines: src.Defines, check: src.Check, includes: src.Includes})
 	if err != nil {
 		return nil, err
 	}

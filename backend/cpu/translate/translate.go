@@ -30,6 +30,10 @@ type Unit struct {
 	Kernel  string   // entry name in the TU's mtl_kernels table (== src.Entry)
 	Kernels []string // all entries exported
 	Slots   []Slot   // static threadgroup slots of the entry, in layout order
+	// Includes are the files the TU includes from the kernel's directory,
+	// transitively, with the contents they had when vetted: a compile
+	// cache keys on them.
+	Includes []IncludedFile
 }
 
 // A Slot is one static threadgroup declaration reachable from a kernel; ID is
@@ -45,7 +49,8 @@ type Slot struct {
 // or the host_name of a template instantiation. Bad input yields positioned
 // errors (file:line:col: msg); a source Vet refuses yields its *Refusal.
 func Translate(src backend.Source) (*Unit, error) {
-	if err := Vet(src, nil); err != nil {
+	includes, err := vet(src, nil)
+	if err != nil {
 		return nil, err
 	}
 	t, err := run(src)
@@ -61,7 +66,10 @@ func Translate(src backend.Source) (*Unit, error) {
 	if entry == nil {
 		return nil, fmt.Errorf("%s:1:1: unknown entry %q (kernels: %s)", t.name, src.Entry, strings.Join(t.entryNames(), ", "))
 	}
-	u := &Unit{Kernel: src.Entry, Kernels: t.entryNames()}
+	if includes == nil {
+		includes = []IncludedFile{}
+	}
+	u := &Unit{Kernel: src.Entry, Kernels: t.entryNames(), Includes: includes}
 	for _, s := range entry.slots {
 		u.Slots = append(u.Slots, Slot{ID: s.id, Func: s.fn.name, Name: s.name, Type: s.typ + s.dims})
 	}
@@ -70,13 +78,14 @@ func Translate(src backend.Source) (*Unit, error) {
 }
 
 // CPP is Translate in the shape of the cpu backend's translator hook
-// (cpu.TranslateFunc): the TU and the entry's name in its kernel table.
-func CPP(src backend.Source) ([]byte, string, error) {
+// (cpu.TranslateFunc): the TU, the entry's name in its kernel table and
+// the files it includes.
+func CPP(src backend.Source) ([]byte, string, []IncludedFile, error) {
 	u, err := Translate(src)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	return u.CPP, u.Kernel, nil
+	return u.CPP, u.Kernel, u.Includes, nil
 }
 
 // run translates src up to the choice of entry.

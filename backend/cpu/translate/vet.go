@@ -60,7 +60,13 @@ type IncludedFile struct {
 // Metal's headers. It returns nil, a *Refusal listing every refused
 // construct, or another positioned error when the source cannot be vetted:
 // it does not lex, or an include is missing.
-func Vet(src backend.Source, includeDirs []string) (err error) {
+func Vet(src backend.Source, includeDirs []string) error {
+	_, err := vet(src, includeDirs)
+	return err
+}
+
+// vet is Vet, returning also the include closure (see IncludeClosure).
+func vet(src backend.Source, includeDirs []string) (closure []IncludedFile, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%s: vetting failed: %v", sourceName(src), r)
@@ -69,13 +75,13 @@ func Vet(src backend.Source, includeDirs []string) (err error) {
 	v := newVetter(src, includeDirs, true)
 	v.run()
 	if v.fatal != nil {
-		return v.fatal
+		return nil, v.fatal
 	}
 	v.check()
 	if len(v.errs) == 0 {
-		return nil
+		return v.closure, nil
 	}
-	return &Refusal{Errors: dedupe(v.errs)}
+	return nil, &Refusal{Errors: dedupe(v.errs)}
 }
 
 // IncludeClosure returns every file src includes, transitively, resolved as
