@@ -341,3 +341,53 @@ func commonSuffix(a, b string) int {
 	}
 	return i
 }
+
+// A Patch is a verified unified diff from a baseline to a variant.
+type Patch struct {
+	Path          string // the file's path in its repository (the diff's a/ and b/ labels)
+	Text          string // the unified diff; "" when base and variant are equal
+	BaseSHA256    string
+	VariantSHA256 string
+	// Verified says where `git apply --check` accepted it: "repo" (the
+	// repository given, whose file has the baseline's sha256) or "scratch"
+	// (a scratch repository holding the baseline).
+	Verified string
+}
+
+// MakeOptions say how to make a patch.
+type MakeOptions struct {
+	Path string    // the file's path in its repository
+	File *msl.File // the baseline parsed, for the scope check; nil skips it
+	Fns  []string  // the owned functions: a change outside them is refused; none skips the check
+	Repo string    // a repository to verify against, or "" for a scratch one
+}
+
+// Make turns a baseline and a variant into a verified patch, in one call:
+// the unified diff, the scope check (only the owned functions change), then
+// `git apply --check` against the repository (refused if its file no longer
+// has the baseline's sha256) or a scratch one, and a byte-for-byte round
+// trip. A refusal is an error saying why; equal texts give an empty Text.
+func Make(ctx context.Context, base, variant []byte, opts MakeOptions) (*Patch, error) {
+	p := &Patch{Path: opts.Path, BaseSHA256: Sum(base), VariantSHA256: Sum(variant)}
+	text, err := Unified(opts.Path, base, variant)
+	if err != nil {
+		return nil, err
+	}
+	if text == "" {
+		return p, nil
+	}
+	if opts.File != nil && len(opts.Fns) > 0 {
+		if err := CheckFuncScope(base, variant, opts.File, opts.Fns); err != nil {
+			return nil, fmt.Errorf("refusing patch: %w", err)
+		}
+	}
+	if err := Verify(ctx, text, opts.Path, base, variant, opts.Repo); err != nil {
+		return nil, fmt.Errorf("refusing patch: %w", err)
+	}
+	p.Text = text
+	p.Verified = "scratch"
+	if opts.Repo != "" {
+		p.Verified = "repo"
+	}
+	return p, nil
+}

@@ -98,19 +98,7 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return fmt.Errorf("read variant: %w", err)
 	}
-	out := jsonOut{Path: opts.Path, BaseSha256: patches.Sum(base), VariantSha256: patches.Sum(vari)}
-	patch, err := patches.Unified(opts.Path, base, vari)
-	if err != nil {
-		return err
-	}
-	if patch == "" {
-		if opts.JSON {
-			return cmdutil.WriteJSON(opts.IO.Out, out)
-		}
-		_, err := fmt.Fprintln(opts.IO.ErrOut, "no changes")
-		return err
-	}
-	out.Changed = true
+	mo := patches.MakeOptions{Path: opts.Path, Fns: opts.Fns, Repo: opts.Repo}
 	if len(opts.Fns) > 0 {
 		f, err := msl.Parse(opts.Base, base)
 		if err != nil {
@@ -119,16 +107,20 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 		if _, err := mutate.Funcs(f, opts.Fns); err != nil {
 			return &cmdutil.FlagError{Err: err}
 		}
-		if err := patches.CheckFuncScope(base, vari, f, opts.Fns); err != nil {
-			return fmt.Errorf("refusing patch: %w", err)
+		mo.File = f
+	}
+	p, err := patches.Make(ctx, base, vari, mo)
+	if err != nil {
+		return err
+	}
+	out := jsonOut{Path: opts.Path, BaseSha256: p.BaseSHA256, VariantSha256: p.VariantSHA256, Verified: p.Verified, Changed: p.Text != ""}
+	patch := p.Text
+	if patch == "" {
+		if opts.JSON {
+			return cmdutil.WriteJSON(opts.IO.Out, out)
 		}
-	}
-	if err := patches.Verify(ctx, patch, opts.Path, base, vari, opts.Repo); err != nil {
-		return fmt.Errorf("refusing patch: %w", err)
-	}
-	out.Verified = "scratch"
-	if opts.Repo != "" {
-		out.Verified = "repo"
+		_, err := fmt.Fprintln(opts.IO.ErrOut, "no changes")
+		return err
 	}
 	if opts.Output != "" {
 		if err := opts.WriteFile(opts.Output, []byte(patch)); err != nil {
