@@ -292,3 +292,21 @@ func TestDurabilitySettings(t *testing.T) {
 		}
 	}
 }
+
+// TestReadWhileWriting: metalab results reads a store a sweep is writing.
+func TestReadWhileWriting(t *testing.T) {
+	s, path := tempStore(t)
+	ctx := context.Background()
+	must(t, s.PutVariant(ctx, Variant{SHA256: sha("v"), Name: "v"}))
+	r, err := OpenExisting(path)
+	must(t, err)
+	defer r.Close()
+	for i, c := range []string{"pos0=0", "pos0=30000"} {
+		must(t, s.PutCheck(ctx, key(sha("v"), c), Check{Status: "pass"}))
+		rows, err := r.Results(ctx, Query{Stage: StageCheck})
+		must(t, err)
+		if len(rows) != i+1 {
+			t.Errorf("reader sees %d checks after %d were committed", len(rows), i+1)
+		}
+	}
+}
