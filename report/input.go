@@ -1,0 +1,233 @@
+package report
+
+import (
+	"fmt"
+	"math"
+)
+
+// An Input is everything a report shows. The sweep fills it from its
+// results store; Render never computes a statistic, it shows what the
+// measuring code computed. Durations are nanoseconds. The JSON field
+// names are report.json's and are kept stable.
+type Input struct {
+	Title      string     `json:"title"` // e.g. "qsa_flash in kernels/qsa_prompt.metal"
+	Plan       Plan       `json:"plan"`
+	Provenance Provenance `json:"provenance"`
+	// BaselineTGBytes is the baseline's static threadgroup memory in
+	// bytes; -1 unknown.
+	BaselineTGBytes int64     `json:"baseline_tg_bytes"`
+	Variants        []Variant `json:"variants"`           // every variant the sweep built, in the order to show them
+	Ablation        *Ablation `json:"ablation,omitempty"` // the exploratory ablation; nil when the strategy had none
+	Controls        []Control `json:"controls"`           // the baseline timed against itself
+	Contamination   []Note    `json:"contamination"`      // what the measurements' contamination flags say, in words
+}
+
+// A Plan is what the sweep declared before its first measurement.
+type Plan struct {
+	Hash        string   `json:"hash"`                   // the plan's hash in the results store
+	Strategy    string   `json:"strategy,omitempty"`     // "ablate", "greedy", ...
+	Rule        string   `json:"rule"`                   // the decision rule, as declared
+	Kernel      string   `json:"kernel"`                 // the kernel source, as given to the sweep
+	Functions   []string `json:"functions"`              // the owned functions
+	Cases       []string `json:"cases"`                  // the confirmation cases
+	ExploreCase string   `json:"explore_case,omitempty"` // the case exploration timed at
+	Pairs       int      `json:"pairs"`                  // alternating A/B pairs per measurement
+	CILevel     float64  `json:"ci_level"`               // confidence level of the intervals, e.g. 0.95
+	Baseline    string   `json:"baseline_sha256"`        // hex sha256 of the baseline source
+	TGLimit     int64    `json:"tg_limit_bytes"`         // threadgroup memory limit; 0 none
+}
+
+// A Provenance says what produced the numbers.
+type Provenance struct {
+	Version  string `json:"metalab_version"`
+	Backend  string `json:"backend"`
+	Device   string `json:"device"`
+	Compiler string `json:"compiler"`
+	// Clock says what the timings are, as the backend states it: for the
+	// cpu backend "cpu emulator timings exercise the loop, they are not GPU
+	// claims".
+	Clock string `json:"clock"`
+	Store string `json:"store,omitempty"` // the results store the report was made from
+}
+
+// A Variant is one variant of the sweep and everything it came to.
+type Variant struct {
+	Name   string   `json:"name"`
+	SHA256 string   `json:"sha256"`
+	Refs   []string `json:"refs"`
+	// Label describes the variant in words ("four partial buffers only",
+	// "+ pre-added k offsets"); optional, the name stands in for it.
+	Label   string `json:"label,omitempty"`
+	Compile string `json:"compile"` // "ok", or the failure ("compile-error", "refused", ...)
+	// Check is the outcome over all checked cases: "pass", or the first
+	// failure's status; "" when never checked (it did not compile).
+	Check        string   `json:"check"`
+	CheckMessage string   `json:"check_message,omitempty"` // the first failure, in words
+	TGBytes      int64    `json:"tg_bytes"`                // static threadgroup memory; -1 unknown
+	Cases        []Case   `json:"cases"`                   // per confirmation case
+	Verdict      string   `json:"verdict,omitempty"`       // "retain", "reject", "inconclusive"; "" when never timed
+	Reasons      []string `json:"reasons,omitempty"`       // the rule's reasons for the verdict
+	Patch        string   `json:"patch,omitempty"`         // the patch file written for a retained variant
+}
+
+// A Case is a variant at one case.
+type Case struct {
+	Case    string  `json:"case"`
+	Bitwise string  `json:"bitwise"`           // the check's status at this case ("pass", "fail-parity", ...); "" not checked
+	Message string  `json:"message,omitempty"` // the check's message at this case
+	Timing  *Timing `json:"timing,omitempty"`  // nil when not timed here
+}
+
+// A Timing is one measurement's statistics and its raw pairs.
+type Timing struct {
+	Pairs   int     `json:"pairs"`
+	MedianA float64 `json:"median_a_ns"` // before: the baseline
+	MedianB float64 `json:"median_b_ns"` // after: the variant
+	// Ratio is the median of the per-pair ratios B/A: 0.95 is 5% faster.
+	Ratio        float64   `json:"ratio"`
+	CI           *Interval `json:"ci,omitempty"` // interval of Ratio at Plan.CILevel; nil when not computed
+	Contaminated bool      `json:"contaminated"`
+	Flags        []string  `json:"flags,omitempty"`   // contamination flags
+	Samples      []Pair    `json:"samples,omitempty"` // the raw pairs, for the plots
+}
+
+// An Interval is a closed interval of ratios.
+type Interval struct {
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+}
+
+// A Pair is one alternating A/B pair.
+type Pair struct {
+	Index  int     `json:"pair"`
+	A      float64 `json:"a_ns"`
+	B      float64 `json:"b_ns"`
+	BFirst bool    `json:"b_first"` // B ran first in this pair
+}
+
+// An Ablation is the exploratory table: variants timed at one case.
+type Ablation struct {
+	Case string        `json:"case"`
+	Rows []AblationRow `json:"rows"`
+}
+
+// An AblationRow is one variant of the exploratory ablation.
+type AblationRow struct {
+	Variant string `json:"variant"`         // the variant's name
+	Label   string `json:"label,omitempty"` // as Variant.Label
+	Bitwise string `json:"bitwise"`         // its check status at the ablation case
+	Timing  Timing `json:"timing"`
+}
+
+// A Control is the baseline timed against itself: its ratio and spread
+// show the noise a variant's change must stand out from.
+type Control struct {
+	Case         string   `json:"case"`
+	Phase        string   `json:"phase,omitempty"`
+	Pairs        int      `json:"pairs"`
+	MedianA      float64  `json:"median_a_ns"`
+	MedianB      float64  `json:"median_b_ns"`
+	Ratio        float64  `json:"ratio"`     // median pair ratio
+	RatioMin     float64  `json:"ratio_min"` // the spread: smallest per-pair ratio
+	RatioMax     float64  `json:"ratio_max"` // largest per-pair ratio
+	Contaminated bool     `json:"contaminated"`
+	Flags        []string `json:"flags,omitempty"`
+}
+
+// A Note is a contamination note: what was seen in which measurement and
+// what the report does not claim because of it.
+type Note struct {
+	Variant string `json:"variant,omitempty"` // a variant's name; "" for a control
+	Case    string `json:"case,omitempty"`
+	Text    string `json:"text"`
+}
+
+// Validate reports the first thing in the input a report cannot show:
+// a missing name, a duplicate variant, a statistic that is not a finite
+// number, a negative count or duration.
+func (in *Input) Validate() error {
+	if in == nil {
+		return fmt.Errorf("report input: nil")
+	}
+	if err := finite("plan ci_level", in.Plan.CILevel); err != nil {
+		return err
+	}
+	if in.Plan.Pairs < 0 {
+		return fmt.Errorf("report input: plan: %d pairs", in.Plan.Pairs)
+	}
+	seen := map[string]bool{}
+	for i, v := range in.Variants {
+		if v.Name == "" {
+			return fmt.Errorf("report input: variant %d has no name", i)
+		}
+		if seen[v.Name] {
+			return fmt.Errorf("report input: variant %s listed twice", v.Name)
+		}
+		seen[v.Name] = true
+		for _, c := range v.Cases {
+			if c.Case == "" {
+				return fmt.Errorf("report input: variant %s: a case has no name", v.Name)
+			}
+			if c.Timing != nil {
+				if err := c.Timing.validate(v.Name + " at " + c.Case); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if a := in.Ablation; a != nil {
+		for _, r := range a.Rows {
+			if r.Variant == "" {
+				return fmt.Errorf("report input: ablation row without a variant")
+			}
+			if err := r.Timing.validate("ablation " + r.Variant); err != nil {
+				return err
+			}
+		}
+	}
+	for _, c := range in.Controls {
+		what := "control at " + c.Case
+		if c.Case == "" {
+			return fmt.Errorf("report input: a control has no case")
+		}
+		if c.Pairs < 0 {
+			return fmt.Errorf("report input: %s: %d pairs", what, c.Pairs)
+		}
+		if err := finite(what, c.MedianA, c.MedianB, c.Ratio, c.RatioMin, c.RatioMax); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *Timing) validate(what string) error {
+	if t.Pairs < 0 {
+		return fmt.Errorf("report input: %s: %d pairs", what, t.Pairs)
+	}
+	if err := finite(what, t.MedianA, t.MedianB, t.Ratio); err != nil {
+		return err
+	}
+	if t.CI != nil {
+		if err := finite(what+" interval", t.CI.Low, t.CI.High); err != nil {
+			return err
+		}
+	}
+	for _, p := range t.Samples {
+		if err := finite(fmt.Sprintf("%s pair %d", what, p.Index), p.A, p.B); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func finite(what string, vs ...float64) error {
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("report input: %s: %v is not a finite number", what, v)
+		}
+		if v < 0 {
+			return fmt.Errorf("report input: %s: %v is negative", what, v)
+		}
+	}
+	return nil
+}
