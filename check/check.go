@@ -371,6 +371,15 @@ func (s *Session) Check(ctx context.Context, v Variant) (*Result, error) {
 // stages, built from v's sources, or from the baseline's when v is nil, for
 // timing.
 func (s *Session) Programs(ctx context.Context, v *Variant, in *spec.Instance) ([]backend.Program, error) {
+	return s.StagePrograms(ctx, v, in, len(in.Stages))
+}
+
+// StagePrograms is Programs for the first n stages of in only: what
+// ExecOptions.Stages runs, without compiling the stages after them.
+func (s *Session) StagePrograms(ctx context.Context, v *Variant, in *spec.Instance, n int) ([]backend.Program, error) {
+	if n < 0 || n > len(in.Stages) {
+		return nil, fmt.Errorf("programs: %d stages asked for, the case has %d", n, len(in.Stages))
+	}
 	src := s.c.base
 	if v != nil {
 		base := v.Base
@@ -379,7 +388,11 @@ func (s *Session) Programs(ctx context.Context, v *Variant, in *spec.Instance) (
 		}
 		src = s.c.variantSources(base, *v, v.Name)
 	}
-	return s.c.programs(ctx, src, in, false)
+	progs, err := s.c.programs(ctx, src, in.Stages[:n], false)
+	if err != nil {
+		return nil, err
+	}
+	return progs, nil
 }
 
 // Close releases every compiled program.
@@ -514,10 +527,10 @@ func configKey(st *spec.Stage) string {
 	return strings.Join(parts, "\x00")
 }
 
-// programs compiles every stage of in.
-func (c *checker) programs(ctx context.Context, src *sourceSet, in *spec.Instance, detect bool) ([]backend.Program, error) {
+// programs compiles stages (a case's, or the first of them).
+func (c *checker) programs(ctx context.Context, src *sourceSet, stages []*spec.Stage, detect bool) ([]backend.Program, error) {
 	var progs []backend.Program
-	for _, st := range in.Stages {
+	for _, st := range stages {
 		p, err := c.compile(ctx, src, st, detect)
 		if err != nil {
 			return nil, fmt.Errorf("compile %s: %w", st.Entry, err)
@@ -573,7 +586,7 @@ func (c *checker) judge(ctx context.Context, src *sourceSet, in *spec.Instance, 
 	name := in.Case.Set + "/" + in.Case.Name
 	cr := CaseResult{Case: name, Status: Pass}
 	detect := !c.opts.NoDetect
-	progs, err := c.programs(ctx, src, in, detect)
+	progs, err := c.programs(ctx, src, in.Stages, detect)
 	if err != nil {
 		return nil, cr, err
 	}
@@ -620,7 +633,7 @@ func (c *checker) judge(ctx context.Context, src *sourceSet, in *spec.Instance, 
 		}
 	}
 	if cr.Status == Pass && c.opts.Race {
-		plain, err := c.programs(ctx, src, in, false)
+		plain, err := c.programs(ctx, src, in.Stages, false)
 		if err != nil {
 			return nil, cr, err
 		}
@@ -670,7 +683,7 @@ func (c *checker) control(ctx context.Context) ([]map[string][]byte, *Result, er
 	var refs []map[string][]byte
 	for i, in := range c.insts {
 		c.progress("control: case %d/%d %s/%s", i+1, len(c.insts), in.Case.Set, in.Case.Name)
-		progs, err := c.programs(ctx, c.base, in, false)
+		progs, err := c.programs(ctx, c.base, in.Stages, false)
 		if err != nil {
 			return nil, r, failure(r, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"metalab/backend/fake"
 	"metalab/spec"
@@ -474,5 +475,68 @@ sets:
 	}
 	if m := mismatchOf(t, r); m.Buffer != "cache" || m.Element != 14 || fmt.Sprint(m.Coords) != "[3 2]" || m.Differing != 1 || len(m.Others) != 0 {
 		t.Errorf("mismatch = %+v, want cache[3 2] alone", m)
+	}
+}
+
+// TestExecuteStagesAndTotals runs the first stage of a pipeline alone,
+// from programs of that stage only, and reads each stage's timing sample.
+func TestExecuteStagesAndTotals(t *testing.T) {
+	const pipe = `source: k.metal
+buffers:
+  - {name: in, index: 0, type: half, count: 8, role: input, gen: {kind: iota, start: 1}}
+  - {name: mid, type: half, count: 8, role: output}
+  - {name: out, index: 1, type: half, count: 8, role: output}
+stages:
+  - {entry: prep, threadgroups: [1], threads: [8], buffers: [in], bind: {mid: 2}}
+  - {entry: score, threadgroups: [1], threads: [8], buffers: [out], bind: {mid: 0}}
+sets:
+  s:
+    cases: [{}]
+`
+	base := "// fake[prep]: copy 0 2\n// fake[prep]: time 3ms\n// fake[score]: copy 0 1\n// fake[score]: time 5ms\n"
+	s := setup(t, pipe, base)
+	ctx := context.Background()
+	ss, err := NewSession(ctx, Options{Spec: s, Backend: fake.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	in := ss.Instances()[0]
+	all, err := ss.Programs(ctx, nil, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := ExecuteCase(ctx, all, in, ExecOptions{Repeat: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.Stages) != 2 || ex.Stages[0].Total != 6*time.Millisecond || ex.Stages[1].Total != 10*time.Millisecond {
+		t.Fatalf("stage totals = %+v, want 6ms and 10ms (two dispatches each)", ex.Stages)
+	}
+	first, err := ss.StagePrograms(ctx, nil, in, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 1 {
+		t.Fatalf("StagePrograms(1) = %d programs", len(first))
+	}
+	ex, err = ExecuteCase(ctx, first, in, ExecOptions{Stages: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.Stages) != 1 || ex.Stages[0].Entry != "prep" || ex.Stages[0].Total != 3*time.Millisecond {
+		t.Errorf("first stage only: %+v", ex.Stages)
+	}
+	if !bytes.Equal(ex.Outputs["mid"], ex.Outputs["in"][:16]) || bytes.Equal(ex.Outputs["out"], ex.Outputs["mid"]) {
+		t.Errorf("first stage only: the second stage ran or the first did not: mid % x, out % x", ex.Outputs["mid"], ex.Outputs["out"])
+	}
+	if _, err := ExecuteCase(ctx, first, in, ExecOptions{}); err == nil {
+		t.Error("ExecuteCase ran every stage with the first stage's program only")
+	}
+	if _, err := ExecuteCase(ctx, all, in, ExecOptions{Stages: 3}); err == nil {
+		t.Error("ExecuteCase ran 3 stages of a 2-stage case")
+	}
+	if _, err := ss.StagePrograms(ctx, nil, in, 3); err == nil {
+		t.Error("StagePrograms compiled 3 stages of a 2-stage case")
 	}
 }

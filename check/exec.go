@@ -17,6 +17,10 @@ type ExecOptions struct {
 	Order   backend.Order
 	Repeat  int           // dispatches per stage; 0 means 1
 	Timeout time.Duration // per stage run; 0 means the backend's default
+	// Stages, when positive, runs only the first Stages stages (timing a
+	// stage needs the stages before it, whose outputs it reads, and none
+	// after it). 0 means every stage.
+	Stages int
 }
 
 // An Execution is what running one case produced.
@@ -27,8 +31,12 @@ type Execution struct {
 
 // A StageRun is one stage's part of an Execution.
 type StageRun struct {
-	Entry    string
-	Times    []time.Duration   // as the backend measured them
+	Entry string
+	Times []time.Duration // as the backend measured them
+	// Total is the backend's one timing sample of the stage's Repeat
+	// dispatches, submitted together (backend.Result.Total), by the clock
+	// its Info names.
+	Total    time.Duration
 	Findings []backend.Finding // the checking mode's, for programs built with it
 }
 
@@ -50,13 +58,27 @@ type StageFinding struct {
 	backend.Finding
 }
 
-// ExecuteCase runs the stages of in, in order, each with its program from
-// progs (progs[i] runs in.Stages[i]), on fresh copies of the instance's
-// buffers. A kernel failure is returned as a *backend.Failure (possibly
-// wrapped); a *StageError says which stage failed.
+// ExecuteCase runs the stages of in (the first opts.Stages of them, when
+// set), in order, each with its program from progs (progs[i] runs
+// in.Stages[i]; progs may stop after the last stage run), on fresh copies
+// of the instance's buffers. A kernel failure is returned as a
+// *backend.Failure (possibly wrapped); a *StageError says which stage
+// failed.
 func ExecuteCase(ctx context.Context, progs []backend.Program, in *spec.Instance, opts ExecOptions) (*Execution, error) {
-	if len(progs) != len(in.Stages) {
-		return nil, fmt.Errorf("execute: %d programs for %d stages", len(progs), len(in.Stages))
+	stages := in.Stages
+	if opts.Stages < 0 || opts.Stages > len(stages) {
+		return nil, fmt.Errorf("execute: %d stages asked for, the case has %d", opts.Stages, len(stages))
+	}
+	if opts.Stages > 0 {
+		stages = stages[:opts.Stages]
+	}
+	if len(progs) < len(stages) || len(progs) > len(in.Stages) {
+		return nil, fmt.Errorf("execute: %d programs for %d stages", len(progs), len(stages))
+	}
+	for i := range stages {
+		if progs[i] == nil {
+			return nil, fmt.Errorf("execute: no program for stage %d (%s)", i, stages[i].Entry)
+		}
 	}
 	repeat := opts.Repeat
 	if repeat <= 0 {
@@ -69,7 +91,7 @@ func ExecuteCase(ctx context.Context, progs []backend.Program, in *spec.Instance
 		}
 	}
 	ex := &Execution{}
-	for i, st := range in.Stages {
+	for i, st := range stages {
 		d := backend.Dispatch{Threadgroups: st.Threadgroups, Threads: st.Threads, Repeat: repeat, Order: opts.Order, Timeout: opts.Timeout}
 		for _, bind := range st.Bindings {
 			b := in.Buffer(bind.Buffer)
@@ -83,7 +105,7 @@ func ExecuteCase(ctx context.Context, progs []backend.Program, in *spec.Instance
 		if err != nil {
 			return nil, &StageError{Stage: i, Entry: st.Entry, Bindings: st.Bindings, Err: err}
 		}
-		ex.Stages = append(ex.Stages, StageRun{Entry: st.Entry, Times: res.Times, Findings: res.Findings})
+		ex.Stages = append(ex.Stages, StageRun{Entry: st.Entry, Times: res.Times, Total: res.Total, Findings: res.Findings})
 		for _, bind := range st.Bindings {
 			if out, ok := res.Outputs[bind.Index]; ok {
 				if _, dev := state[bind.Buffer]; dev {

@@ -17,9 +17,21 @@
 //	nondeterministic BUF  write the backend's run counter into BUF's first byte
 //	order BUF             write a byte derived from the dispatch's thread order
 //	tgmem N               the program allocates N bytes of threadgroup memory
+//	time DUR              each dispatch takes DUR (a Go duration, "2ms") by the
+//	                      fake clock: it is reported, not waited for
+//	time-if BUF OFF BYTE DUR
+//	                      a dispatch takes DUR more when byte OFF of BUF is BYTE
+//	                      as the dispatch starts (timings that differ by case)
+//	sleep DUR             each dispatch really sleeps DUR (stopping early when
+//	                      the context is done) and is reported as taking it
 //	compile-error MSG...  compiling fails with MSG
 //	crash | timeout | bad-access | deadlock
 //	                      running fails with that kind
+//
+// A dispatch's time (backend.Result.Times, and Total, their sum) is the
+// sum of its time, time-if and sleep markers, so a test can plant the
+// timings a measurement should see; without them it is zero. Info's
+// clock is "host", as for the cpu backend.
 //
 // An unknown operation is a compile error.
 package fake
@@ -32,6 +44,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"metalab/backend"
 )
@@ -52,7 +65,7 @@ func (b *Backend) MetalSources() bool { return false }
 
 // Info describes the fake backend: no device, no clock, orders honoured.
 func (b *Backend) Info(context.Context) backend.Info {
-	return backend.Info{Name: "fake", Device: "none (marker scripts)", Clock: "host", Orders: true, Check: true, Timing: "fake: no time"}
+	return backend.Info{Name: "fake", Device: "none (marker scripts)", Clock: "host", Orders: true, Check: true, Timing: "fake clock: timings planted by markers, not measured"}
 }
 
 // Name returns "fake".
@@ -116,6 +129,10 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 			return nil, compileErr(src, line, strings.Join(o.args, " "))
 		case want >= 0 && len(o.args) != want:
 			return nil, compileErr(src, line, fmt.Sprintf("%s wants %d arguments, got %d", o.name, want, len(o.args)))
+		case o.name == "time" || o.name == "sleep" || o.name == "time-if":
+			if _, err := time.ParseDuration(o.args[len(o.args)-1]); err != nil {
+				return nil, compileErr(src, line, o.name+": "+err.Error())
+			}
 		case o.name == "tgmem":
 			n, err := strconv.Atoi(o.args[0])
 			if err != nil {
@@ -133,7 +150,7 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 // arity is each operation's argument count; -1 means any.
 var arity = map[string]int{
 	"copy": 2, "poke": 3, "fill": 2, "add": 2, "nondeterministic": 1, "order": 1,
-	"tgmem": 1, "compile-error": -1, "crash": 0, "timeout": 0, "bad-access": 0, "deadlock": 0,
+	"tgmem": 1, "time": 1, "time-if": 4, "sleep": 1, "compile-error": -1, "crash": 0, "timeout": 0, "bad-access": 0, "deadlock": 0,
 }
 
 func compileErr(src backend.Source, line int, msg string) error {
@@ -171,14 +188,65 @@ func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 		p.b.runs++
 		run := p.b.runs
 		p.b.mu.Unlock()
+		var took time.Duration
+		for _, o := range p.ops {
+			d, err := o.elapsed(ctx, bufs)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", p.name, o.line, err)
+			}
+			took += d
+		}
 		for _, o := range p.ops {
 			if err := o.apply(bufs, d, run); err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", p.name, o.line, err)
 			}
 		}
-		res.Times = append(res.Times, 0)
+		res.Times = append(res.Times, took)
+		res.Total += took
 	}
 	return res, nil
+}
+
+// elapsed returns the time a timing marker adds to a dispatch, sleeping
+// for sleep markers; other operations take no time.
+func (o op) elapsed(ctx context.Context, bufs map[int][]byte) (time.Duration, error) {
+	switch o.name {
+	case "time", "sleep", "time-if":
+	default:
+		return 0, nil
+	}
+	d, _ := time.ParseDuration(o.args[len(o.args)-1]) // checked by Compile
+	switch o.name {
+	case "sleep":
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-t.C:
+		}
+	case "time-if":
+		i, err := strconv.Atoi(o.args[0])
+		if err != nil {
+			return 0, err
+		}
+		off, err := strconv.ParseInt(o.args[1], 0, 64)
+		if err != nil {
+			return 0, err
+		}
+		v, err := strconv.ParseInt(o.args[2], 0, 64)
+		if err != nil {
+			return 0, err
+		}
+		b, ok := bufs[i]
+		if !ok || off < 0 || int(off) >= len(b) {
+			return 0, &backend.Failure{Kind: backend.BadAccess, Msg: fmt.Sprintf("time-if: no byte %d in buffer %d", off, i)}
+		}
+		if b[off] != byte(v) {
+			return 0, nil
+		}
+	}
+	return d, nil
 }
 
 func (o op) apply(bufs map[int][]byte, d backend.Dispatch, run int) error {

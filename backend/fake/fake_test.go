@@ -3,7 +3,9 @@ package fake
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"metalab/backend"
 )
@@ -84,5 +86,74 @@ func TestNondeterministicAndTGMem(t *testing.T) {
 	}
 	if d.Buffers[0].Data[0] != 0 {
 		t.Error("Run modified the caller's buffer")
+	}
+}
+
+func TestTimingMarkers(t *testing.T) {
+	tests := []struct {
+		name   string
+		src    string
+		repeat int
+		first  byte // byte 0 of buffer 0
+		want   time.Duration
+		// wantErr is a compile error's expected substring.
+		wantErr string
+	}{
+		{name: "no markers", src: "// fake: copy 0 1", want: 0},
+		{name: "time", src: "// fake: time 2ms", want: 2 * time.Millisecond},
+		{name: "times add up", src: "// fake: time 2ms\n// fake: time 500us", want: 2500 * time.Microsecond},
+		{name: "repeat", src: "// fake: time 2ms", repeat: 3, want: 6 * time.Millisecond},
+		{name: "time-if taken", src: "// fake: time 1ms\n// fake: time-if 0 0 7 3ms", first: 7, want: 4 * time.Millisecond},
+		{name: "time-if not taken", src: "// fake: time 1ms\n// fake: time-if 0 0 7 3ms", first: 6, want: time.Millisecond},
+		{name: "time-if sees the bytes before the dispatch", src: "// fake: fill 0 7\n// fake: time-if 0 0 7 3ms", first: 1, want: 0},
+		{name: "sleep", src: "// fake: sleep 1ms", want: time.Millisecond},
+		{name: "bad duration", src: "// fake: time soon", wantErr: "time:"},
+		{name: "time-if arity", src: "// fake: time-if 0 7 3ms", wantErr: "wants 4 arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := New().Compile(context.Background(), backend.Source{Name: "k.metal", Text: []byte(tt.src)})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Compile error = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			res, err := p.Run(context.Background(), backend.Dispatch{Repeat: tt.repeat, Buffers: []backend.Buffer{
+				{Index: 0, Data: []byte{tt.first, 0}}, {Index: 1, Data: []byte{0, 0}},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Total != tt.want {
+				t.Errorf("Total = %v, want %v", res.Total, tt.want)
+			}
+			var sum time.Duration
+			for _, d := range res.Times {
+				sum += d
+			}
+			if sum != res.Total || len(res.Times) != max(tt.repeat, 1) {
+				t.Errorf("Times = %v, want %d dispatches adding up to Total %v", res.Times, max(tt.repeat, 1), res.Total)
+			}
+			if strings.Contains(tt.src, "sleep") && time.Since(start) < tt.want {
+				t.Errorf("sleep returned after %v, before %v", time.Since(start), tt.want)
+			}
+		})
+	}
+}
+
+func TestSleepStopsWithContext(t *testing.T) {
+	p, err := New().Compile(context.Background(), backend.Source{Text: []byte("// fake: sleep 1h")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := p.Run(ctx, backend.Dispatch{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Run = %v, want the context's error", err)
 	}
 }
