@@ -20,6 +20,7 @@ import (
 	diffcmd "metalab/internal/cli/diff"
 	mutatecmd "metalab/internal/cli/mutate"
 	runcmd "metalab/internal/cli/run"
+	sweepcmd "metalab/internal/cli/sweep"
 	"metalab/internal/cli/sites"
 	"metalab/internal/cli/tgmem"
 	"metalab/msl"
@@ -60,6 +61,7 @@ variants from chosen site choices, and writes patches that git apply cleanly.`,
 		diffcmd.NewCmdDiff(f, nil),
 		checkcmd.NewCmdCheck(f, nil),
 		runcmd.NewCmdRun(f, nil),
+		sweepcmd.NewCmdSweep(f, nil),
 		backends.NewCmdBackends(f, nil),
 		newCmdVersion(f),
 	)
@@ -78,6 +80,9 @@ func Main() ExitCode {
 // Run runs metalab with args (nil means the process's arguments) and maps
 // the outcome to an exit code, printing any error once.
 func Run(f *cmdutil.Factory, args []string) ExitCode {
+	if f.Version == "" {
+		f.Version = Version()
+	}
 	root := NewCmdRoot(f)
 	if args != nil {
 		root.SetArgs(args)
@@ -93,10 +98,11 @@ func Run(f *cmdutil.Factory, args []string) ExitCode {
 	errOut := f.IOStreams.ErrOut
 	var flagErr *cmdutil.FlagError
 	var list msl.ErrorList
-	var envErr *backend.EnvError
+	var reported *cmdutil.ReportedError
+	code := classify(err)
 	switch {
-	case errors.Is(err, cmdutil.ErrSilent):
-		return ExitError
+	case errors.As(err, &reported) || errors.Is(err, cmdutil.ErrSilent):
+		// Reported already.
 	case errors.As(err, &flagErr) || strings.HasPrefix(err.Error(), "unknown command "):
 		fmt.Fprintf(errOut, "metalab: %v\n", err)
 		name := "metalab"
@@ -104,16 +110,26 @@ func Run(f *cmdutil.Factory, args []string) ExitCode {
 			name = cmd.CommandPath()
 		}
 		fmt.Fprintf(errOut, "Run '%s --help' for usage.\n", name)
-		return ExitUsage
-	case errors.As(err, &envErr):
-		fmt.Fprintf(errOut, "metalab: %v\n", err)
-		return ExitEnv
+		code = ExitUsage
 	case errors.As(err, &list):
 		// One error a line, the first msl.MaxShown of them.
 		fmt.Fprintln(errOut, list.Error())
-		return ExitError
 	default:
 		fmt.Fprintf(errOut, "metalab: %v\n", err)
-		return ExitError
 	}
+	return code
+}
+
+// classify maps an error to its exit status: usage errors 2, what this
+// machine cannot do 3, anything else (a failure, a negative result) 1.
+func classify(err error) ExitCode {
+	var flagErr *cmdutil.FlagError
+	var envErr *backend.EnvError
+	switch {
+	case errors.As(err, &flagErr):
+		return ExitUsage
+	case errors.As(err, &envErr):
+		return ExitEnv
+	}
+	return ExitError
 }

@@ -5,6 +5,7 @@ package cmdutil
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"metalab/backend"
 	"metalab/msl"
 )
 
@@ -43,6 +45,7 @@ func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 type Factory struct {
 	IOStreams *IOStreams
 	ReadFile  func(name string) ([]byte, error) // reads kernel sources and patches
+	Version   string                            // metalab's version, for what commands record; set by cli.Run
 }
 
 // New returns a Factory for the real process.
@@ -66,6 +69,37 @@ func FlagErrorf(format string, args ...any) error {
 // ErrSilent is returned by a command that has already reported its failure;
 // the program exits with status 1 without printing anything more.
 var ErrSilent = errors.New("silent error")
+
+// A ReportedError is an error a command has already reported (as JSON,
+// with --json): the program prints nothing more and exits with the status
+// Err's kind maps to (usage, environment, failure).
+type ReportedError struct{ Err error }
+
+func (e *ReportedError) Error() string { return e.Err.Error() }
+func (e *ReportedError) Unwrap() error { return e.Err }
+
+// ErrorJSON is how a command with --json reports an error on its output.
+type ErrorJSON struct {
+	Error string `json:"error"`
+	// Kind is "usage" (exit 2), "environment" (exit 3), "interrupted" or
+	// "error" (exit 1).
+	Kind string `json:"kind"`
+}
+
+// ErrorKind classifies err as ErrorJSON.Kind does.
+func ErrorKind(err error) string {
+	var fe *FlagError
+	var env *backend.EnvError
+	switch {
+	case errors.As(err, &fe):
+		return "usage"
+	case errors.As(err, &env):
+		return "environment"
+	case errors.Is(err, context.Canceled):
+		return "interrupted"
+	}
+	return "error"
+}
 
 // ExactArgs is cobra.ExactArgs returning a *FlagError that names the
 // expected arguments.

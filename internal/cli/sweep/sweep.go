@@ -1,0 +1,486 @@
+// Package sweep implements `metalab sweep`: the whole loop of the
+// hand-written reports as one command (see package search).
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"metalab/backend"
+	"metalab/internal/cli/check"
+	"metalab/internal/cli/cmdutil"
+	"metalab/measure"
+	"metalab/search"
+	"metalab/spec"
+)
+
+// SweepOptions are the inputs of `metalab sweep`.
+type SweepOptions struct {
+	IO       *cmdutil.IOStreams
+	ReadFile func(string) ([]byte, error)
+	// NewBackend returns the backend called name; nil means the built-in
+	// backends.
+	NewBackend func(ctx context.Context, name string) (backend.Backend, error)
+	Version    string
+	// Terminal forces progress bars on (true) or off (false); nil means
+	// bars when standard error is a terminal.
+	Terminal *bool
+
+	Spec      string // "" with Resume: the plan in Out says
+	Functions []string
+	Macros    cmdutil.Macros
+	Backend   string
+	Strategy  string
+	Ops       []string
+	Choices   string
+	Refs      []string
+	Seed      uint64
+	Beam      int
+	MinStep   float64
+	Budget    search.Budget
+	Cases     []string
+	CheckSets []string
+	Target    string
+	Explore   string
+	Phases    struct{ Explore, Confirm search.Phase }
+	TGLimit   int
+	NoDetect  bool
+	Race      bool
+	Strict    bool
+	Rule      measure.Rule
+	Path      string
+	Repo      string
+	Out       string
+	Resume    bool
+	Shard     search.Shard
+	JSON      bool
+}
+
+// NewCmdSweep returns the sweep command; runF, if non-nil, replaces the
+// run function (tests capture the parsed options with it).
+func NewCmdSweep(f *cmdutil.Factory, runF func(*SweepOptions) error) *cobra.Command {
+	opts := &SweepOptions{IO: f.IOStreams, ReadFile: f.ReadFile, Version: f.Version}
+	var (
+		budget, shard, tgLimit, ruleFile  string
+		minGain, maxRegression, minStep   string
+		confirmations                     int
+		explorePairs, confirmPairs, top   int
+		warmup, dispatches                int
+	)
+	cmd := &cobra.Command{
+		Use:   "sweep <spec.yaml> --fn NAME [flags]",
+		Short: "Search a kernel function's variants, check, time and decide them, and write patches",
+		Long: `Sweep the function you own (--fn) in a kernel spec's source: find the sites
+of the operators (--ops), build variants by a strategy, and for each one,
+cheapest first, stopping at the first stage it fails:
+
+  static threadgroup memory (from the source), compile and threadgroup
+  memory (compiled), bitwise parity on every case in the checking mode
+  (races, uninitialised reads, bounds), then a few paired A/B timings at
+  the explore case.
+
+The fastest few explored variants (--confirm-top) are then timed at every
+case with more pairs, and twice more at the target case, between two
+controls (the baseline timed against itself), and the decision rule
+retains, rejects or finds them inconclusive. Each retained variant gets a
+patch, verified with git apply --check (against --repo when given, whose
+--path must still hold the baseline).
+
+Strategies: ablate (each atom alone: one choice of one site), stack
+(cumulative, in source order or the order of --refs; an atom that fails is
+left out of later steps), loo (a set, then the set without each atom),
+greedy (forward selection) and beam (forward selection keeping --beam
+sets). They are deterministic given --seed; budgets bound the variants
+built, the device time of the timed samples and the wall time.
+
+Everything is declared up front in a plan (plan.json: the baseline's and
+the spec's sha256, cases, pairs, the rule and the search settings) whose
+hash keys every result in the results store (results.db), written as each
+result arrives. An interrupted sweep (Ctrl-C, kill -9, power loss) goes
+on with --resume, redoing nothing that finished; a directory of another
+plan is refused. --shard I/N runs a deterministic slice of an ablate or
+loo sweep; metalab results merge combines the shards' stores.
+
+--out receives the plan, manifest.json (every source's sha256, metalab's
+version, backend, device, compiler), variant snapshots, a log per variant,
+report.md, report.json, SVG plots and the patches. Timings on the cpu
+backend are emulator timings: they exercise the loop, not a GPU.
+
+The exit status is 0 when a variant was retained, 1 when none was (or
+the baseline failed its own check, or the sweep was interrupted), 2 for
+usage errors and 3 when this machine cannot run the backend.`,
+		Example: "  metalab sweep kernels/qsa_prompt.yaml --fn qsa_flash --cases quick --strategy ablate \\\n" +
+			"      --ops unroll-pragma,unroll --budget variants=12 --out /tmp/sweep\n" +
+			"  metalab sweep --resume --out /tmp/sweep\n" +
+			"  metalab sweep kernels/qsa_prompt.yaml --fn qsa_flash --cases full --shard 2/4 --out /scratch/shard2",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 || len(args) == 0 && !opts.Resume {
+				return cmdutil.FlagErrorf("sweep: want one argument <spec.yaml> (or --resume --out DIR alone), got %d", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Spec = args[0]
+			}
+			if err := parseFlags(cmd, opts, flagValues{budget, shard, tgLimit, ruleFile, minGain, maxRegression, minStep,
+				confirmations, explorePairs, confirmPairs, top, warmup, dispatches}); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return sweepRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&opts.Functions, "fn", nil, "the owned function `NAME` (repeatable): only it is mutated and its stages timed")
+	cmdutil.AddMacroFlags(fl, &opts.Macros.Defines, &opts.Macros.Undefs, &opts.Macros.IncludeDirs)
+	fl.StringVar(&opts.Backend, "backend", "cpu", "backend `NAME`: cpu, cuda, metal, or auto")
+	fl.StringVar(&opts.Strategy, "strategy", "ablate", "search `STRATEGY`: "+strings.Join(search.Strategies, ", "))
+	fl.StringSliceVar(&opts.Ops, "ops", nil, "operators `OP,...` whose sites are searched (default: every operator)")
+	fl.StringVar(&opts.Choices, "choices", "all", "`all` choices of every site, or each site's `first`")
+	fl.StringSliceVar(&opts.Refs, "refs", nil, "site refs `ID=CHOICE,...`: the stack's order, the loo set, or the only atoms searched")
+	fl.Uint64Var(&opts.Seed, "seed", 1, "`SEED` of the search order and of the bootstrap intervals")
+	fl.IntVar(&opts.Beam, "beam", 3, "beam `WIDTH` (beam only)")
+	fl.StringVar(&minStep, "min-step", "1%", "greedy and beam stop when a step is not this much `FASTER` at the explore case")
+	fl.StringVar(&budget, "budget", "", "budgets `variants=N,device=DUR,wall=DUR` (default none)")
+	fl.StringSliceVar(&opts.Cases, "cases", nil, "case `SET`s checked and timed (default: the spec's defaults)")
+	fl.StringSliceVar(&opts.CheckSets, "check-cases", nil, "more case `SET`s checked for parity but not timed")
+	fl.StringVar(&opts.Target, "target", "", "the `CASE` the rule seeks the gain at: set/name or a part naming one case (default: the last timed case)")
+	fl.StringVar(&opts.Explore, "explore-case", "", "the `CASE` exploration times at (default: the target)")
+	fl.IntVar(&explorePairs, "explore-pairs", search.DefaultExplore.Pairs, "alternating A/B `PAIRS` per exploration measurement")
+	fl.IntVar(&confirmPairs, "confirm-pairs", 0, "`PAIRS` per confirmation measurement (default: the rule's min_pairs)")
+	fl.IntVar(&top, "confirm-top", search.DefaultConfirm.Top, "confirm the `N` fastest explored variants")
+	fl.IntVar(&warmup, "warmup", 1, "warm-up `SAMPLES` per side before each measurement")
+	fl.IntVar(&dispatches, "dispatches", 0, "`N` dispatches submitted together per timing sample (default: the spec's dispatches:, else 1)")
+	fl.StringVar(&tgLimit, "tg-limit", "16KiB", "static threadgroup memory `LIMIT`")
+	fl.BoolVar(&opts.NoDetect, "no-detect", false, "turn off the checking mode (races, uninitialised reads and bounds go unseen)")
+	fl.BoolVar(&opts.Race, "race", false, "also check under several thread orders")
+	fl.BoolVar(&opts.Strict, "strict", false, "fail on warnings too (lanes relying on lockstep)")
+	fl.StringVar(&ruleFile, "rule", "", "the decision rule as a JSON `FILE` (measure.Rule; default: bitwise, 3% gain at the target, no regression beyond 1%, two confirmations)")
+	fl.StringVar(&minGain, "min-gain", "", "the rule's median gain `PCT` at the target (default 3%)")
+	fl.StringVar(&maxRegression, "max-regression", "", "the rule's tolerated slowdown `PCT` at other cases (default 1%)")
+	fl.IntVar(&confirmations, "confirmations", -1, "the rule's independent confirmation `RUNS` (default 2)")
+	fl.StringVar(&opts.Path, "path", "", "the kernel's `PATH` in its repository, for patches (default: the spec's source path)")
+	fl.StringVar(&opts.Repo, "repo", "", "verify patches against the repository `DIR` (its --path must have the baseline's sha256)")
+	fl.StringVar(&opts.Out, "out", "", "output `DIR` (default: metalab-sweep-<fn>-<plan hash>)")
+	fl.BoolVar(&opts.Resume, "resume", false, "continue the sweep in --out, redoing nothing that finished")
+	fl.StringVar(&shard, "shard", "", "run shard `I/N` of an ablate or loo sweep")
+	fl.BoolVar(&opts.JSON, "json", false, "write the result (or an error) as JSON")
+	return cmd
+}
+
+type flagValues struct {
+	budget, shard, tgLimit, ruleFile, minGain, maxRegression, minStep string
+	confirmations, explorePairs, confirmPairs, top, warmup, dispatches int
+}
+
+// parseFlags turns the flags that need parsing into options.
+func parseFlags(cmd *cobra.Command, o *SweepOptions, v flagValues) error {
+	var err error
+	if o.Budget, err = search.ParseBudget(v.budget); err != nil {
+		return cmdutil.FlagErrorf("--budget: %v", err)
+	}
+	if v.shard != "" {
+		if o.Shard, err = search.ParseShard(v.shard); err != nil {
+			return cmdutil.FlagErrorf("--shard: %v", err)
+		}
+	}
+	if o.TGLimit, err = check.ParseSize(v.tgLimit); err != nil {
+		return cmdutil.FlagErrorf("--tg-limit: %v", err)
+	}
+	if o.MinStep, err = parsePct(v.minStep); err != nil {
+		return cmdutil.FlagErrorf("--min-step: %v", err)
+	}
+	o.Rule = measure.DefaultRule()
+	if v.ruleFile != "" {
+		b, err := o.ReadFile(v.ruleFile)
+		if err != nil {
+			return cmdutil.FlagErrorf("--rule: %v", err)
+		}
+		if o.Rule, err = measure.ParseRule(b); err != nil {
+			return cmdutil.FlagErrorf("--rule %s: %v", v.ruleFile, err)
+		}
+	}
+	if v.minGain != "" {
+		if o.Rule.MinGain, err = parsePct(v.minGain); err != nil {
+			return cmdutil.FlagErrorf("--min-gain: %v", err)
+		}
+	}
+	if v.maxRegression != "" {
+		if o.Rule.MaxRegression, err = parsePct(v.maxRegression); err != nil {
+			return cmdutil.FlagErrorf("--max-regression: %v", err)
+		}
+	}
+	if v.confirmations >= 0 {
+		o.Rule.Confirmations = v.confirmations
+	}
+	if err := o.Rule.Validate(); err != nil {
+		return cmdutil.FlagErrorf("%v", err)
+	}
+	o.Phases.Explore = search.DefaultExplore
+	o.Phases.Confirm = search.DefaultConfirm
+	o.Phases.Explore.Pairs = v.explorePairs
+	o.Phases.Confirm.Pairs = o.Rule.MinPairs
+	if v.confirmPairs > 0 {
+		o.Phases.Confirm.Pairs = v.confirmPairs
+	}
+	o.Phases.Confirm.Top = v.top
+	o.Phases.Explore.Warmup, o.Phases.Confirm.Warmup = v.warmup, v.warmup
+	o.Phases.Explore.Dispatches, o.Phases.Confirm.Dispatches = v.dispatches, v.dispatches
+	switch {
+	case v.explorePairs < 1:
+		return cmdutil.FlagErrorf("--explore-pairs %d: want at least 1", v.explorePairs)
+	case v.confirmPairs < 0:
+		return cmdutil.FlagErrorf("--confirm-pairs %d: want at least 1", v.confirmPairs)
+	case o.Phases.Confirm.Pairs < o.Rule.MinPairs:
+		return cmdutil.FlagErrorf("--confirm-pairs %d is fewer than the rule's min_pairs %d: no confirmation could decide anything", o.Phases.Confirm.Pairs, o.Rule.MinPairs)
+	case v.top < 1:
+		return cmdutil.FlagErrorf("--confirm-top %d: want at least 1", v.top)
+	case v.warmup < 0 || v.dispatches < 0:
+		return cmdutil.FlagErrorf("--warmup and --dispatches cannot be negative")
+	case o.Choices != "all" && o.Choices != "first":
+		return cmdutil.FlagErrorf("--choices %q: want all or first", o.Choices)
+	case o.Beam < 1:
+		return cmdutil.FlagErrorf("--beam %d: want at least 1", o.Beam)
+	}
+	if !contains(search.Strategies, o.Strategy) {
+		return cmdutil.FlagErrorf("--strategy %q: want one of %s", o.Strategy, strings.Join(search.Strategies, ", "))
+	}
+	if o.Shard.Count > 1 && !search.Shardable(o.Strategy) {
+		return cmdutil.FlagErrorf("--shard: the %s strategy chooses each step by the results of the last, so it cannot be split; shard ablate or loo", o.Strategy)
+	}
+	if o.Strategy != "greedy" && o.Strategy != "beam" {
+		o.MinStep = 0
+	}
+	if o.Strategy != "beam" {
+		o.Beam = 0
+	}
+	if o.Spec == "" {
+		// --resume alone: every setting comes from the plan; flags that
+		// would change it are refused rather than ignored.
+		if o.Out == "" {
+			return cmdutil.FlagErrorf("--resume without a spec needs --out DIR, the sweep to continue")
+		}
+		var set []string
+		cmd.Flags().Visit(func(f *pflag.Flag) {
+			switch f.Name {
+			case "resume", "out", "repo", "json", "shard":
+			default:
+				set = append(set, "--"+f.Name)
+			}
+		})
+		if len(set) > 0 {
+			return cmdutil.FlagErrorf("--resume without a spec takes its settings from %s; %s would change them (give the spec and every flag as first run, or none)",
+				filepath.Join(o.Out, search.PlanFile), strings.Join(set, ", "))
+		}
+		return nil
+	}
+	if len(o.Functions) == 0 {
+		return cmdutil.FlagErrorf("sweep: --fn NAME is required: the function you own")
+	}
+	return cmdutil.CheckMacros(o.Macros.Defines, o.Macros.Undefs)
+}
+
+// parsePct parses "3%" or "0.03" as 0.03.
+func parsePct(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	div := 1.0
+	if strings.HasSuffix(t, "%") {
+		t, div = strings.TrimSpace(strings.TrimSuffix(t, "%")), 100
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || f/div >= 1 {
+		return 0, fmt.Errorf("bad fraction %q: want a percentage such as 3%% or a fraction such as 0.03, below 100%%", s)
+	}
+	return f / div, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// load reads the spec and the kernel and makes the plan: from the flags,
+// or with --resume alone from the plan in --out.
+func load(ctx context.Context, o *SweepOptions) (*search.Options, error) {
+	so := &search.Options{Dir: o.Out, Resume: o.Resume, Repo: o.Repo, Shard: o.Shard, Version: o.Version, ReadFile: o.ReadFile}
+	var plan *search.Plan
+	if o.Spec == "" {
+		b, err := o.ReadFile(filepath.Join(o.Out, search.PlanFile))
+		if err != nil {
+			return nil, cmdutil.FlagErrorf("--resume: %v (is %s a sweep's directory?)", err, o.Out)
+		}
+		if plan, err = search.ParsePlan(b); err != nil {
+			return nil, err
+		}
+		o.Spec, o.Functions, o.Backend = plan.Spec, plan.Functions, plan.Backend
+		o.Macros = cmdutil.Macros{Defines: plan.Macros.Defines, Undefs: plan.Macros.Undefs, IncludeDirs: plan.Macros.IncludeDirs}
+	}
+	specBytes, err := o.ReadFile(o.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("read spec: %w", err)
+	}
+	s, err := spec.Parse(o.Spec, specBytes)
+	if err != nil {
+		return nil, err
+	}
+	for _, set := range append(append([]string(nil), o.Cases...), o.CheckSets...) {
+		if s.Set(set) == nil {
+			var have []string
+			for _, x := range s.Sets {
+				have = append(have, x.Name)
+			}
+			return nil, cmdutil.FlagErrorf("--cases %q: %s has no such case set (sets: %s)", set, o.Spec, strings.Join(have, ", "))
+		}
+	}
+	f, err := cmdutil.LoadKernel(o.ReadFile, s.Source, o.Macros)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.Warnings) > 0 {
+		cmdutil.PrintWarnings(o.IO.ErrOut, f)
+	}
+	if plan != nil {
+		// Resuming from the plan alone: the spec and the kernel must be
+		// what the plan was made from.
+		if b := search.SHA256(f.Src); b != plan.Baseline {
+			return nil, &search.ResumeError{Dir: o.Out, Msg: fmt.Sprintf("%s changed since the sweep began (sha256 %s, now %s): its results cannot be resumed against it", s.Source, plan.Baseline[:12], b[:12])}
+		}
+		if b := search.SHA256(specBytes); b != plan.SpecSHA256 {
+			return nil, &search.ResumeError{Dir: o.Out, Msg: fmt.Sprintf("%s changed since the sweep began (sha256 %s, now %s): its results cannot be resumed against it", o.Spec, plan.SpecSHA256[:12], b[:12])}
+		}
+	} else {
+		plan, err = search.NewPlan(s, specBytes, f, o.ReadFile, search.PlanOptions{
+			Functions: o.Functions, Backend: o.Backend, Sets: o.Cases, CheckSets: o.CheckSets,
+			Macros: search.Macros{Defines: o.Macros.Defines, Undefs: o.Macros.Undefs, IncludeDirs: o.Macros.IncludeDirs},
+			Target: o.Target, ExploreCase: o.Explore, Path: o.Path, Explore: o.Phases.Explore, Confirm: o.Phases.Confirm,
+			TGLimit: o.TGLimit, NoDetect: o.NoDetect, Race: o.Race, Strict: o.Strict, Rule: o.Rule,
+			Search: search.Settings{Strategy: o.Strategy, Ops: o.Ops, Choices: o.Choices, Refs: o.Refs, Seed: o.Seed,
+				Beam: o.Beam, MinStep: o.MinStep, Budget: o.Budget},
+		})
+		if err != nil {
+			return nil, cmdutil.FlagErrorf("%v", err)
+		}
+	}
+	if so.Dir == "" {
+		hash, err := plan.Hash()
+		if err != nil {
+			return nil, err
+		}
+		so.Dir = fmt.Sprintf("metalab-sweep-%s-%s", strings.Join(plan.Functions, "+"), hash[:8])
+		o.Out = so.Dir
+	}
+	mk := o.NewBackend
+	if mk == nil {
+		mk = cmdutil.ChooseBackend
+	}
+	be, err := mk(ctx, plan.Backend)
+	if err != nil {
+		return nil, err
+	}
+	if ok, why := be.Available(ctx); !ok {
+		return nil, &backend.EnvError{Op: "backend " + be.Name() + " is not available", Err: errors.New(why)}
+	}
+	so.Plan, so.Spec, so.File, so.Backend = plan, s, f, be
+	return so, nil
+}
+
+func sweepRun(ctx context.Context, o *SweepOptions) (err error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	defer func() {
+		if err != nil && o.JSON {
+			var re *cmdutil.ReportedError
+			if !errors.As(err, &re) {
+				cmdutil.WriteJSON(o.IO.Out, cmdutil.ErrorJSON{Error: err.Error(), Kind: cmdutil.ErrorKind(err)})
+				err = &cmdutil.ReportedError{Err: err}
+			}
+		}
+	}()
+	so, err := load(ctx, o)
+	if err != nil {
+		return err
+	}
+	var rerr *search.ResumeError
+	prog := newProgress(o.IO.ErrOut, o.Terminal)
+	so.Progress = prog.event
+	start := time.Now()
+	res, err := search.Run(ctx, *so)
+	prog.stop()
+	if errors.As(err, &rerr) {
+		return cmdutil.FlagErrorf("%v", err)
+	}
+	if res == nil {
+		return err
+	}
+	if o.JSON {
+		out := struct {
+			*search.Result
+			Seconds     float64 `json:"seconds"`
+			Interrupted bool    `json:"interrupted,omitempty"`
+			Error       string  `json:"error,omitempty"`
+		}{Result: res, Seconds: time.Since(start).Seconds()}
+		if err != nil {
+			out.Error, out.Interrupted = err.Error(), errors.Is(err, context.Canceled)
+		}
+		if werr := cmdutil.WriteJSON(o.IO.Out, out); werr != nil {
+			return werr
+		}
+	} else {
+		summary(o, res, time.Since(start))
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(o.IO.ErrOut, "interrupted: what finished is in %s; continue with: metalab sweep --resume --out %s\n", res.Dir, res.Dir)
+		return &cmdutil.ReportedError{Err: err}
+	case errors.Is(err, search.ErrControl):
+		return &cmdutil.ReportedError{Err: err}
+	case err != nil:
+		return err
+	case len(res.Retained) == 0:
+		return &cmdutil.ReportedError{Err: errors.New("no variant retained")}
+	}
+	return nil
+}
+
+// summary prints what the sweep came to and where its files are.
+func summary(o *SweepOptions, r *search.Result, took time.Duration) {
+	w := o.IO.Out
+	fmt.Fprintf(w, "sweep %s in %s (plan %s)\n", r.Dir, took.Round(time.Second), r.Plan[:12])
+	if r.Control != "pass" {
+		fmt.Fprintf(w, "control: %s: no variant was judged\n", r.Control)
+	}
+	fmt.Fprintf(w, "variants: %d built, %d failed their checks, %d explored, %d confirmed\n", r.Variants, r.Failed, r.Explored, r.Confirmed)
+	fmt.Fprintf(w, "verdicts: %d retained, %d rejected, %d inconclusive", len(r.Retained), r.Rejected, r.Inconclusive)
+	if r.Pending > 0 {
+		fmt.Fprintf(w, ", %d pending", r.Pending)
+	}
+	fmt.Fprintln(w)
+	if r.Budget != "" {
+		fmt.Fprintf(w, "stopped early: %s\n", r.Budget)
+	}
+	for _, x := range r.Retained {
+		if x.Patch != "" {
+			fmt.Fprintf(w, "retained %s: patch %s\n", x.Name, filepath.Join(r.Dir, x.Patch))
+		} else {
+			fmt.Fprintf(w, "retained %s: %s\n", x.Name, x.Note)
+		}
+	}
+	fmt.Fprintf(w, "report: %s (and report.json, plots/)\n", r.Report)
+	fmt.Fprintf(w, "results: %s (metalab results %s)\n", r.Store, r.Dir)
+}

@@ -1,0 +1,148 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"metalab/msl"
+	"metalab/mutate"
+	"metalab/mutate/all"
+	"metalab/variants"
+)
+
+// A Space is what a sweep searches: the sites the plan's operators find in
+// the owned functions and the atoms made of them, each one choice of one
+// site. A candidate variant is a set of atoms; two atoms of one site, or
+// atoms whose edits overlap, cannot be combined (the candidate is
+// infeasible, an answer rather than a failure).
+type Space struct {
+	File  *msl.File
+	Sites []*mutate.FoundSite
+	Atoms []Atom // in source order of the sites, then the site's order of choices
+}
+
+// An Atom is one choice of one site.
+type Atom struct {
+	Site   *mutate.FoundSite
+	Choice string
+	Ref    mutate.SiteRef
+}
+
+// String returns the atom's ref, "unroll/qsa_flash/2-3df3fa=by2".
+func (a Atom) String() string { return a.Ref.String() }
+
+// Label describes the atom in words: the choice's message, where, and
+// what the site is.
+func (a Atom) Label() string {
+	c, err := a.Site.Choice(a.Choice)
+	msg := a.Choice
+	if err == nil && c.Message != "" {
+		msg = c.Message
+	}
+	return fmt.Sprintf("%s: %s (%s)", a.Site.Mutation.Name, msg, a.Site.Message)
+}
+
+// NewSpace finds the sites of the plan's operators in the plan's
+// functions of f and lists the atoms: every choice of every site, or each
+// site's first choice (Settings.Choices "first"); with Settings.Refs, those
+// atoms only, in the order given.
+func NewSpace(f *msl.File, p *Plan) (*Space, error) {
+	var muts []*mutate.Mutation
+	for _, name := range p.Search.Ops {
+		m := all.Lookup(name)
+		if m == nil {
+			var names []string
+			for _, m := range all.Mutations {
+				names = append(names, m.Name)
+			}
+			return nil, fmt.Errorf("unknown operator %q (operators: %s)", name, strings.Join(names, ", "))
+		}
+		muts = append(muts, m)
+	}
+	if len(muts) == 0 {
+		muts = all.Mutations
+	}
+	sites, _, err := mutate.FindAll(f, muts, p.Functions)
+	if err != nil {
+		return nil, err
+	}
+	sp := &Space{File: f, Sites: sites}
+	for _, s := range sites {
+		names := s.ChoiceNames()
+		if p.Search.Choices == "first" {
+			names = names[:1]
+		}
+		for _, c := range names {
+			sp.Atoms = append(sp.Atoms, Atom{Site: s, Choice: c, Ref: siteRef(s, c)})
+		}
+	}
+	if len(p.Search.Refs) > 0 {
+		var atoms []Atom
+		for _, text := range p.Search.Refs {
+			ref, err := mutate.ParseSiteRef(text)
+			if err != nil {
+				return nil, err
+			}
+			site, c, err := mutate.Resolve(sites, ref)
+			if err != nil {
+				return nil, fmt.Errorf("--refs: %w", err)
+			}
+			a := Atom{Site: site, Choice: c.Name, Ref: siteRef(site, c.Name)}
+			if slices.ContainsFunc(atoms, func(b Atom) bool { return b.Ref.String() == a.Ref.String() }) {
+				return nil, fmt.Errorf("--refs: %s is given twice", a.Ref)
+			}
+			atoms = append(atoms, a)
+		}
+		sp.Atoms = atoms
+	}
+	return sp, nil
+}
+
+// Where returns the atom's line:col in the kernel.
+func (s *Space) Where(a Atom) string {
+	p := s.File.Position(a.Site.Pos)
+	return fmt.Sprintf("%d:%d", p.Line, p.Column)
+}
+
+// siteRef names choice of site s.
+func siteRef(s *mutate.FoundSite, choice string) mutate.SiteRef {
+	return mutate.SiteRef{Mutation: s.Mutation.Name, Func: s.Func.Name, Ordinal: s.Ordinal, Hash: s.Hash, Choice: choice}
+}
+
+// Build builds the candidate made of atoms (indices into s.Atoms). An
+// infeasible combination is a *variants.ConflictError.
+func (s *Space) Build(atoms []int) (*variants.Variant, error) {
+	refs := make([]mutate.SiteRef, len(atoms))
+	for i, a := range atoms {
+		refs[i] = s.Atoms[a].Ref
+	}
+	return variants.Build(s.File, s.Sites, refs)
+}
+
+// Infeasible reports whether err says a combination of atoms cannot be
+// built (two choices of one site, overlapping edits).
+func Infeasible(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "conflict") // TODO: variants.ConflictError once merged
+
+}
+
+// sameSite reports whether atom a shares a site with any of set.
+func (s *Space) sameSite(set []int, a int) bool {
+	for _, b := range set {
+		if s.Atoms[b].Site == s.Atoms[a].Site {
+			return true
+		}
+	}
+	return false
+}
+
+// index returns the atoms' indices of refs, -1 for a ref not an atom.
+func (s *Space) index(ref string) int {
+	for i, a := range s.Atoms {
+		if a.Ref.String() == ref {
+			return i
+		}
+	}
+	return -1
+}

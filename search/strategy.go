@@ -1,0 +1,320 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"metalab/variants"
+)
+
+// An Outcome is what evaluating one candidate came to, as a strategy
+// needs it.
+type Outcome struct {
+	Infeasible bool   // its atoms cannot be combined
+	Skipped    bool   // another shard evaluates it
+	SHA256     string // the variant's, when built
+	Passed     bool   // compiled and checked: bitwise identical, no finding
+	Timed      bool   // explored: Ratio is its explore median ratio
+	Ratio      float64
+}
+
+// A BudgetError says which budget ran out; the search stops there.
+type BudgetError struct{ Why string }
+
+func (e *BudgetError) Error() string { return "budget exhausted: " + e.Why }
+
+// A Shard is the slice of a sweep one process runs: candidates whose
+// index among the feasible ones is Index-1 modulo Count. The zero Shard
+// is the whole sweep.
+type Shard struct{ Index, Count int }
+
+// ParseShard parses "I/N" (1 ≤ I ≤ N).
+func ParseShard(s string) (Shard, error) {
+	var sh Shard
+	if _, err := fmt.Sscanf(s, "%d/%d", &sh.Index, &sh.Count); err != nil || sh.Count < 1 || sh.Index < 1 || sh.Index > sh.Count ||
+		fmt.Sprintf("%d/%d", sh.Index, sh.Count) != s {
+		return Shard{}, fmt.Errorf("shard %q: want I/N with 1 ≤ I ≤ N, e.g. 2/4", s)
+	}
+	return sh, nil
+}
+
+func (s Shard) String() string {
+	if s.Count <= 1 {
+		return "1/1"
+	}
+	return fmt.Sprintf("%d/%d", s.Index, s.Count)
+}
+
+// owns reports whether the shard runs feasible candidate k.
+func (s Shard) owns(k int) bool { return s.Count <= 1 || k%s.Count == s.Index-1 }
+
+// Shardable reports whether a strategy's candidates are fixed before any
+// result is known, so that shards can split them: ablate and loo. The
+// others choose each step by the results of the last.
+func Shardable(strategy string) bool { return strategy == "ablate" || strategy == "loo" }
+
+// An explorer builds the candidates a strategy asks for, once each,
+// within the budget, and evaluates those of its shard.
+type explorer struct {
+	sp     *Space
+	set    Settings
+	shard  Shard
+	eval   func(ctx context.Context, c candidate) (Outcome, error)
+	budget func() error // a time budget that ran out, or nil
+	seen   map[string]Outcome
+	built  int // feasible candidates, in every shard
+}
+
+// A candidate is a built variant and how the strategy came to it.
+type candidate struct {
+	atoms []int
+	v     *variants.Variant
+}
+
+// try builds atoms and evaluates the variant (or recalls it).
+func (x *explorer) try(ctx context.Context, atoms []int) (Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, err
+	}
+	atoms = slices.Clone(atoms)
+	slices.Sort(atoms)
+	v, err := x.sp.Build(atoms)
+	if err != nil {
+		if Infeasible(err) {
+			return Outcome{Infeasible: true}, nil
+		}
+		return Outcome{}, err
+	}
+	if o, ok := x.seen[v.Sha256]; ok {
+		return o, nil
+	}
+	if b := x.set.Budget.Variants; b > 0 && x.built >= b {
+		return Outcome{}, &BudgetError{Why: fmt.Sprintf("variants=%d built", b)}
+	}
+	if err := x.budget(); err != nil {
+		return Outcome{}, err
+	}
+	k := x.built
+	x.built++
+	o := Outcome{SHA256: v.Sha256, Skipped: true}
+	if x.shard.owns(k) {
+		o, err = x.eval(ctx, candidate{atoms: atoms, v: v})
+		if err != nil {
+			return Outcome{}, err
+		}
+		o.SHA256 = v.Sha256
+	}
+	x.seen[v.Sha256] = o
+	return o, nil
+}
+
+// explore runs the plan's strategy. A BudgetError ends it early and is
+// returned; so is a cancelled context.
+func (x *explorer) explore(ctx context.Context) error {
+	switch x.set.Strategy {
+	case "ablate":
+		return x.ablate(ctx)
+	case "stack":
+		return x.stack(ctx)
+	case "loo":
+		return x.loo(ctx)
+	case "greedy":
+		return x.beam(ctx, 1)
+	case "beam":
+		return x.beam(ctx, x.set.Beam)
+	}
+	return fmt.Errorf("unknown strategy %q", x.set.Strategy)
+}
+
+// order returns the atom indices in the seeded order the strategies take
+// them in: a permutation drawn from a PCG generator's raw output, so that
+// the same seed gives the same order on any machine and Go release. With
+// explicit refs, their order.
+func (x *explorer) order() []int {
+	idx := make([]int, len(x.sp.Atoms))
+	for i := range idx {
+		idx[i] = i
+	}
+	if len(x.set.Refs) > 0 {
+		return idx
+	}
+	r := rand.NewPCG(x.set.Seed, 0x6d65_74616c_6162) // "metalab"
+	for i := len(idx) - 1; i > 0; i-- {
+		j := int(r.Uint64() % uint64(i+1))
+		idx[i], idx[j] = idx[j], idx[i]
+	}
+	return idx
+}
+
+// ablate tries each atom alone.
+func (x *explorer) ablate(ctx context.Context) error {
+	for _, a := range x.order() {
+		if _, err := x.try(ctx, []int{a}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// firsts returns the atoms a stack or leave-one-out set is made of: the
+// refs as given, or each site's first choice in source order.
+func (x *explorer) firsts() []int {
+	var out []int
+	for i, a := range x.sp.Atoms {
+		if len(x.set.Refs) > 0 || !slices.ContainsFunc(out, func(j int) bool { return x.sp.Atoms[j].Site == a.Site }) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// stack adds the atoms one by one, in order, each step building on the
+// last that passed: an atom that cannot be combined or whose step fails a
+// check is left out of the later steps.
+func (x *explorer) stack(ctx context.Context) error {
+	var cur []int
+	for _, a := range x.firsts() {
+		if x.sp.sameSite(cur, a) {
+			continue
+		}
+		o, err := x.try(ctx, append(slices.Clone(cur), a))
+		if err != nil {
+			return err
+		}
+		if o.Infeasible || !o.Passed {
+			continue
+		}
+		cur = append(cur, a)
+	}
+	return nil
+}
+
+// loo tries the whole set (its atoms that combine, in order), then the
+// set without each of them in turn.
+func (x *explorer) loo(ctx context.Context) error {
+	var set []int
+	for _, a := range x.firsts() {
+		if x.sp.sameSite(set, a) {
+			continue
+		}
+		if _, err := x.sp.Build(append(slices.Clone(set), a)); err != nil {
+			if Infeasible(err) {
+				continue
+			}
+			return err
+		}
+		set = append(set, a)
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	if _, err := x.try(ctx, set); err != nil {
+		return err
+	}
+	if len(set) == 1 {
+		return nil
+	}
+	for i := range set {
+		rest := append(slices.Clone(set[:i]), set[i+1:]...)
+		if _, err := x.try(ctx, rest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A node is a set of atoms the beam holds, with its explore ratio.
+type node struct {
+	atoms []int
+	ratio float64
+}
+
+// beam is forward selection with a beam of width w (greedy: w = 1): each
+// round extends every set of the beam by every atom it can take, keeps
+// the w fastest by explore ratio, and stops when the fastest is not
+// MinStep faster than the fastest before it.
+func (x *explorer) beam(ctx context.Context, w int) error {
+	beam := []node{{ratio: 1}}
+	best := 1.0
+	order := x.order()
+	for {
+		var pool []node
+		tried := map[string]bool{}
+		for _, n := range beam {
+			for _, a := range order {
+				if slices.Contains(n.atoms, a) || x.sp.sameSite(n.atoms, a) {
+					continue
+				}
+				atoms := append(slices.Clone(n.atoms), a)
+				slices.Sort(atoms)
+				key := fmt.Sprint(atoms)
+				if tried[key] {
+					continue
+				}
+				tried[key] = true
+				o, err := x.try(ctx, atoms)
+				if err != nil {
+					return err
+				}
+				if o.Timed && o.Passed {
+					pool = append(pool, node{atoms: atoms, ratio: o.Ratio})
+				}
+			}
+		}
+		if len(pool) == 0 {
+			return nil
+		}
+		slices.SortStableFunc(pool, func(a, b node) int {
+			switch {
+			case a.ratio < b.ratio:
+				return -1
+			case a.ratio > b.ratio:
+				return 1
+			}
+			return 0
+		})
+		if pool[0].ratio > best*(1-x.set.MinStep) {
+			return nil
+		}
+		best = pool[0].ratio
+		beam = pool[:min(w, len(pool))]
+	}
+}
+
+// A clock measures a sweep's time budgets.
+type clock struct {
+	start  time.Time
+	wall   float64 // seconds; 0 unbounded
+	device float64
+	used   func() float64 // device seconds recorded so far
+}
+
+func (c *clock) check() error {
+	if c.wall > 0 && time.Since(c.start).Seconds() >= c.wall {
+		return &BudgetError{Why: "wall=" + seconds(c.wall) + " spent"}
+	}
+	if c.device > 0 && c.used() >= c.device {
+		return &BudgetError{Why: "device=" + seconds(c.device) + " of timed samples recorded"}
+	}
+	return nil
+}
+
+// isBudget reports whether err is a BudgetError.
+func isBudget(err error) bool {
+	var be *BudgetError
+	return errors.As(err, &be)
+}
+
+// describe lists atoms by ref, for logs.
+func (sp *Space) describe(atoms []int) string {
+	var refs []string
+	for _, a := range atoms {
+		refs = append(refs, sp.Atoms[a].String())
+	}
+	return strings.Join(refs, " + ")
+}

@@ -1,0 +1,845 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"metalab/backend"
+	"metalab/check"
+	"metalab/measure"
+	"metalab/msl"
+	"metalab/patches"
+	"metalab/search/store"
+	"metalab/spec"
+	"metalab/variants"
+)
+
+// Files and directories of a sweep's output directory.
+const (
+	PlanFile     = "plan.json"
+	StoreFile    = "results.db"
+	ManifestFile = "manifest.json"
+	BaselineDir  = "baseline"
+	VariantsDir  = "variants"
+	LogsDir      = "logs"
+	PatchesDir   = "patches"
+)
+
+// Options configure Run.
+type Options struct {
+	Plan    *Plan
+	Spec    *spec.Spec
+	File    *msl.File // the kernel (Plan.Kernel) as parsed with Plan.Macros
+	Backend backend.Backend
+	// Dir is the output directory: new, empty, or (with Resume) a sweep
+	// of the same plan to continue.
+	Dir    string
+	Resume bool
+	// Repo, when set, is the repository patches are verified against: its
+	// Plan.Path must still have the baseline's sha256.
+	Repo     string
+	Shard    Shard
+	Version  string                          // metalab's version, for the manifest
+	ReadFile func(string) ([]byte, error)    // reads the spec's sources; nil means os.ReadFile
+	Progress func(Event)                     // optional
+	Log      func(variant, line string)      // optional: every line written to a variant's log
+	now      func() time.Time                // for tests; nil means time.Now
+	onResult func(stage string, k store.Key) // for tests: a result was taken (not read back)
+}
+
+// An Event says how far a sweep is: Stage is "control", "explore",
+// "confirm", "decide" or "report"; Done of Total steps (Total 0 when not
+// known in advance); the variant concerned and a line about it.
+type Event struct {
+	Stage   string
+	Done    int
+	Total   int
+	Variant string
+	Msg     string
+}
+
+// A Result is what a sweep came to.
+type Result struct {
+	Dir    string `json:"dir"`
+	Report string `json:"report"` // report.md
+	Store  string `json:"store"`
+	Plan   string `json:"plan_sha256"`
+	// Variants counts the variants this shard built and evaluated;
+	// Failed those that failed to compile or check.
+	Variants  int `json:"variants"`
+	Failed    int `json:"failed"`
+	Explored  int `json:"explored"`
+	Confirmed int `json:"confirmed"`
+	// Retained are the variants the rule retained, with their patches.
+	Retained     []Retained `json:"retained"`
+	Rejected     int        `json:"rejected"`
+	Inconclusive int        `json:"inconclusive"`
+	Pending      int        `json:"pending"` // confirmed but not decided: a budget ran out
+	// Budget says which budget ran out, or "".
+	Budget string `json:"budget,omitempty"`
+	// Control is the baseline's own check: "pass", or why no variant was
+	// judged.
+	Control string `json:"control"`
+}
+
+// Retained is a variant the rule retained and its patch.
+type Retained struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
+	Patch  string `json:"patch,omitempty"` // relative to Dir; "" when refused
+	Note   string `json:"note,omitempty"`  // why the patch was refused
+}
+
+// ErrControl is returned (wrapped) when the baseline fails its own check:
+// no variant can be judged against it.
+var ErrControl = errors.New("the baseline fails its own check")
+
+// A ResumeError says why an output directory cannot be used as asked: it
+// holds another sweep, or nothing to resume.
+type ResumeError struct {
+	Dir string
+	Msg string
+}
+
+func (e *ResumeError) Error() string { return e.Dir + ": " + e.Msg }
+
+type sweep struct {
+	opts     Options
+	plan     *Plan
+	st       *store.Store
+	session  *check.Session
+	info     backend.Info
+	compiler string
+	sp       *Space
+	insts    map[string]*spec.Instance // checked cases by name
+	clock    *clock
+	now      func() time.Time
+
+	mu     sync.Mutex
+	device float64 // seconds of timed samples recorded under the plan
+
+	built     map[string]*variants.Variant // by sha256
+	explored  []exploredVariant            // in the order explored
+	exploreCt bool                         // the explore control is taken
+	stopped   string                       // the budget that ran out
+	// checking is the stage check's progress lines belong to, with its
+	// count.
+	checking              string
+	checkDone, checkTotal int
+	res       *Result
+}
+
+// An exploredVariant is a variant as exploration left it.
+type exploredVariant struct {
+	v       *variants.Variant
+	passed  bool
+	timed   bool
+	ratio   float64
+	explore int // order explored
+}
+
+// Run runs the sweep of opts.Plan into opts.Dir: it snapshots the
+// baseline and writes the plan, checks the baseline against itself,
+// explores the strategy's variants (static threadgroup memory, then
+// compile and threadgroup memory, parity on every case, then a few timed
+// pairs at the explore case: a variant that fails a stage never reaches
+// the next), confirms the fastest few at every case, lets the rule decide,
+// writes a verified patch per retained variant, and renders the report.
+// Every result goes to the results store as it arrives; with
+// Options.Resume, what the store holds is read back, not redone.
+//
+// When ctx is cancelled, Run stops, renders the report of what finished
+// and returns it with an error wrapping ctx's. A variant that fails is a
+// result; errors are the sweep's own (a bad directory, a machine that
+// cannot run the backend, a cancelled context) or ErrControl.
+func Run(ctx context.Context, opts Options) (*Result, error) {
+	if opts.Plan == nil || opts.Spec == nil || opts.File == nil || opts.Backend == nil || opts.Dir == "" {
+		return nil, errors.New("sweep: need a plan, a spec, the kernel, a backend and a directory")
+	}
+	if err := opts.Plan.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Shard.Count > 1 && !Shardable(opts.Plan.Search.Strategy) {
+		return nil, fmt.Errorf("sweep: the %s strategy chooses each step by the results of the last, so it cannot be split into shards; shard ablate or loo", opts.Plan.Search.Strategy)
+	}
+	if opts.ReadFile == nil {
+		opts.ReadFile = os.ReadFile
+	}
+	w := &sweep{opts: opts, plan: opts.Plan, built: map[string]*variants.Variant{}, now: opts.now, insts: map[string]*spec.Instance{}, checking: "control"}
+	if w.now == nil {
+		w.now = time.Now
+	}
+	w.clock = &clock{start: w.now(), wall: opts.Plan.Search.Budget.WallSeconds, device: opts.Plan.Search.Budget.DeviceSeconds, used: w.deviceSeconds}
+	hash, err := opts.Plan.Hash()
+	if err != nil {
+		return nil, err
+	}
+	w.res = &Result{Dir: opts.Dir, Report: filepath.Join(opts.Dir, "report.md"), Store: filepath.Join(opts.Dir, StoreFile), Plan: hash}
+	// The space first: bad operators or refs are refused before anything
+	// is written.
+	if w.sp, err = NewSpace(opts.File, opts.Plan); err != nil {
+		return nil, err
+	}
+	if err := w.prepareDir(); err != nil {
+		return nil, err
+	}
+	sp, err := opts.Plan.StorePlan()
+	if err != nil {
+		return nil, err
+	}
+	w.st, err = store.Open(w.res.Store, sp)
+	if err != nil {
+		return nil, err
+	}
+	defer w.st.Close()
+	if err := w.loadDevice(ctx); err != nil {
+		return nil, err
+	}
+	w.info = opts.Backend.Info(ctx)
+	if d, ok := opts.Backend.(interface{ Describe() string }); ok {
+		w.compiler, _, _ = strings.Cut(d.Describe(), ";")
+	}
+	if err := w.writeManifest(); err != nil {
+		return nil, err
+	}
+	err = w.run(ctx)
+	// Whatever happened, the report shows what finished.
+	if rerr := w.finish(); rerr != nil && err == nil {
+		err = rerr
+	}
+	return w.res, err
+}
+
+func (w *sweep) run(ctx context.Context) error {
+	if err := w.control(ctx); err != nil {
+		return err
+	}
+	x := &explorer{sp: w.sp, set: w.plan.Search, shard: w.opts.Shard, eval: w.evaluate, budget: w.clock.check, seen: map[string]Outcome{}}
+	if err := x.explore(ctx); err != nil {
+		if !isBudget(err) {
+			return err
+		}
+		w.stopped = err.Error()
+		w.progress(Event{Stage: "explore", Msg: err.Error()})
+	}
+	if err := w.confirm(ctx); err != nil {
+		if !isBudget(err) {
+			return err
+		}
+		w.stopped = err.Error()
+	}
+	return w.writePatches(ctx)
+}
+
+// prepareDir makes the output directory, or checks that it holds this
+// plan's sweep to resume, and writes the plan and the baseline snapshot.
+func (w *sweep) prepareDir() error {
+	dir := w.opts.Dir
+	planJSON, err := w.plan.JSON()
+	if err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if w.opts.Resume {
+			return &ResumeError{Dir: dir, Msg: "no sweep to resume here"}
+		}
+	case err != nil:
+		return err
+	case len(ents) > 0:
+		old, err := os.ReadFile(filepath.Join(dir, PlanFile))
+		if errors.Is(err, fs.ErrNotExist) {
+			return &ResumeError{Dir: dir, Msg: "the directory is not empty and holds no sweep; give a new or empty --out"}
+		}
+		if err != nil {
+			return err
+		}
+		prev, perr := ParsePlan(old)
+		if !w.opts.Resume {
+			return &ResumeError{Dir: dir, Msg: "the directory holds a sweep already: continue it with --resume, or give another --out"}
+		}
+		if perr != nil {
+			return &ResumeError{Dir: dir, Msg: fmt.Sprintf("its %s: %v", PlanFile, perr)}
+		}
+		if d := Diff(prev, w.plan); len(d) > 0 {
+			return &ResumeError{Dir: dir, Msg: "it holds the sweep of another plan, which results are never mixed with; the plans differ in " +
+				strings.Join(d, "; ") + ". Resume with the flags it was started with (or with --resume alone), or give another --out"}
+		}
+	default:
+		if w.opts.Resume {
+			return &ResumeError{Dir: dir, Msg: "no sweep to resume here"}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := ensureReportDir(dir); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, PlanFile), planJSON); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, BaselineDir, filepath.Base(w.plan.Kernel)), w.opts.File.Src)
+}
+
+// control records the baseline's own check: compiled, checked and
+// controlled by check.NewSession (from the store when resuming, although
+// the session itself runs again: its reference outputs are what variants
+// are compared with).
+func (w *sweep) control(ctx context.Context) error {
+	sets := slices.Clone(w.plan.Sets)
+	for _, s := range w.plan.CheckSets {
+		if !slices.Contains(sets, s) {
+			sets = append(sets, s)
+		}
+	}
+	w.progress(Event{Stage: "control", Msg: "checking the baseline against itself"})
+	ss, err := check.NewSession(ctx, check.Options{
+		Spec: w.opts.Spec, Backend: w.opts.Backend, Sets: sets, TGLimit: w.plan.TGLimit,
+		NoDetect: !w.plan.Checking, Strict: w.plan.Strict, Race: w.plan.Race, ReadFile: w.opts.ReadFile,
+		Progress: func(msg string) { w.progress(Event{Stage: w.checking, Done: w.checkDone, Total: w.checkTotal, Msg: msg}) },
+	})
+	if err != nil {
+		return err
+	}
+	w.session = ss
+	var names []string
+	for _, in := range ss.Instances() {
+		n := caseName(in)
+		if _, dup := w.insts[n]; !dup {
+			names = append(names, n)
+		}
+		w.insts[n] = in
+	}
+	for _, c := range w.plan.Checked {
+		if w.insts[c] == nil {
+			return fmt.Errorf("the spec's case %s of the plan is gone (it has %s): the spec changed", c, strings.Join(names, "; "))
+		}
+	}
+	ctl := ss.Control()
+	k := w.key(w.plan.Baseline, "", "")
+	if err := w.record(ctx, k, compileOf(ctl, w.plan.TimedStages, true), ctl.Cases); err != nil {
+		return err
+	}
+	w.res.Control = string(ctl.Status)
+	w.logf("baseline", "control: %s %s", ctl.Status, ctl.Msg)
+	if ctl.Status != check.Pass {
+		w.res.Control = string(ctl.Status) + ": " + ctl.Msg
+		return fmt.Errorf("%w: %s", ErrControl, ctl.Msg)
+	}
+	return nil
+}
+
+// record stores a compile and the checks of its cases, keeping what the
+// store holds already.
+func (w *sweep) record(ctx context.Context, k store.Key, c store.Compile, cases []check.CaseResult) error {
+	if _, ok, err := w.st.Compile(ctx, k); err != nil {
+		return err
+	} else if !ok {
+		if err := w.st.PutCompile(ctx, k, c); err != nil {
+			return err
+		}
+		w.taken("compile", k)
+	}
+	for _, cr := range cases {
+		ck := k
+		ck.Case = cr.Case
+		if ok, err := w.st.HasCheck(ctx, ck); err != nil {
+			return err
+		} else if ok {
+			continue
+		}
+		msg := cr.Msg
+		if cr.Mismatch != nil {
+			msg = cr.Mismatch.String()
+		}
+		if msg == "" && len(cr.Findings) > 0 {
+			msg = cr.Findings[0].Msg
+		}
+		if err := w.st.PutCheck(ctx, ck, store.Check{Status: string(cr.Status), Message: msg, Findings: len(cr.Findings)}); err != nil {
+			return err
+		}
+		w.taken("check", ck)
+	}
+	return nil
+}
+
+// compileOf is a check result's compile: "ok", or the status of a
+// variant that did not get to run (it did not compile, was refused, is
+// over the threadgroup memory limit or no longer fits the spec). Its
+// threadgroup bytes are the most of the timed stages' (before for the
+// baseline).
+func compileOf(r *check.Result, timedStages []string, baseline bool) store.Compile {
+	c := store.Compile{Status: "ok", TGBytes: -1}
+	switch r.Status {
+	case check.CompileError, check.Refused, check.FailTGMem, check.FailSpec, check.Unavailable:
+		c.Status, c.Message, c.Log = string(r.Status), r.Msg, r.Log
+	}
+	for _, tg := range r.TGMem {
+		if !slices.Contains(timedStages, tg.Entry) {
+			continue
+		}
+		n := int64(tg.After)
+		if baseline {
+			n = int64(tg.Before)
+		}
+		c.TGBytes = max(c.TGBytes, n)
+	}
+	return c
+}
+
+// key is a result's key on this sweep's backend and device.
+func (w *sweep) key(variant, caseName, phase string) store.Key {
+	return store.Key{Variant: variant, Backend: w.info.Name, Device: w.info.Device, Case: caseName, Phase: phase}
+}
+
+// evaluate checks and explores one candidate: cheap before dear, each
+// stage only for a variant that passed the last.
+func (w *sweep) evaluate(ctx context.Context, c candidate) (Outcome, error) {
+	v := c.v
+	w.built[v.Sha256] = v
+	w.res.Variants++
+	n := len(w.explored) + 1
+	total := 0
+	if b := w.plan.Search.Budget.Variants; b > 0 {
+		total = b
+	}
+	w.checking, w.checkDone, w.checkTotal = "explore", n-1, total
+	w.progress(Event{Stage: "explore", Done: n - 1, Total: total, Variant: v.Name, Msg: "checking " + w.sp.describe(c.atoms)})
+	var refs []string
+	for _, r := range v.Refs {
+		refs = append(refs, r.String())
+	}
+	if err := w.st.PutVariant(ctx, store.Variant{SHA256: v.Sha256, Name: v.Name, Refs: refs}); err != nil {
+		return Outcome{}, err
+	}
+	if err := writeFile(filepath.Join(w.opts.Dir, VariantsDir, fileName(v.Name)+filepath.Ext(w.plan.Kernel)), v.Source); err != nil {
+		return Outcome{}, err
+	}
+	ev := exploredVariant{v: v, explore: n}
+	defer func() { w.explored = append(w.explored, ev) }()
+	w.logf(v.Name, "variant %s sha256 %s: %s", v.Name, v.Sha256, w.sp.describe(c.atoms))
+	passed, err := w.check(ctx, v)
+	if err != nil {
+		return Outcome{}, err
+	}
+	ev.passed = passed
+	if !passed {
+		w.res.Failed++
+		w.progress(Event{Stage: "explore", Done: n, Total: total, Variant: v.Name, Msg: "failed its checks"})
+		return Outcome{Passed: false}, nil
+	}
+	if err := w.exploreControl(ctx); err != nil {
+		return Outcome{}, err
+	}
+	cv := w.checkVariant(v)
+	in := w.insts[w.plan.Explore.Case]
+	t, err := w.measureKey(ctx, w.key(v.Sha256, w.plan.Explore.Case, PhaseExplore), cv, in, w.plan.Explore)
+	var te *timingError
+	if errors.As(err, &te) {
+		w.logf(v.Name, "explore: not timed: %v", te)
+		return Outcome{Passed: true}, nil
+	}
+	if err != nil {
+		return Outcome{}, err
+	}
+	ev.timed, ev.ratio = true, t.Stats.Ratio
+	w.res.Explored++
+	w.progress(Event{Stage: "explore", Done: n, Total: total, Variant: v.Name, Msg: fmt.Sprintf("explored: %+.2f%% at %s", t.Stats.Change, w.plan.Explore.Case)})
+	return Outcome{Passed: true, Timed: true, Ratio: t.Stats.Ratio}, nil
+}
+
+// checkVariant is v as check judges it.
+func (w *sweep) checkVariant(v *variants.Variant) *check.Variant {
+	return &check.Variant{Name: v.Name, Path: filepath.Join(VariantsDir, fileName(v.Name)+filepath.Ext(w.plan.Kernel)), Text: v.Source}
+}
+
+// check compiles and checks v unless the store holds its results, and
+// reports whether it passed every checked case.
+func (w *sweep) check(ctx context.Context, v *variants.Variant) (bool, error) {
+	k := w.key(v.Sha256, "", "")
+	comp, haveComp, err := w.st.Compile(ctx, k)
+	if err != nil {
+		return false, err
+	}
+	if haveComp {
+		if comp.Status != "ok" {
+			return false, nil
+		}
+		complete := true
+		for _, c := range w.plan.Checked {
+			ck := k
+			ck.Case = c
+			r, ok, err := w.st.Check(ctx, ck)
+			if err != nil {
+				return false, err
+			}
+			if ok && r.Status != string(check.Pass) {
+				return false, nil
+			}
+			complete = complete && ok
+		}
+		if complete {
+			return true, nil
+		}
+	} else if msg := w.sourceOverLimit(v.Source); msg != "" {
+		// Static threadgroup memory, from the source, before compiling.
+		if err := w.st.PutCompile(ctx, k, store.Compile{Status: string(check.FailTGMem), Message: msg, TGBytes: -1}); err != nil {
+			return false, err
+		}
+		w.taken("compile", k)
+		w.logf(v.Name, "not compiled: %s", msg)
+		return false, nil
+	}
+	if err := w.budgetCheck(); err != nil {
+		return false, err
+	}
+	r, err := w.session.Check(ctx, *w.checkVariant(v))
+	if err != nil {
+		return false, err
+	}
+	if err := w.record(ctx, k, compileOf(r, w.plan.TimedStages, false), r.Cases); err != nil {
+		return false, err
+	}
+	line := fmt.Sprintf("check: %s", r.Status)
+	if r.Msg != "" {
+		line += ": " + r.Msg
+	}
+	w.logf(v.Name, "%s (%.1fs)", line, r.Seconds)
+	for _, cr := range r.Cases {
+		w.logf(v.Name, "  %s: %s %s", cr.Case, cr.Status, cr.Msg)
+	}
+	if r.Log != "" {
+		w.logf(v.Name, "log:\n%s", r.Log)
+	}
+	return r.Status == check.Pass, nil
+}
+
+// sourceOverLimit returns why text is over the threadgroup memory limit
+// by its source, or "" when it is not or the size is not known.
+func (w *sweep) sourceOverLimit(text []byte) string {
+	f, err := msl.Parse(w.plan.Kernel, text)
+	if err != nil {
+		return ""
+	}
+	seen := map[string]bool{}
+	for _, c := range w.plan.Checked {
+		for _, st := range w.insts[c].Stages {
+			key := st.Entry + fmt.Sprint(st.Defines)
+			if st.Source != w.plan.Kernel || seen[key] {
+				continue
+			}
+			seen[key] = true
+			m, err := msl.ThreadgroupMemory(f, st.Entry, msl.Env{File: f, Defines: st.Defines})
+			if err == nil && m.Known && m.Total > int64(w.plan.TGLimit) {
+				return fmt.Sprintf("%s: %d bytes of static threadgroup memory by its source, limit %d", st.Entry, m.Total, w.plan.TGLimit)
+			}
+		}
+	}
+	return ""
+}
+
+// exploreControl times the baseline against itself at the explore case,
+// once, before the first variant is explored.
+func (w *sweep) exploreControl(ctx context.Context) error {
+	if w.exploreCt {
+		return nil
+	}
+	w.progress(Event{Stage: "explore", Msg: "timing the baseline against itself at " + w.plan.Explore.Case})
+	_, err := w.measureKey(ctx, w.key(w.plan.Baseline, w.plan.Explore.Case, PhaseExplore), nil, w.insts[w.plan.Explore.Case], w.plan.Explore)
+	if err != nil {
+		return err
+	}
+	w.exploreCt = true
+	return nil
+}
+
+// budgetCheck returns the time budget that ran out, or nil.
+func (w *sweep) budgetCheck() error { return w.clock.check() }
+
+// loadDevice sums the timed samples the store holds for the plan.
+func (w *sweep) loadDevice(ctx context.Context) error {
+	rows, err := w.st.Results(ctx, store.Query{Stage: store.StageSample})
+	if err != nil {
+		return err
+	}
+	var ns int64
+	for _, r := range rows {
+		ns += r.Sample.NS
+	}
+	w.device = float64(ns) / 1e9
+	return nil
+}
+
+func (w *sweep) addDevice(d time.Duration) {
+	w.mu.Lock()
+	w.device += d.Seconds()
+	w.mu.Unlock()
+}
+
+func (w *sweep) deviceSeconds() float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.device
+}
+
+func (w *sweep) progress(e Event) {
+	if w.opts.Progress != nil {
+		w.opts.Progress(e)
+	}
+}
+
+func (w *sweep) taken(stage string, k store.Key) {
+	if w.opts.onResult != nil {
+		w.opts.onResult(stage, k)
+	}
+}
+
+// logf appends a line to the variant's log, logs/<variant>.log.
+func (w *sweep) logf(variant, format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	if w.opts.Log != nil {
+		w.opts.Log(variant, line)
+	}
+	path := filepath.Join(w.opts.Dir, LogsDir, fileName(variant)+".log")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s %s\n", w.now().UTC().Format(time.RFC3339), strings.TrimRight(line, "\n"))
+}
+
+// A selected variant is one the confirm phase times.
+type selected struct {
+	v     *variants.Variant
+	ratio float64
+}
+
+// confirm times the fastest explored variants at every case, and the
+// confirmations, and lets the rule decide each: a variant the rule already
+// rejects (too slow at the target, slower elsewhere) is not timed further.
+func (w *sweep) confirm(ctx context.Context) error {
+	var cands []selected
+	for _, e := range w.explored {
+		if e.passed && e.timed && e.ratio < 1 {
+			cands = append(cands, selected{e.v, e.ratio})
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].ratio < cands[j].ratio })
+	cands = cands[:min(len(cands), w.plan.Confirm.Top)]
+	w.res.Confirmed = len(cands)
+	if len(cands) == 0 {
+		return nil
+	}
+	rule := w.plan.Rule
+	target := w.insts[w.plan.Target]
+	var before, after *timed
+	var err error
+	if rule.Control {
+		w.progress(Event{Stage: "confirm", Total: len(cands), Msg: "timing the baseline against itself at " + w.plan.Target})
+		if before, err = w.measureKey(ctx, w.key(w.plan.Baseline, w.plan.Target, PhaseBefore), nil, target, w.plan.Confirm); err != nil {
+			return err
+		}
+	}
+	var open []*evidence
+	for i, c := range cands {
+		w.progress(Event{Stage: "confirm", Done: i, Total: len(cands), Variant: c.v.Name, Msg: "confirming"})
+		ev, err := w.confirmOne(ctx, c.v)
+		if err != nil {
+			return err
+		}
+		if ev != nil {
+			open = append(open, ev)
+		}
+		w.progress(Event{Stage: "confirm", Done: i + 1, Total: len(cands), Variant: c.v.Name, Msg: "confirmed"})
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	if rule.Control {
+		if after, err = w.measureKey(ctx, w.key(w.plan.Baseline, w.plan.Target, PhaseAfter), nil, target, w.plan.Confirm); err != nil {
+			return err
+		}
+	}
+	for _, ev := range open {
+		ev.d.Before, ev.d.After = resultOf(before), resultOf(after)
+		if err := w.decide(ctx, ev, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evidence is what the rule is given for one variant.
+type evidence struct {
+	v *variants.Variant
+	d measure.Decision
+}
+
+// confirmOne times v at the target, then the other cases, then the
+// confirmations, deciding as soon as the rule rejects it. It returns the
+// evidence still waiting for the controls, or nil when v is decided.
+func (w *sweep) confirmOne(ctx context.Context, v *variants.Variant) (*evidence, error) {
+	dk := w.key(v.Sha256, "", PhaseDecide)
+	if _, ok, err := w.st.Decision(ctx, dk); err != nil || ok {
+		return nil, err
+	}
+	cv := w.checkVariant(v)
+	ev := &evidence{v: v, d: measure.Decision{Bitwise: true, Target: measure.Case{Name: w.plan.Target}}}
+	at := func(c, phase string) (*timed, error) {
+		return w.measureKey(ctx, w.key(v.Sha256, c, phase), cv, w.insts[c], w.plan.Confirm)
+	}
+	t, err := at(w.plan.Target, PhaseConfirm)
+	if err != nil {
+		return nil, w.notTimed(ctx, ev, err)
+	}
+	ev.d.Target.Result = t.Result
+	if rejected, err := w.early(ctx, ev); rejected || err != nil {
+		return nil, err
+	}
+	for _, c := range w.plan.Cases {
+		if c == w.plan.Target {
+			continue
+		}
+		t, err := at(c, PhaseConfirm)
+		if err != nil {
+			return nil, w.notTimed(ctx, ev, err)
+		}
+		ev.d.Others = append(ev.d.Others, measure.Case{Name: c, Result: t.Result})
+		if rejected, err := w.early(ctx, ev); rejected || err != nil {
+			return nil, err
+		}
+	}
+	for i := 1; i <= w.plan.Rule.Confirmations; i++ {
+		t, err := at(w.plan.Target, confirmPhase(i))
+		if err != nil {
+			return nil, w.notTimed(ctx, ev, err)
+		}
+		ev.d.Confirmations = append(ev.d.Confirmations, t.Result)
+		if rejected, err := w.early(ctx, ev); rejected || err != nil {
+			return nil, err
+		}
+	}
+	return ev, nil
+}
+
+// notTimed passes err on, unless it is a variant that does not run when
+// timed: then the rule rejects it on the evidence so far (its clause
+// missing) and the sweep goes on.
+func (w *sweep) notTimed(ctx context.Context, ev *evidence, err error) error {
+	var te *timingError
+	if !errors.As(err, &te) {
+		return err
+	}
+	w.logf(ev.v.Name, "confirm: not timed: %v", te)
+	ev.d.Bitwise = false
+	return w.decide(ctx, ev, false)
+}
+
+// early decides ev when the evidence so far already rejects it.
+func (w *sweep) early(ctx context.Context, ev *evidence) (bool, error) {
+	if w.plan.Rule.Decide(ev.d).Outcome != measure.Reject {
+		return false, nil
+	}
+	return true, w.decide(ctx, ev, false)
+}
+
+// decide records the rule's verdict on ev.
+func (w *sweep) decide(ctx context.Context, ev *evidence, final bool) error {
+	v := w.plan.Rule.Decide(ev.d)
+	var reasons []string
+	want := map[measure.Outcome]measure.Status{measure.Reject: measure.Fail, measure.Inconclusive: measure.Unusable, measure.Pending: measure.Missing, measure.Retain: measure.Pass}[v.Outcome]
+	for _, c := range v.Clauses {
+		if c.Status == want {
+			reasons = append(reasons, c.Name+": "+c.Why)
+		}
+	}
+	detail, err := jsonOf(v)
+	if err != nil {
+		return err
+	}
+	k := w.key(ev.v.Sha256, "", PhaseDecide)
+	if err := w.st.PutDecision(ctx, k, store.Decision{Verdict: string(v.Outcome), Reasons: reasons, Rule: w.plan.RuleSHA256, Detail: detail}); err != nil {
+		return err
+	}
+	w.taken("decision", k)
+	w.logf(ev.v.Name, "decision: %s", v.String())
+	w.progress(Event{Stage: "decide", Variant: ev.v.Name, Msg: string(v.Outcome)})
+	return nil
+}
+
+func resultOf(t *timed) *measure.Result {
+	if t == nil {
+		return nil
+	}
+	return t.Result
+}
+
+// writePatches writes a verified patch for every retained variant.
+func (w *sweep) writePatches(ctx context.Context) error {
+	rows, err := w.st.Results(ctx, store.Query{Stage: store.StageDecision, Status: string(measure.Retain)})
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		v := w.built[r.Variant]
+		if v == nil {
+			if v, err = w.rebuild(r.Refs); err != nil {
+				return err
+			}
+		}
+		if _, _, err := WritePatch(ctx, w.opts.Dir, w.plan, w.opts.File, v, w.opts.Repo); err != nil {
+			w.logf(v.Name, "patch refused: %v", err)
+		}
+	}
+	return nil
+}
+
+// rebuild builds the variant of stored refs.
+func (w *sweep) rebuild(refs []string) (*variants.Variant, error) {
+	return RebuildVariant(w.sp, refs)
+}
+
+// RebuildVariant builds the variant of refs (as the store records them)
+// in sp.
+func RebuildVariant(sp *Space, refs []string) (*variants.Variant, error) {
+	var atoms []int
+	for _, r := range refs {
+		i := sp.index(r)
+		if i < 0 {
+			return nil, fmt.Errorf("ref %s is not an atom of the plan's space: the kernel or the operators changed", r)
+		}
+		atoms = append(atoms, i)
+	}
+	return sp.Build(atoms)
+}
+
+// WritePatch writes the patch of v against the plan's baseline into
+// dir/patches, verified (against repo when given, which must still hold
+// the baseline at the plan's path), and returns its path relative to dir.
+// An existing patch with the same text is kept.
+func WritePatch(ctx context.Context, dir string, p *Plan, base *msl.File, v *variants.Variant, repo string) (string, *patches.Patch, error) {
+	pt, err := patches.Make(ctx, base.Src, v.Source, patches.MakeOptions{Path: p.Path, File: base, Fns: p.Functions, Repo: repo})
+	if err != nil {
+		return "", nil, err
+	}
+	rel := filepath.Join(PatchesDir, fileName(v.Name)+".patch")
+	if err := writeFile(filepath.Join(dir, rel), []byte(pt.Text)); err != nil {
+		return "", nil, err
+	}
+	return rel, pt, nil
+}

@@ -1,0 +1,362 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"metalab/backend"
+	"metalab/check"
+	"metalab/measure"
+	"metalab/search/store"
+	"metalab/spec"
+)
+
+// Phases of the measurements and decisions a sweep records. Controls
+// (the baseline against itself) are recorded under the baseline's sha256
+// in the phases explore, before and after.
+const (
+	PhaseExplore = "explore" // a variant at the explore case; a control before exploring
+	PhaseConfirm = "confirm" // a variant at every timed case
+	PhaseBefore  = "before"  // the control at the target case before confirming
+	PhaseAfter   = "after"   // the control at the target case after confirming
+	PhaseDecide  = "decide"  // the rule's verdict on a variant
+)
+
+// confirmPhase is the phase of the i-th (from 1) confirmation at the
+// target case.
+func confirmPhase(i int) string { return fmt.Sprintf("confirmation-%d", i) }
+
+// stagesToRun is how many of a case's stages a timing sample runs: up to
+// the last timed one.
+func (w *sweep) stagesToRun(in *spec.Instance) (n int, timed []bool) {
+	timed = make([]bool, len(in.Stages))
+	for i, st := range in.Stages {
+		if slices.Contains(w.plan.TimedStages, st.Entry) {
+			timed[i] = true
+			n = i + 1
+		}
+	}
+	if n == 0 {
+		for i := range timed {
+			timed[i] = true
+		}
+		n = len(in.Stages)
+	}
+	return n, timed
+}
+
+// programs returns the plain programs that time case in for v (the
+// baseline when nil), compiled once per variant and case.
+func (w *sweep) programs(ctx context.Context, v *check.Variant, in *spec.Instance) ([]backend.Program, error) {
+	n, _ := w.stagesToRun(in)
+	return w.session.StagePrograms(ctx, v, in, n)
+}
+
+// sampler times one sample of case in with progs: the stages up to the
+// last timed one run with the phase's dispatches, and the sample is the
+// sum of the timed stages' totals.
+func (w *sweep) sampler(progs []backend.Program, in *spec.Instance, ph Phase) measure.Sampler {
+	n, timed := w.stagesToRun(in)
+	repeat := dispatches(ph, in)
+	return func(ctx context.Context) (measure.Sample, error) {
+		ex, err := check.ExecuteCase(ctx, progs, in, check.ExecOptions{Repeat: repeat, Stages: n})
+		if err != nil {
+			return measure.Sample{}, err
+		}
+		var d time.Duration
+		for i, st := range ex.Stages {
+			if timed[i] {
+				d += st.Total
+			}
+		}
+		w.addDevice(d)
+		return measure.Sample{Dur: d, Clock: w.info.Clock}, nil
+	}
+}
+
+// outputs runs case in once, untimed, with progs and returns its device
+// buffers: the correctness run measure asks for before timing.
+func (w *sweep) outputs(ctx context.Context, progs []backend.Program, in *spec.Instance) (map[string][]byte, error) {
+	n, _ := w.stagesToRun(in)
+	ex, err := check.ExecuteCase(ctx, progs, in, check.ExecOptions{Stages: n})
+	if err != nil {
+		return nil, err
+	}
+	return ex.Outputs, nil
+}
+
+// dispatches is the number of dispatches a sample of in submits.
+func dispatches(ph Phase, in *spec.Instance) int {
+	if ph.Dispatches > 0 {
+		return ph.Dispatches
+	}
+	return max(in.Dispatches, 1)
+}
+
+// options returns measure's options for a phase at case in.
+func (w *sweep) options(ph Phase, in *spec.Instance, variant string) measure.Options {
+	warmup := ph.Warmup
+	if warmup <= 0 {
+		warmup = -1 // none; 0 would be measure's default
+	}
+	return measure.Options{
+		Warmup: warmup, Pairs: ph.Pairs, MaxReruns: -1,
+		Confidence: w.plan.Rule.Confidence, Seed: w.plan.Search.Seed,
+		Label: w.info.Timing, Dispatches: dispatches(ph, in), A: "baseline", B: variant,
+	}
+}
+
+// A timed is a measurement as the sweep uses it: the statistics of its
+// last attempt, recomputed from the stored samples, and how many attempts
+// it took.
+type timed struct {
+	*measure.Result
+	attempts     int
+	contaminated []string // flags of every contaminated attempt, one entry each
+}
+
+// measureKey returns the measurement of k, measuring it when the store
+// has no usable one: a complete, clean measurement (or as many
+// contaminated attempts as the phase allows) is never taken again; an
+// interrupted one is taken again from its first pair. v is the variant
+// timed (nil for a control).
+func (w *sweep) measureKey(ctx context.Context, k store.Key, v *check.Variant, in *spec.Instance, ph Phase) (*timed, error) {
+	ms, err := w.st.Measurements(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	done := func() bool {
+		return len(ms) > 0 && (!ms[len(ms)-1].Summary.Contaminated || len(ms) >= 1+ph.MaxReruns)
+	}
+	if !done() {
+		if err := w.budgetCheck(); err != nil {
+			return nil, err
+		}
+		name := "baseline"
+		if v != nil {
+			name = v.Name
+		}
+		base, err := w.programs(ctx, nil, in)
+		if err != nil {
+			return nil, fmt.Errorf("baseline programs for %s: %w", caseName(in), err)
+		}
+		progs := base
+		if v != nil {
+			if progs, err = w.programs(ctx, v, in); err != nil {
+				return nil, fmt.Errorf("%s at %s: %w", name, caseName(in), err)
+			}
+			if err := w.sameOutputs(ctx, base, progs, in); err != nil {
+				return nil, err
+			}
+		}
+		for !done() {
+			r, err := w.measureOnce(ctx, k, w.sampler(base, in, ph), w.sampler(progs, in, ph), w.options(ph, in, name), ph)
+			if err != nil {
+				return nil, err
+			}
+			w.logf(name, "%s at %s, attempt %d: %s", k.Phase, k.Case, len(ms)+1, resultLine(r))
+			if ms, err = w.st.Measurements(ctx, k); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return analyzeStored(ctx, w.st, w.plan, ms, w.info.Timing)
+}
+
+// sameOutputs runs the baseline's and the variant's timing programs once,
+// untimed, and requires the same bytes: the plain builds must agree as the
+// checked ones did.
+func (w *sweep) sameOutputs(ctx context.Context, base, progs []backend.Program, in *spec.Instance) error {
+	want, err := w.outputs(ctx, base, in)
+	if err != nil {
+		return fmt.Errorf("baseline at %s: %w", caseName(in), err)
+	}
+	got, err := w.outputs(ctx, progs, in)
+	if err != nil {
+		return &timingError{fmt.Errorf("untimed run at %s: %w", caseName(in), err)}
+	}
+	for name, b := range want {
+		if !bytes.Equal(b, got[name]) {
+			return &timingError{fmt.Errorf("the plain build's %s differs from the baseline's at %s, although the checked build's did not", name, caseName(in))}
+		}
+	}
+	return nil
+}
+
+// A timingError is a variant that ran in the checking mode but not when
+// timed: its result, not the sweep's failure.
+type timingError struct{ err error }
+
+func (e *timingError) Error() string { return e.err.Error() }
+func (e *timingError) Unwrap() error { return e.err }
+
+// measureOnce takes one attempt of k's measurement, writing each pair as
+// it completes and the summary at the end.
+func (w *sweep) measureOnce(ctx context.Context, k store.Key, a, b measure.Sampler, opts measure.Options, ph Phase) (*measure.Result, error) {
+	id, err := w.st.Begin(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	rec := &pairWriter{w: w, id: id, warmup: max(ph.Warmup, 0)}
+	r, err := measure.Paired(ctx, rec.wrap(store.SideA, a), rec.wrap(store.SideB, b), opts)
+	if err == nil {
+		err = rec.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := w.st.PutSummary(ctx, id, summaryOf(r)); err != nil {
+		return nil, err
+	}
+	w.taken("measurement", k)
+	return r, nil
+}
+
+// A pairWriter writes each pair of a measurement to the store as soon as
+// its second sample is taken. Paired takes samples in a fixed sequence
+// (warm-ups A B, then pairs alternating which side runs first), so the
+// position of a call in it says which pair it belongs to.
+type pairWriter struct {
+	w      *sweep
+	id     string
+	warmup int
+	mu     sync.Mutex
+	calls  int
+	first  store.Sample
+	err    error
+}
+
+func (p *pairWriter) wrap(side store.Side, s measure.Sampler) measure.Sampler {
+	return func(ctx context.Context) (measure.Sample, error) {
+		x, err := s(ctx)
+		if err != nil {
+			return x, err
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		c := p.calls
+		p.calls++
+		if c < 2*p.warmup {
+			return x, nil
+		}
+		j := c - 2*p.warmup
+		smp := store.Sample{Pair: j / 2, Side: side, Order: j % 2, NS: int64(x.Dur), Clock: x.Clock}
+		if smp.Order == 0 {
+			p.first = smp
+			return x, nil
+		}
+		if err := p.w.st.PutSamples(ctx, p.id, p.first, smp); err != nil && p.err == nil {
+			p.err = err
+			return x, err
+		}
+		return x, nil
+	}
+}
+
+// summaryOf is a result's summary as the store keeps it; the result,
+// every sample and note included, is its detail.
+func summaryOf(r *measure.Result) store.Summary {
+	s := r.Stats
+	var flags []string
+	for _, f := range r.Flags {
+		flags = append(flags, f.String())
+	}
+	detail, _ := json.Marshal(r)
+	return store.Summary{
+		Pairs: s.N, MedianA: float64(s.MedianA), MedianB: float64(s.MedianB), Ratio: s.Ratio,
+		CILow: s.Lo, CIHigh: s.Hi, CILevel: s.Confidence, RatioMin: s.MinRatio, RatioMax: s.MaxRatio,
+		Contaminated: r.Contaminated, Flags: flags, Note: strings.Join(r.Notes, "; "), Detail: detail,
+	}
+}
+
+// analyzeStored recomputes the last of the measurements ms from its
+// stored pairs, as measure.Analyze does, so that a result reads the same
+// whether it was just taken or read back by a resumed sweep: the
+// statistics depend on the samples, the rule's confidence and the plan's
+// seed only.
+func analyzeStored(ctx context.Context, st *store.Store, p *Plan, ms []store.Measurement, label string) (*timed, error) {
+	last := ms[len(ms)-1]
+	samples, err := st.Samples(ctx, last.ID)
+	if err != nil {
+		return nil, err
+	}
+	pairs, clock, err := pairsOf(samples)
+	if err != nil {
+		return nil, fmt.Errorf("measurement %s: %w", last.ID, err)
+	}
+	name := "variant"
+	if last.Key.Variant == st.Baseline() {
+		name = "baseline"
+	}
+	r, err := measure.Analyze(pairs, clock, measure.Options{
+		Confidence: p.Rule.Confidence, Seed: p.Search.Seed, Label: label, A: "baseline", B: name,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("measurement %s: %w", last.ID, err)
+	}
+	t := &timed{Result: r, attempts: len(ms)}
+	for _, m := range ms {
+		if m.Summary != nil && m.Summary.Contaminated {
+			t.contaminated = append(t.contaminated, strings.Join(m.Summary.Flags, "; "))
+		}
+	}
+	return t, nil
+}
+
+// pairsOf turns stored samples into measure's pairs.
+func pairsOf(samples []store.Sample) ([]measure.Pair, string, error) {
+	byPair := map[int]*measure.Pair{}
+	var idx []int
+	clock := ""
+	for _, s := range samples {
+		p, ok := byPair[s.Pair]
+		if !ok {
+			p = &measure.Pair{}
+			byPair[s.Pair] = p
+			idx = append(idx, s.Pair)
+		}
+		if clock == "" {
+			clock = s.Clock
+		}
+		switch s.Side {
+		case store.SideA:
+			p.A = time.Duration(s.NS)
+			p.AFirst = s.Order == 0
+		case store.SideB:
+			p.B = time.Duration(s.NS)
+		}
+	}
+	sort.Ints(idx)
+	var out []measure.Pair
+	for i, k := range idx {
+		if k != i {
+			return nil, "", fmt.Errorf("pair %d is missing", i)
+		}
+		p := byPair[k]
+		if p.A == 0 || p.B == 0 {
+			return nil, "", fmt.Errorf("pair %d is half a pair", k)
+		}
+		out = append(out, *p)
+	}
+	return out, clock, nil
+}
+
+// resultLine is a measurement in one line, for logs.
+func resultLine(r *measure.Result) string {
+	var b strings.Builder
+	r.WriteText(&b)
+	line, _, _ := strings.Cut(b.String(), "\n")
+	if r.Contaminated {
+		line += " (contaminated)"
+	}
+	return line
+}
+
+func caseName(in *spec.Instance) string { return in.Case.Set + "/" + in.Case.Name }
