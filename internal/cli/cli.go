@@ -20,6 +20,8 @@ import (
 	diffcmd "metalab/internal/cli/diff"
 	mutatecmd "metalab/internal/cli/mutate"
 	runcmd "metalab/internal/cli/run"
+	reportcmd "metalab/internal/cli/report"
+	resultscmd "metalab/internal/cli/results"
 	sweepcmd "metalab/internal/cli/sweep"
 	"metalab/internal/cli/sites"
 	"metalab/internal/cli/tgmem"
@@ -62,6 +64,8 @@ variants from chosen site choices, and writes patches that git apply cleanly.`,
 		checkcmd.NewCmdCheck(f, nil),
 		runcmd.NewCmdRun(f, nil),
 		sweepcmd.NewCmdSweep(f, nil),
+		resultscmd.NewCmdResults(f, nil),
+		reportcmd.NewCmdReport(f, nil),
 		backends.NewCmdBackends(f, nil),
 		newCmdVersion(f),
 	)
