@@ -135,7 +135,7 @@ type sweep struct {
 	// count.
 	checking              string
 	checkDone, checkTotal int
-	res       *Result
+	res                   *Result
 }
 
 // An exploredVariant is a variant as exploration left it.
@@ -307,7 +307,9 @@ func (w *sweep) control(ctx context.Context) error {
 	ss, err := check.NewSession(ctx, check.Options{
 		Spec: w.opts.Spec, Backend: w.opts.Backend, Sets: sets, TGLimit: w.plan.TGLimit,
 		NoDetect: !w.plan.Checking, Strict: w.plan.Strict, Race: w.plan.Race, ReadFile: w.opts.ReadFile,
-		Progress: func(msg string) { w.progress(Event{Stage: w.checking, Done: w.checkDone, Total: w.checkTotal, Msg: msg}) },
+		Progress: func(msg string) {
+			w.progress(Event{Stage: w.checking, Done: w.checkDone, Total: w.checkTotal, Msg: msg})
+		},
 	})
 	if err != nil {
 		return err

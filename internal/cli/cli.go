@@ -19,11 +19,11 @@ import (
 	"metalab/internal/cli/cmdutil"
 	diffcmd "metalab/internal/cli/diff"
 	mutatecmd "metalab/internal/cli/mutate"
-	runcmd "metalab/internal/cli/run"
 	reportcmd "metalab/internal/cli/report"
 	resultscmd "metalab/internal/cli/results"
-	sweepcmd "metalab/internal/cli/sweep"
+	runcmd "metalab/internal/cli/run"
 	"metalab/internal/cli/sites"
+	sweepcmd "metalab/internal/cli/sweep"
 	"metalab/internal/cli/tgmem"
 	"metalab/msl"
 )

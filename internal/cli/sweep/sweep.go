@@ -69,11 +69,11 @@ type SweepOptions struct {
 func NewCmdSweep(f *cmdutil.Factory, runF func(*SweepOptions) error) *cobra.Command {
 	opts := &SweepOptions{IO: f.IOStreams, ReadFile: f.ReadFile, Version: f.Version}
 	var (
-		budget, shard, tgLimit, ruleFile  string
-		minGain, maxRegression, minStep   string
-		confirmations                     int
-		explorePairs, confirmPairs, top   int
-		warmup, dispatches                int
+		budget, shard, tgLimit, ruleFile string
+		minGain, maxRegression, minStep  string
+		confirmations                    int
+		explorePairs, confirmPairs, top  int
+		warmup, dispatches               int
 	)
 	cmd := &cobra.Command{
 		Use:   "sweep <spec.yaml> --fn NAME [flags]",
@@ -180,7 +180,7 @@ usage errors and 3 when this machine cannot run the backend.`,
 }
 
 type flagValues struct {
-	budget, shard, tgLimit, ruleFile, minGain, maxRegression, minStep string
+	budget, shard, tgLimit, ruleFile, minGain, maxRegression, minStep  string
 	confirmations, explorePairs, confirmPairs, top, warmup, dispatches int
 }
 
