@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -419,7 +421,7 @@ func NewPlan(s *spec.Spec, specBytes []byte, f *msl.File, readFile func(string) 
 		Search: o.Search, Rule: o.Rule, RuleSHA256: o.Rule.Hash(),
 	}
 	if p.Path == "" {
-		p.Path = s.Source
+		p.Path = DefaultPath(s.Source, "")
 	}
 	if p.TGLimit == 0 {
 		p.TGLimit = check.DefaultTGLimit
@@ -500,6 +502,30 @@ func NewPlan(s *spec.Spec, specBytes []byte, f *msl.File, readFile func(string) 
 		return nil, err
 	}
 	return p, nil
+}
+
+// DefaultPath is the path patches label the kernel at source with: its
+// path inside repo when given, else the path as given when it is relative
+// and inside the working directory, else its base name.
+func DefaultPath(source, repo string) string {
+	if repo != "" {
+		if ra, err := filepath.Abs(repo); err == nil {
+			if sa, err := filepath.Abs(source); err == nil {
+				if rel, err := filepath.Rel(ra, sa); err == nil && filepath.IsLocal(rel) {
+					return filepath.ToSlash(rel)
+				}
+			}
+		}
+	}
+	if filepath.IsLocal(source) {
+		return filepath.ToSlash(filepath.Clean(source))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, source); err == nil && filepath.IsLocal(rel) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.Base(source)
 }
 
 // resolveCase returns the case of cases that name is, or names alone: the

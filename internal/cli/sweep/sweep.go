@@ -364,6 +364,9 @@ func load(ctx context.Context, o *SweepOptions) (*search.Options, error) {
 			return nil, &search.ResumeError{Dir: o.Out, Msg: fmt.Sprintf("%s changed since the sweep began (sha256 %s, now %s): its results cannot be resumed against it", o.Spec, plan.SpecSHA256[:12], b[:12])}
 		}
 	} else {
+		if o.Path == "" {
+			o.Path = search.DefaultPath(s.Source, o.Repo)
+		}
 		plan, err = search.NewPlan(s, specBytes, f, o.ReadFile, search.PlanOptions{
 			Functions: o.Functions, Backend: o.Backend, Sets: o.Cases, CheckSets: o.CheckSets,
 			Macros: search.Macros{Defines: o.Macros.Defines, Undefs: o.Macros.Undefs, IncludeDirs: o.Macros.IncludeDirs},
