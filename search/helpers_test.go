@@ -26,10 +26,6 @@ type fixture struct {
 func newFixture(t *testing.T, extra ...string) fixture {
 	t.Helper()
 	dir := t.TempDir()
-	return writeFixture(t, dir, extra...)
-}
-
-func writeFixture(t testing.TB, dir string, extra ...string) fixture {
 	src, err := os.ReadFile("testdata/k.metal")
 	if err != nil {
 		t.Fatal(err)
@@ -64,21 +60,30 @@ func planOptions() PlanOptions {
 
 // options returns Run's options for the fixture's sweep into out.
 func (fx fixture) options(t testing.TB, out string, edit func(*PlanOptions)) Options {
-	specBytes, err := os.ReadFile(fx.spec)
+	t.Helper()
+	opts, err := fx.build(out, edit)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return opts
+}
+
+func (fx fixture) build(out string, edit func(*PlanOptions)) (Options, error) {
+	specBytes, err := os.ReadFile(fx.spec)
+	if err != nil {
+		return Options{}, err
 	}
 	s, err := spec.Parse(fx.spec, specBytes)
 	if err != nil {
-		t.Fatal(err)
+		return Options{}, err
 	}
 	src, err := os.ReadFile(s.Source)
 	if err != nil {
-		t.Fatal(err)
+		return Options{}, err
 	}
 	f, err := msl.Parse(s.Source, src)
 	if err != nil {
-		t.Fatal(err)
+		return Options{}, err
 	}
 	po := planOptions()
 	if edit != nil {
@@ -86,9 +91,9 @@ func (fx fixture) options(t testing.TB, out string, edit func(*PlanOptions)) Opt
 	}
 	p, err := NewPlan(s, specBytes, f, os.ReadFile, po)
 	if err != nil {
-		t.Fatal(err)
+		return Options{}, err
 	}
-	return Options{Plan: p, Spec: s, File: f, Backend: fake.New(), Dir: out, Version: "test"}
+	return Options{Plan: p, Spec: s, File: f, Backend: fake.New(), Dir: out, Version: "test"}, nil
 }
 
 func mustRun(t *testing.T, opts Options) *Result {
