@@ -18,6 +18,8 @@ import (
 	"metalab/check"
 	"metalab/measure"
 	"metalab/msl"
+	"metalab/mutate"
+	"metalab/mutate/all"
 	"metalab/search/store"
 	"metalab/spec"
 )
@@ -257,6 +259,20 @@ func (p *Plan) Validate() error {
 		if ph.p.Pairs < 1 || ph.p.Warmup < 0 || ph.p.MaxReruns < 0 || ph.p.Dispatches < 0 {
 			return bad("%s: pairs %d, warm-up %d, re-runs %d, dispatches %d (want at least one pair, and no negative count)",
 				ph.name, ph.p.Pairs, ph.p.Warmup, ph.p.MaxReruns, ph.p.Dispatches)
+		}
+	}
+	for _, op := range p.Search.Ops {
+		if all.Lookup(op) == nil {
+			var names []string
+			for _, m := range all.Mutations {
+				names = append(names, m.Name)
+			}
+			return bad("unknown operator %q (operators: %s)", op, strings.Join(names, ", "))
+		}
+	}
+	for _, r := range p.Search.Refs {
+		if _, err := mutate.ParseSiteRef(r); err != nil {
+			return fmt.Errorf("plan: %w", err)
 		}
 	}
 	if err := p.Rule.Validate(); err != nil {

@@ -154,6 +154,24 @@ func MergeDirs(dst string, srcs []string) error {
 	if strings.HasSuffix(dst, ".db") {
 		return store.Merge(dst, stores...)
 	}
+	// Mixed plans are refused before the directory is made.
+	var plan, base string
+	for _, p := range stores {
+		st, err := store.OpenExisting(p)
+		if err != nil {
+			return fmt.Errorf("merge into %s: %w", dst, err)
+		}
+		h, b := st.PlanHash(), st.Baseline()
+		st.Close()
+		switch {
+		case base == "":
+			plan, base = h, b
+		case b != base:
+			return fmt.Errorf("merge into %s: %w", dst, &store.MismatchError{Path: p, Kind: store.ErrOtherBaseline, Have: b, Want: base})
+		case h != plan:
+			return fmt.Errorf("merge into %s: %w", dst, &store.MismatchError{Path: p, Kind: store.ErrOtherPlan, Have: h, Want: plan})
+		}
+	}
 	if len(dirs) == 0 {
 		return fmt.Errorf("merge into directory %s: give the shards' directories, not their store files (or merge into a .db file)", dst)
 	}
