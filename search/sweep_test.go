@@ -229,4 +229,3 @@ func TestReportDeterministic(t *testing.T) {
 		t.Errorf("two runs of one plan give different reports:\n%v\n%v", ra, rb)
 	}
 }
-
