@@ -153,7 +153,7 @@ func (w *sweep) finish() error {
 	if err := report.Render(w.opts.Dir, in); err != nil {
 		return err
 	}
-	w.res.Retained = nil
+	w.res.Retained = []Retained{}
 	for _, v := range in.Variants {
 		switch measure.Outcome(v.Verdict) {
 		case measure.Retain:

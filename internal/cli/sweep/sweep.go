@@ -71,7 +71,7 @@ func NewCmdSweep(f *cmdutil.Factory, runF func(*SweepOptions) error) *cobra.Comm
 	var (
 		budget, shard, tgLimit, ruleFile string
 		minGain, maxRegression, minStep  string
-		confirmations                    int
+		confirmations                    string
 		explorePairs, confirmPairs, top  int
 		warmup, dispatches               int
 	)
@@ -169,7 +169,7 @@ usage errors and 3 when this machine cannot run the backend.`,
 	fl.StringVar(&ruleFile, "rule", "", "the decision rule as a JSON `FILE` (measure.Rule; default: bitwise, 3% gain at the target, no regression beyond 1%, two confirmations)")
 	fl.StringVar(&minGain, "min-gain", "", "the rule's median gain `PCT` at the target (default 3%)")
 	fl.StringVar(&maxRegression, "max-regression", "", "the rule's tolerated slowdown `PCT` at other cases (default 1%)")
-	fl.IntVar(&confirmations, "confirmations", -1, "the rule's independent confirmation `RUNS` (default 2)")
+	fl.StringVar(&confirmations, "confirmations", "", "the rule's independent confirmation `RUNS` (default 2)")
 	fl.StringVar(&opts.Path, "path", "", "the kernel's `PATH` in its repository, for patches (default: the spec's source path)")
 	fl.StringVar(&opts.Repo, "repo", "", "verify patches against the repository `DIR` (its --path must have the baseline's sha256)")
 	fl.StringVar(&opts.Out, "out", "", "output `DIR` (default: metalab-sweep-<fn>-<plan hash>)")
@@ -180,8 +180,8 @@ usage errors and 3 when this machine cannot run the backend.`,
 }
 
 type flagValues struct {
-	budget, shard, tgLimit, ruleFile, minGain, maxRegression, minStep  string
-	confirmations, explorePairs, confirmPairs, top, warmup, dispatches int
+	budget, shard, tgLimit, ruleFile, minGain, maxRegression, minStep, confirmations string
+	explorePairs, confirmPairs, top, warmup, dispatches                              int
 }
 
 // parseFlags turns the flags that need parsing into options.
@@ -221,8 +221,12 @@ func parseFlags(cmd *cobra.Command, o *SweepOptions, v flagValues) error {
 			return cmdutil.FlagErrorf("--max-regression: %v", err)
 		}
 	}
-	if v.confirmations >= 0 {
-		o.Rule.Confirmations = v.confirmations
+	if v.confirmations != "" {
+		n, err := strconv.Atoi(v.confirmations)
+		if err != nil || n < 0 {
+			return cmdutil.FlagErrorf("--confirmations %q: want a count", v.confirmations)
+		}
+		o.Rule.Confirmations = n
 	}
 	if err := o.Rule.Validate(); err != nil {
 		return cmdutil.FlagErrorf("%v", err)
