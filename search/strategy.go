@@ -131,6 +131,28 @@ func (x *explorer) explore(ctx context.Context) error {
 	return fmt.Errorf("unknown strategy %q", x.set.Strategy)
 }
 
+// expected returns how many variants this shard is expected to evaluate:
+// an upper bound (infeasible and repeated candidates are not evaluated),
+// the variants budget's share, or 0 when not known in advance.
+func (x *explorer) expected() int {
+	n := 0
+	switch x.set.Strategy {
+	case "ablate":
+		n = len(x.sp.Atoms)
+	case "stack":
+		n = len(x.firsts())
+	case "loo":
+		n = len(x.firsts()) + 1
+	}
+	if b := x.set.Budget.Variants; b > 0 && (n == 0 || b < n) {
+		n = b
+	}
+	if c := x.shard.Count; c > 1 && n > 0 {
+		n = (n + c - x.shard.Index) / c
+	}
+	return n
+}
+
 // order returns the atom indices in the seeded order the strategies take
 // them in: a permutation drawn from a PCG generator's raw output, so that
 // the same seed gives the same order on any machine and Go release. With

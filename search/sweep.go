@@ -135,6 +135,7 @@ type sweep struct {
 	// count.
 	checking              string
 	checkDone, checkTotal int
+	exploreTotal          int // variants this shard expects to explore; 0 unknown
 	res                   *Result
 }
 
@@ -224,6 +225,7 @@ func (w *sweep) run(ctx context.Context) error {
 		return err
 	}
 	x := &explorer{sp: w.sp, set: w.plan.Search, shard: w.opts.Shard, eval: w.evaluate, budget: w.clock.check, seen: map[string]Outcome{}}
+	w.exploreTotal = x.expected()
 	if err := x.explore(ctx); err != nil {
 		if !isBudget(err) {
 			return err
@@ -412,10 +414,7 @@ func (w *sweep) evaluate(ctx context.Context, c candidate) (Outcome, error) {
 	w.built[v.Sha256] = v
 	w.res.Variants++
 	n := len(w.explored) + 1
-	total := 0
-	if b := w.plan.Search.Budget.Variants; b > 0 {
-		total = b
-	}
+	total := max(w.exploreTotal, n)
 	w.checking, w.checkDone, w.checkTotal = "explore", n-1, total
 	w.progress(Event{Stage: "explore", Done: n - 1, Total: total, Variant: v.Name, Msg: "checking " + w.sp.describe(c.atoms)})
 	var refs []string

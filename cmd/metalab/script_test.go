@@ -8,6 +8,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"metalab/backend"
+	"metalab/backend/fake"
 	"metalab/internal/cli"
 	"metalab/internal/testenv"
 )
@@ -15,6 +17,9 @@ import (
 var update = flag.Bool("update", false, "rewrite cmp targets in scripts")
 
 func TestMain(m *testing.M) {
+	// Scripts may run kernels on the fake backend (--backend fake), whose
+	// markers plant outputs and timings.
+	backend.Register("fake", func() backend.Backend { return fake.New() })
 	testscript.Main(m, map[string]func(){
 		"metalab": func() { os.Exit(int(cli.Main())) },
 	})
