@@ -1,0 +1,113 @@
+// Package search runs a sweep: the loop of the hand-written kernel reports
+// (snapshot the baseline, declare a plan, build variants, check them, time
+// them in alternating pairs, confirm the best, decide by a rule declared
+// in advance, hand back patches) as one call, Run, that records every
+// result as it arrives and picks up where it stopped.
+//
+// # The plan
+//
+// A Plan is declared before anything runs and written to plan.json and
+// into the results store (search/store), whose hash of it keys every
+// result: the baseline's and the spec's sha256 (and every other source's),
+// the owned functions and macro flags, the checked and timed cases, the
+// target and explore cases, pairs, warm-ups, re-runs and dispatches per
+// sample of each phase, the threadgroup memory limit and checking mode, the
+// search settings (strategy, operators, choices, refs, seed, beam width,
+// budgets) and the decision rule (measure.Rule) with its hash. Changing any
+// of it, the rule above all, is a new plan, and a store or directory of
+// another plan is refused (ResumeError, store.ErrOtherPlan): results of
+// two plans are never mixed. Where the sweep runs (device, shard, output
+// directory, repository to verify patches against) is not part of it.
+//
+// # Atoms and strategies
+//
+// The operators' sites in the owned functions (mutate.FindAll) give the
+// atoms: one choice of one site (every choice, or each site's first with
+// Settings.Choices "first"; or exactly Settings.Refs). A candidate is a
+// set of atoms, built with variants.Build; an infeasible combination (two
+// choices of one site, overlapping edits) is skipped, not a failure. The
+// strategies:
+//
+//   - ablate: each atom alone;
+//   - stack: the atoms added one by one in order (source order of each
+//     site's first choice, or Refs), each step building on the last that
+//     passed its checks, like the reports' exploratory tables;
+//   - loo: a set (the same atoms, those that combine) and the set without
+//     each of them: what each part contributes;
+//   - greedy: forward selection: each round adds to the best set the atom
+//     whose variant explores fastest, while it is MinStep faster;
+//   - beam: forward selection keeping the Beam fastest sets each round.
+//
+// Ablate, greedy and beam take the atoms in an order drawn from a PCG
+// generator seeded with Settings.Seed (its raw output, so the same seed
+// gives the same order on any machine and Go release); with a budget, the
+// seed decides which atoms an ablation samples. Given the plan, the
+// strategies are deterministic except where timings steer them (greedy,
+// beam), and a resumed sweep reads those timings back, so it takes the
+// same path.
+//
+// Budgets (Budget) bound the variants built, the device seconds of the
+// timed samples recorded under the plan (a resumed sweep counts what it
+// recorded before) and the wall time of one run. When one runs out the
+// search stops (a BudgetError in Result.Budget and the report); a spent
+// time budget stops confirmation too, leaving verdicts pending.
+//
+// # Stages
+//
+// Cheap before dear, each stage only for a variant that passed the last:
+//
+//  1. static threadgroup memory from the source (msl), over the limit:
+//     not compiled (compile status fail-tgmem);
+//  2. compile and compiled threadgroup memory, then bitwise parity on
+//     every checked case in the checking mode (check.Session: races,
+//     uninitialised reads, bounds), against the baseline's control;
+//  3. explore: Explore.Pairs alternating A/B pairs at the explore case
+//     (measure.Paired), after a control of the baseline against itself
+//     there; the plain builds' outputs are compared once, untimed, first;
+//  4. confirm: the Confirm.Top fastest explored variants (those faster
+//     than the baseline) are timed with Confirm.Pairs pairs at the target
+//     case, then every other timed case, then Rule.Confirmations more times
+//     at the target, between a control before and one after; the rule
+//     decides as soon as the evidence rejects a variant, so a variant too
+//     slow at the target is not timed elsewhere;
+//  5. decide: Rule.Decide on the evidence; retained variants get a patch
+//     (patches.Make: the owned functions only, git apply --check against
+//     Options.Repo, refused if its file is not the baseline any more).
+//
+// A sample is the dispatches of one timing run submitted together
+// (Phase.Dispatches, else the spec's dispatches:), summed over the timed
+// stages: those running an owned function; the stages after the last of
+// them are not run. Samples are timed by the backend's clock; on the cpu
+// backend they are emulator timings, and every report says so.
+//
+// # Results, resume and the report
+//
+// Every compile, check, timing pair, measurement summary, control and
+// decision is written to the results store as it arrives (one transaction
+// each, durable before the next run starts), keyed by plan, baseline,
+// variant sha256, backend, device, case and phase. Run with
+// Options.Resume asks the store before each step and redoes nothing that
+// finished: a measurement cut short is taken again from its first pair. A
+// contaminated measurement is measured again, up to Phase.MaxReruns times,
+// each attempt kept. Statistics are always recomputed from the stored
+// pairs (measure.Analyze), so a result reads the same whether it was just
+// taken or read back, and BuildInput makes the report from the store
+// alone: a resumed sweep's report equals an uninterrupted one's except for
+// timings.
+//
+// The output directory holds plan.json, manifest.json (every source's
+// sha256, metalab's version, backend, device, compiler, clock), the store
+// (results.db), baseline/ (the snapshot), variants/ (every variant built),
+// logs/ (one log per variant), report.md, report.json, plots/ and patches/.
+//
+// # Shards
+//
+// The unit of work is one variant's checks and timings on one device.
+// Options.Shard runs a deterministic slice of an ablate or loo sweep (the
+// feasible candidates whose index is I-1 modulo N), each shard into its
+// own directory and store; MergeDirs combines the shards' stores (refusing
+// mixed plans or baselines) and copies what a report needs, and Rerender
+// renders the whole sweep. Each shard confirms and decides its own fastest
+// variants. Strategies whose steps depend on earlier results (stack,
+// greedy, beam) are not sharded.
+package search
