@@ -122,6 +122,20 @@ func TestResumeAfterKill(t *testing.T) {
 	opts.onResult = func(stage string, k store.Key) {
 		key := k.String()
 		switch stage {
+		case "checking":
+			// A variant is checked again only when the kill cut its
+			// checks short.
+			n := 0
+			for _, c := range opts.Plan.Checked {
+				ck := k
+				ck.Case = c
+				if before.results["check "+ck.String()] {
+					n++
+				}
+			}
+			if before.results["compile "+key] && n == len(opts.Plan.Checked) {
+				t.Errorf("resumed sweep checked %s again", key)
+			}
 		case "measurement":
 			if before.clean[key] || before.measurements[key] >= 1+DefaultConfirm.MaxReruns {
 				t.Errorf("resumed sweep measured %s again", key)

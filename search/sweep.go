@@ -505,6 +505,7 @@ func (w *sweep) check(ctx context.Context, v *variants.Variant) (bool, error) {
 	if err := w.budgetCheck(); err != nil {
 		return false, err
 	}
+	w.taken("checking", k)
 	r, err := w.session.Check(ctx, *w.checkVariant(v))
 	if err != nil {
 		return false, err

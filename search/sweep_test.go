@@ -229,3 +229,56 @@ func TestReportDeterministic(t *testing.T) {
 		t.Errorf("two runs of one plan give different reports:\n%v\n%v", ra, rb)
 	}
 }
+
+// TestFailingVariantNeverTimed plants a parity failure: the baseline's
+// barrier line writes a byte, so dropping the barrier changes the output.
+// The variant fails its check and is never timed or decided.
+func TestFailingVariantNeverTimed(t *testing.T) {
+	fx := newFixture(t)
+	k := filepath.Join(fx.dir, "k.metal")
+	b, _ := os.ReadFile(k)
+	os.WriteFile(k, []byte(strings.Replace(string(b), "// fake: time 1ms", "// fake: poke 1 0 7", 1)), 0o644)
+	out := filepath.Join(t.TempDir(), "sweep")
+	res := mustRun(t, fx.options(t, out, func(o *PlanOptions) { o.Search.Ops = []string{"drop-barrier"} }))
+	if res.Variants != 1 || res.Failed != 1 || res.Explored != 0 || res.Confirmed != 0 {
+		t.Errorf("result = %+v, want the one variant failed and not explored", res)
+	}
+	sw, err := Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	ctx := context.Background()
+	checks, _ := sw.Store.Results(ctx, store.Query{Stage: store.StageCheck, Status: "fail-parity"})
+	summaries, _ := sw.Store.Results(ctx, store.Query{Stage: store.StageSummary})
+	samples, _ := sw.Store.Results(ctx, store.Query{Stage: store.StageSample, Variant: "drop-barrier.k.0=drop"})
+	if len(checks) != 3 || len(summaries) != 0 || len(samples) != 0 {
+		t.Errorf("%d parity failures (want every case), %d variant measurements, %d samples (want none)", len(checks), len(summaries), len(samples))
+	}
+	in, err := BuildInput(ctx, sw.Store, sw.Plan, sw.Space, report.Provenance{}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := in.Variants[0]; v.Check != "fail-parity" || v.Verdict != "" || in.Ablation != nil {
+		t.Errorf("report variant %+v, ablation %+v", v, in.Ablation)
+	}
+}
+
+// TestCheckSetsCheckedNotTimed checks the variants on the check-only
+// sets too, and times them on the timed sets only.
+func TestCheckSetsCheckedNotTimed(t *testing.T) {
+	fx := newFixture(t)
+	out := filepath.Join(t.TempDir(), "sweep")
+	mustRun(t, fx.options(t, out, func(o *PlanOptions) { o.CheckSets = []string{"more"} }))
+	sw, err := Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	ctx := context.Background()
+	checks, _ := sw.Store.Results(ctx, store.Query{Stage: store.StageCheck, Case: "more/C=4"})
+	timed, _ := sw.Store.Results(ctx, store.Query{Stage: store.StageSummary, Case: "more/C=4"})
+	if len(checks) != 5 || len(timed) != 0 {
+		t.Errorf("at more/C=4: %d checks (want the baseline's and 4 variants'), %d measurements (want none)", len(checks), len(timed))
+	}
+}
