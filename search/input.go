@@ -264,7 +264,7 @@ func labelVariants(sp *Space, vs []store.Row) map[string]string {
 	}
 	atomLabel := func(ref string) string {
 		if i := sp.index(ref); i >= 0 {
-			return sp.Atoms[i].Label()
+			return sp.Label(i)
 		}
 		return ref
 	}

@@ -32,15 +32,16 @@ type Atom struct {
 // String returns the atom's ref, "unroll/qsa_flash/2-3df3fa=by2".
 func (a Atom) String() string { return a.Ref.String() }
 
-// Label describes the atom in words: the choice's message, where, and
-// what the site is.
-func (a Atom) Label() string {
-	c, err := a.Site.Choice(a.Choice)
+// Label describes atom i in words: the operator, where, the choice's
+// message and what the site is.
+func (s *Space) Label(i int) string {
+	a := s.Atoms[i]
 	msg := a.Choice
-	if err == nil && c.Message != "" {
+	if c, err := a.Site.Choice(a.Choice); err == nil && c.Message != "" {
 		msg = c.Message
 	}
-	return fmt.Sprintf("%s: %s (%s)", a.Site.Mutation.Name, msg, a.Site.Message)
+	p := s.File.Position(a.Site.Pos)
+	return fmt.Sprintf("%s at %d:%d: %s (%s)", a.Site.Mutation.Name, p.Line, p.Column, msg, a.Site.Message)
 }
 
 // NewSpace finds the sites of the plan's operators in the plan's
@@ -97,12 +98,6 @@ func NewSpace(f *msl.File, p *Plan) (*Space, error) {
 		sp.Atoms = atoms
 	}
 	return sp, nil
-}
-
-// Where returns the atom's line:col in the kernel.
-func (s *Space) Where(a Atom) string {
-	p := s.File.Position(a.Site.Pos)
-	return fmt.Sprintf("%d:%d", p.Line, p.Column)
 }
 
 // siteRef names choice of site s.

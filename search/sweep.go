@@ -136,6 +136,9 @@ type sweep struct {
 	checking              string
 	checkDone, checkTotal int
 	exploreTotal          int // variants this shard expects to explore; 0 unknown
+	// baseOut are the outputs of the baseline's timing programs by case,
+	// run once, untimed, to compare each variant's with.
+	baseOut map[string]map[string][]byte
 	res                   *Result
 }
 
