@@ -164,6 +164,12 @@ func TestResumeAfterKill(t *testing.T) {
 		t.Errorf("the resumed sweep's report differs from an uninterrupted run's (timings aside):\n%v\n%v", got, want)
 	}
 	refDone := readFinished(t, filepath.Join(ref, StoreFile))
+	// The planted timings are never contaminated: one measurement a key.
+	for k, n := range refDone.measurements {
+		if n != 1 {
+			t.Errorf("%s measured %d times in an uninterrupted sweep", k, n)
+		}
+	}
 	var a, b []string
 	for k := range after.results {
 		a = append(a, k)
