@@ -1,7 +1,9 @@
 package conformance
 
 import (
+	"encoding/binary"
 	"math"
+	"math/big"
 
 	"metalab/backend"
 	"metalab/internal/f16"
@@ -15,7 +17,7 @@ import (
 func stdlibCases() []tcase {
 	var cs []tcase
 	cs = append(cs, limitsTableCase(), softmaxCase(false), softmaxCase(true), traitsCase(), halfUnionCase(), mixedMathCase())
-	cs = append(cs, mmaFragCase(), mmaBFloatCase())
+	cs = append(cs, mmaFragCase(), mmaBFloatCase(), matrixFnCase(), containersCase(), simdExtCase(), packCase(), integerExtCase(), bfloatMathCase(), inlineAttrsCase())
 	return cs
 }
 
@@ -30,6 +32,15 @@ func i64(v int64) uint64 { return uint64(v) }
 // lo32 is the low word of v (a conversion that truncates, as the kernel's
 // uint(x) does).
 func lo32(v uint64) uint32 { return uint32(v) }
+
+// u64bytes encodes 64-bit words little-endian.
+func u64bytes(v []uint64) []byte {
+	b := make([]byte, 8*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], x)
+	}
+	return b
+}
 
 // f32bits is the bit pattern of x as a float.
 func f32bits(x float64) uint32 { return math.Float32bits(float32(x)) }
@@ -421,4 +432,431 @@ func mmaBFloatCase() tcase {
 	return tcase{name: "simdgroup_matrix_bfloat", file: "matrix.metal", entry: "mma_bf16", tgs: dim(1), threads: dim(32),
 		bufs: []backend.Buffer{in(0, u16bytes(ab)), in(1, u16bytes(bb)), in(2, u16bytes(cb)), out(3, make([]byte, 128))},
 		want: map[int][]byte{3: u16bytes(d)}, elem: 2}
+}
+
+// det2 and det3 are the prelude's determinant order: det2 = m00*m11 -
+// m01*m10, det3 expands along column 0 (arguments are row-major: mRC).
+// Each product is converted explicitly so Go cannot fuse it.
+func det2(m00, m01, m10, m11 float32) float32 { return float32(m00*m11) - float32(m01*m10) }
+
+func det3(m00, m01, m02, m10, m11, m12, m20, m21, m22 float32) float32 {
+	a := float32(m00 * det2(m11, m12, m21, m22))
+	b := float32(m10 * det2(m01, m02, m21, m22))
+	c := float32(m20 * det2(m01, m02, m11, m12))
+	return float32(a-b) + c
+}
+
+// matrixFnCase checks determinant, transpose, compound assignment and a
+// bfloat to float matrix cast.
+func matrixFnCase() tcase {
+	const n = 64
+	r := rng(37)
+	m := make([]float32, 16*n) // n float4x4, column-major: m[16i + 4c + r]
+	bm := make([]uint16, 16*n)
+	for i := range m {
+		m[i] = r.float() * 4
+		bm[i] = f16.BFloatFromFloat64(float64(r.float() * 100))
+	}
+	res := make([]float32, 24*n)
+	hres := make([]uint16, n)
+	for i := 0; i < n; i++ {
+		e := func(row, col int) float32 { return m[16*i+4*col+row] }
+		o := res[24*i:]
+		o[0] = det2(e(0, 0), e(0, 1), e(1, 0), e(1, 1))
+		o[1] = det3(e(0, 0), e(0, 1), e(0, 2), e(1, 0), e(1, 1), e(1, 2), e(2, 0), e(2, 1), e(2, 2))
+		minor := func(skip int) float32 {
+			var rows []int
+			for k := 0; k < 4; k++ {
+				if k != skip {
+					rows = append(rows, k)
+				}
+			}
+			a, b, c := rows[0], rows[1], rows[2]
+			return det3(e(a, 1), e(a, 2), e(a, 3), e(b, 1), e(b, 2), e(b, 3), e(c, 1), e(c, 2), e(c, 3))
+		}
+		d4 := float32(e(0, 0)*minor(0)) - float32(e(1, 0)*minor(1))
+		d4 = float32(d4+float32(e(2, 0)*minor(2))) - float32(e(3, 0)*minor(3))
+		o[2] = d4
+		h := func(row, col int) float32 { return halfR(e(row, col)) }
+		hres[i] = f16.FromFloat64(float64(det3(h(0, 0), h(0, 1), h(0, 2), h(1, 0), h(1, 1), h(1, 2), h(2, 0), h(2, 1), h(2, 2))))
+		// t = transpose(a)*2 + a - identity; t[c][r] is row r, column c.
+		o[3] = float32(e(1, 2)*2) + e(2, 1)
+		o[4] = float32(e(3, 0)*2) + e(0, 3)
+		// (a3*a3)[2][1]: column 2 is a3 times a3's column 2, summed over
+		// a3's columns in order.
+		p := float32(e(1, 0) * e(0, 2))
+		p = float32(p+float32(e(1, 1)*e(1, 2))) + float32(e(1, 2)*e(2, 2))
+		o[5] = p
+		o[6] = -e(0, 1)
+		o[7] = 1
+		for k := 0; k < 16; k++ {
+			o[8+k] = float32(f16.BFloatToFloat64(bm[16*i+k]))
+		}
+	}
+	return tcase{name: "matrix_functions", file: "matrix_fn.metal", entry: "matrix_fn", tgs: dim(2), threads: dim(n / 2),
+		bufs: []backend.Buffer{in(0, f32bytes(m)), in(1, u16bytes(bm)), out(2, make([]byte, 4*len(res))), out(3, make([]byte, 2*n))},
+		want: map[int][]byte{2: f32bytes(res), 3: u16bytes(hres)}, elem: 4}
+}
+
+// containersCase runs a 5-tap filter through metal::array and array_ref,
+// with a uniform<uint> length.
+func containersCase() tcase {
+	const n = 96
+	r := rng(38)
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = r.float()
+	}
+	weights := []float32{0.5, -1.5, 2.25, 3}
+	shape := []uint32{7, 3}
+	params := append(f32bytes(weights), u32bytes(shape)...)
+	taps := []float32{0.0625, 0.25, 0.375, 0.25, 0.0625}
+	y := make([]float32, 6*n)
+	for i := 0; i < n; i++ {
+		var win [5]float32
+		for k := range win {
+			win[k] = x[(i+k)%n]
+		}
+		o := y[6*i:]
+		var s float32
+		for k := 0; k < 5; k++ {
+			s += float32(win[k] * taps[k])
+		}
+		o[0] = s
+		s = 0
+		for k := 0; k < 3; k++ {
+			s += float32(win[1+k] * (taps[k] * 2))
+		}
+		o[1] = s
+		o[2] = float32(weights[i%4]*float32(shape[1])) + float32(shape[0])
+		o[3] = 10 + 0 + taps[4]
+		o[4] = (taps[4] + taps[1]) + taps[2]
+		o[5] = float32(n) + 0.5
+	}
+	return tcase{name: "array_array_ref_uniform", file: "containers.metal", entry: "containers", tgs: dim(3), threads: dim(n / 3),
+		bufs: []backend.Buffer{in(0, params), in(1, f32bytes(x)), out(2, make([]byte, 4*len(y)))},
+		want: map[int][]byte{2: f32bytes(y)}, elem: 4}
+}
+
+// simdExtCase checks broadcasts and shuffles of vectors and of 64-bit
+// values, including MLX's overloads that go through uint2.
+func simdExtCase() tcase {
+	const n = 128
+	r := rng(39)
+	v := make([]float32, 4*n)
+	u := make([]uint64, n)
+	for i := range v {
+		v[i] = r.float() * 10
+	}
+	for i := range u {
+		u[i] = uint64(r.next())<<32 | uint64(r.next())
+	}
+	o4 := make([]float32, 12*n)
+	oh := make([]uint16, 4*n)
+	oi := make([]uint32, 4*n)
+	ou := make([]uint64, 3*n)
+	os := make([]uint64, 2*n)
+	ob := make([]uint32, n)
+	hr := func(x float32) uint16 { return f16.FromFloat64(float64(x)) }
+	for base := 0; base < n; base += 32 {
+		for lane := 0; lane < 32; lane++ {
+			i := base + lane
+			at := func(l int) []float32 { return v[4*(base+l) : 4*(base+l)+4] }
+			copy(o4[12*i:], at(5))
+			copy(o4[12*i+4:], at(lane&^3+2))
+			copy(o4[12*i+8:], at(lane^3))
+			oh[4*i], oh[4*i+1] = hr(at(31)[0]), hr(at(31)[1])
+			src := at((lane + 7) % 32)
+			oh[4*i+2], oh[4*i+3] = hr(src[0]), hr(src[1])
+			for c := 0; c < 3; c++ {
+				oi[4*i+c] = uint32(int32(float32(at(7)[c] * 100)))
+			}
+			oi[4*i+3] = uint32(int32(float32(at(0)[2] * 100)))
+			down := func(d int) int {
+				if lane+d < 32 {
+					return base + lane + d
+				}
+				return i
+			}
+			up := i
+			if lane >= 2 {
+				up = i - 2
+			}
+			ou[3*i], ou[3*i+1], ou[3*i+2] = u[base+31-lane], u[down(3)], u[base]
+			os[2*i], os[2*i+1] = u[up], u[down(4)]
+			ob[i] = uint32(u[down(1)] & 1)
+		}
+	}
+	return tcase{name: "simd_vectors_and_64bit", file: "simd_ext.metal", entry: "simd_ext", tgs: dim(2), threads: dim(n / 2),
+		bufs: []backend.Buffer{in(0, f32bytes(v)), in(1, u64bytes(u)), out(2, make([]byte, 4*len(o4))), out(3, make([]byte, 2*len(oh))),
+			out(4, make([]byte, 4*len(oi))), out(5, make([]byte, 8*len(ou))), out(6, make([]byte, 8*len(os))), out(7, make([]byte, 4*n))},
+		want: map[int][]byte{2: f32bytes(o4), 3: u16bytes(oh), 4: u32bytes(oi), 5: u64bytes(ou), 6: u64bytes(os), 7: u32bytes(ob)}, elem: 4}
+}
+
+// packCase checks Metal's normalised-integer pack and unpack functions
+// against their definitions (component 0 in the lowest bits).
+func packCase() tcase {
+	const n = 64
+	r := rng(40)
+	w := make([]uint32, n)
+	f := make([]float32, 4*n)
+	for i := range w {
+		w[i] = r.next()
+	}
+	for i := range f {
+		f[i] = r.float() * 1.5
+		if r.next()%16 == 0 {
+			f[i] = float32(math.NaN())
+		}
+	}
+	f[0], f[1], f[2], f[3] = 0, 1, -1, 0.5/255 // a tie: rounds to even (0)
+	unorm := func(c uint32, bits uint) float32 { return float32(c) / float32(uint32(1)<<bits-1) }
+	snorm := func(c uint32, bits uint) float32 {
+		v := int32(c<<(32-bits)) >> (32 - bits)
+		return mfmax(float32(v)/float32(uint32(1)<<(bits-1)-1), -1)
+	}
+	toUnorm := func(x float32, bits uint) uint32 {
+		return uint32(math.RoundToEven(float64(float32(mclamp(x, 0, 1) * float32(uint32(1)<<bits-1)))))
+	}
+	toSnorm := func(x float32, bits uint) uint32 {
+		v := int32(math.RoundToEven(float64(float32(mclamp(x, -1, 1) * float32(uint32(1)<<(bits-1)-1)))))
+		return uint32(v) & (uint32(1)<<bits - 1)
+	}
+	uf := make([]float32, 28*n)
+	uh := make([]uint16, 12*n)
+	pk := make([]uint32, 11*n)
+	hb := func(x float32) uint16 { return f16.FromFloat64(float64(x)) }
+	for i := 0; i < n; i++ {
+		x := w[i]
+		o := uf[28*i:]
+		h := uh[12*i:]
+		for c := uint(0); c < 4; c++ {
+			b := x >> (8 * c) & 0xff
+			o[c], o[4+c] = unorm(b, 8), snorm(b, 8)
+			h[c], h[4+c] = hb(unorm(b, 8)), hb(snorm(b, 8))
+			s1 := x & 0xff0a0a0a >> (8 * c) & 0xff
+			o[20+c] = unorm(s1, 8)
+			s2 := x & 0x0a0a0a0a >> (8 * c) & 0xff
+			o[24+c] = float32(f16.ToFloat64(hb(unorm(s2, 8) / 12.92)))
+			if c < 3 {
+				o[20+c] /= 12.92
+			}
+		}
+		o[24+3] = float32(f16.ToFloat64(hb(unorm(x&0x0a0a0a0a>>24, 8))))
+		for c := uint(0); c < 2; c++ {
+			b := x >> (16 * c) & 0xffff
+			o[8+c], o[10+c] = unorm(b, 16), snorm(b, 16)
+			h[8+c], h[10+c] = hb(unorm(b, 16)), hb(snorm(b, 16))
+		}
+		o[12], o[13], o[14], o[15] = unorm(x&0x3ff, 10), unorm(x>>10&0x3ff, 10), unorm(x>>20&0x3ff, 10), unorm(x>>30, 2)
+		o[16], o[17], o[18], o[19] = unorm(x&0x1f, 5), unorm(x>>5&0x3f, 6), unorm(x>>11&0x1f, 5), 0
+		v := f[4*i : 4*i+4]
+		hv := []float32{halfR(v[0]), halfR(v[1]), halfR(v[2]), halfR(v[3])}
+		p := pk[11*i:]
+		p4 := func(v []float32, to func(float32, uint) uint32) uint32 {
+			return to(v[0], 8) | to(v[1], 8)<<8 | to(v[2], 8)<<16 | to(v[3], 8)<<24
+		}
+		p[0], p[1], p[2], p[3] = p4(v, toUnorm), p4(v, toSnorm), p4(hv, toUnorm), p4(hv, toSnorm)
+		p[4] = toUnorm(v[0], 16) | toUnorm(v[1], 16)<<16
+		p[5] = toSnorm(v[2], 16) | toSnorm(v[3], 16)<<16
+		p[6] = toSnorm(hv[0], 16) | toSnorm(hv[1], 16)<<16
+		p10a2 := func(v []float32) uint32 {
+			return toUnorm(v[0], 10) | toUnorm(v[1], 10)<<10 | toUnorm(v[2], 10)<<20 | toUnorm(v[3], 2)<<30
+		}
+		p[7] = p10a2(v)
+		p[8] = toUnorm(v[0], 5) | toUnorm(v[1], 6)<<5 | toUnorm(v[2], 5)<<11
+		var srgb []float32
+		for c := 0; c < 3; c++ {
+			srgb = append(srgb, float32(mclamp(float32(v[c]*0.002), 0, 1)*12.92))
+		}
+		p[9] = p4(append(srgb, v[3]), toUnorm)
+		p[10] = p10a2(hv)
+	}
+	return tcase{name: "pack_unpack", file: "pack.metal", entry: "pack", tgs: dim(2), threads: dim(n / 2),
+		bufs: []backend.Buffer{in(0, u32bytes(w)), in(1, f32bytes(f)), out(2, make([]byte, 4*len(uf))), out(3, make([]byte, 2*len(uh))),
+			out(4, make([]byte, 4*len(pk)))},
+		want: map[int][]byte{2: f32bytes(uf), 3: u16bytes(uh), 4: u32bytes(pk)}, elem: 4}
+}
+
+// sat clamps v to [lo, hi].
+func sat(v, lo, hi *big.Int) *big.Int {
+	if v.Cmp(lo) < 0 {
+		return lo
+	}
+	if v.Cmp(hi) > 0 {
+		return hi
+	}
+	return v
+}
+
+// integerExtCase checks absdiff, addsat, subsat, madhi, madsat, mul24 and
+// mad24 against exact big-integer arithmetic.
+func integerExtCase() tcase {
+	const n = 96
+	r := rng(41)
+	a, b, c := make([]uint32, n), make([]uint32, n), make([]uint32, n)
+	for i := range a {
+		a[i], b[i], c[i] = r.next(), r.next(), r.next()
+		if i%4 == 1 { // small values: no saturation
+			a[i], b[i], c[i] = a[i]>>20, b[i]>>21, c[i]>>16
+		}
+	}
+	bi := func(v int64) *big.Int { return big.NewInt(v) }
+	bu := func(v uint64) *big.Int { return new(big.Int).SetUint64(v) }
+	i32lo, i32hi := bi(math.MinInt32), bi(math.MaxInt32)
+	satI32 := func(v *big.Int) uint32 { return uint32(int32(sat(v, i32lo, i32hi).Int64())) }
+	satU32 := func(v *big.Int) uint32 { return uint32(sat(v, bi(0), bi(math.MaxUint32)).Uint64()) }
+	mul := func(x, y *big.Int) *big.Int { return new(big.Int).Mul(x, y) }
+	add := func(x, y *big.Int) *big.Int { return new(big.Int).Add(x, y) }
+	sub := func(x, y *big.Int) *big.Int { return new(big.Int).Sub(x, y) }
+	hi := func(p *big.Int, bits uint) *big.Int { return new(big.Int).Rsh(p, bits) } // floor: the high half in two's complement
+	absdiff := func(x, y int32) uint32 {
+		if x > y {
+			return uint32(x) - uint32(y)
+		}
+		return uint32(y) - uint32(x)
+	}
+	res := make([]uint32, 16*n)
+	lres := make([]uint64, 4*n)
+	for i := 0; i < n; i++ {
+		x, y, z := int32(a[i]), int32(b[i]), int32(c[i])
+		ux, uy, uz := a[i], b[i], c[i]
+		o := res[16*i:]
+		o[0] = absdiff(x, y)
+		o[1] = satI32(add(bi(int64(x)), bi(int64(y))))
+		o[2] = satI32(sub(bi(int64(x)), bi(int64(y))))
+		o[3] = satU32(add(bu(uint64(ux)), bu(uint64(uy))))
+		o[4] = satU32(sub(bu(uint64(ux)), bu(uint64(uy))))
+		o[5] = uint32(int32(hi(mul(bi(int64(x)), bi(int64(y))), 32).Int64()) + z)
+		o[6] = uint32(hi(mul(bu(uint64(ux)), bu(uint64(uy))), 32).Uint64()) + uz
+		o[7] = satI32(add(mul(bi(int64(x)), bi(int64(y))), bi(int64(z))))
+		o[8] = satU32(add(mul(bu(uint64(ux)), bu(uint64(uy))), bu(uint64(uz))))
+		o[9] = uint32((x>>8)*(y>>8)) ^ ((ux>>8)*(uy>>8) + uz)
+		sx, sy := int16(x), int16(y)
+		cx, cy := uint8(x), uint8(y)
+		s16 := int16(sat(bi(int64(sx)+int64(sy)), bi(math.MinInt16), bi(math.MaxInt16)).Int64())
+		c8 := uint8(0)
+		if cx > cy {
+			c8 = cx - cy
+		}
+		d8 := c8
+		if cy > cx {
+			d8 = cy - cx
+		}
+		o[10] = uint32(uint16(s16)) | uint32(c8)<<16 | uint32(d8)<<24
+		o[11] = uint32(int32(sat(bi(int64(sx)*int64(sy)+int64(int16(z))), bi(math.MinInt16), bi(math.MaxInt16)).Int64()))
+		v := [4]int32{x, y, z, x ^ y}
+		w := [4]int32{y, z, x, x & y}
+		var s [4]int32
+		for k := range v {
+			s[k] = int32(satI32(add(bi(int64(v[k])), bi(int64(w[k]))))) ^ int32(satI32(sub(bi(int64(v[k])), bi(int64(w[k]))))) ^
+				int32(satI32(add(mul(bi(int64(v[k])), bi(int64(w[k]))), bi(int64(v[k])))))
+		}
+		o[12] = absdiff(v[0], w[0]) ^ absdiff(v[3], w[3])
+		o[13] = uint32(s[1] ^ s[2])
+		us := func(p, q uint32) uint32 { return min(uint32(uint16(p))+uint32(uint16(q)), math.MaxUint16) }
+		o[14] = us(ux, uy) | us(uy, uz)<<16
+		o[15] = uint32((x>>8)*(y>>8) + z)
+		lx, ly := int64(x)<<32|int64(uy), int64(y)<<31^int64(uz)
+		i64lo, i64hi := bi(math.MinInt64), bi(math.MaxInt64)
+		l := lres[4*i:]
+		l[0] = uint64(sat(add(bi(lx), bi(ly)), i64lo, i64hi).Int64())
+		l[1] = uint64(sat(sub(bi(lx), bi(ly)), i64lo, i64hi).Int64())
+		l[2] = uint64(hi(mul(bi(lx), bi(ly)), 64).Int64() + int64(z))
+		l[3] = uint64(sat(add(mul(bi(lx), bi(ly)), bi(int64(z))), i64lo, i64hi).Int64())
+	}
+	return tcase{name: "integer_saturating_and_high", file: "integer_ext.metal", entry: "integer_ext", tgs: dim(3), threads: dim(n / 3),
+		bufs: []backend.Buffer{in(0, u32bytes(a)), in(1, u32bytes(b)), in(2, u32bytes(c)), out(3, make([]byte, 4*len(res))), out(4, make([]byte, 8*len(lres)))},
+		want: map[int][]byte{3: u32bytes(res), 4: u64bytes(lres)}, elem: 4}
+}
+
+// bfloatMathCase checks bfloat math (each result computed in float and
+// rounded once to bfloat, each operator likewise), packed_bfloat4
+// arithmetic and pow of half on exact powers.
+func bfloatMathCase() tcase {
+	const n = 64
+	r := rng(42)
+	xb := make([]uint16, 4*n)
+	for i := range xb {
+		x := float64(r.float() * 8)
+		if math.Abs(x) < 1.0/16 {
+			x = -1.0 / 16
+		}
+		xb[i] = f16.BFloatFromFloat64(x)
+	}
+	hb := make([]uint16, n)
+	for i := range hb {
+		hb[i] = f16.FromFloat64(float64(int(r.next()%81)-40) / 4)
+	}
+	bv := func(b uint16) float32 { return float32(f16.BFloatToFloat64(b)) }
+	bf := func(x float32) float32 { return bv(f16.BFloatFromFloat64(float64(x))) }
+	bits := func(x float32) uint16 { return f16.BFloatFromFloat64(float64(x)) }
+	res := make([]uint16, 20*n)
+	hres := make([]uint16, 3*n)
+	for i := 0; i < n; i++ {
+		v := []float32{bv(xb[4*i]), bv(xb[4*i+1]), bv(xb[4*i+2]), bv(xb[4*i+3])}
+		b, y, z, w := v[0], v[1], v[2], v[3]
+		fl := func(x float32) float32 { return float32(math.Floor(float64(x))) }
+		o := []float32{
+			bf(float32(math.Sqrt(math.Abs(float64(b))))),
+			bf(fl(b) + float32(math.Ceil(float64(y)))),
+			bf(float32(math.Trunc(float64(z))) - float32(math.RoundToEven(float64(w)))),
+			bf(float32(math.FMA(float64(b), float64(y), float64(z)))),
+			mfmax(b, y),
+			mfmin(z, 0),
+			float32(math.Copysign(float64(w), float64(b))),
+			mclamp(b, -1, 1),
+			bf(float32(math.Abs(float64(w))) * 3),
+			bf(mfmin(b-fl(b), math.Float32frombits(0x3f7fffff))),
+			bf(b + float32(float32(y-b)*0.25)),
+			mclamp(z, 0, 1),
+			bf(b + bf(b*0.5)),
+			bf(w + bf(w*0.5)),
+			bf(float32(math.Sqrt(float64(math.Abs(float64(y)))))),
+			bf(bf(bf(b+y)+z) + w),
+			mfmax(z, 0.5),
+			bf(bf(b*3) / y),
+			-b,
+			b,
+		}
+		if b < y {
+			o[19] = y
+		}
+		for k, x := range o {
+			res[20*i+k] = bits(x)
+		}
+		a := f16.ToFloat64(hb[i])
+		a2 := f16.ToFloat64(f16.FromFloat64(a * a))
+		hres[3*i] = f16.FromFloat64(a * a)
+		hres[3*i+1] = f16.FromFloat64(math.Sqrt(a2))
+		hres[3*i+2] = f16.FromFloat64(math.Abs(a * a * a))
+	}
+	return tcase{name: "bfloat_math_and_half_pow", file: "bfloat.metal", entry: "bfloat_math", tgs: dim(2), threads: dim(n / 2),
+		bufs: []backend.Buffer{in(0, u16bytes(xb)), in(1, u16bytes(hb)), out(2, make([]byte, 2*len(res))), out(3, make([]byte, 2*len(hres)))},
+		want: map[int][]byte{2: u16bytes(res), 3: u16bytes(hres)}, elem: 2}
+}
+
+// inlineAttrsCase runs helpers marked always_inline and noinline in GNU and
+// clang spellings inside unrolled loops: the markings change nothing.
+func inlineAttrsCase() tcase {
+	const n = 64
+	r := rng(43)
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = r.float()
+	}
+	y := make([]float32, 2*n)
+	for i, v := range x {
+		var s float32
+		for k := 0; k < 8; k++ {
+			s += float32(float32(k)*v) + 1
+		}
+		t := s + s
+		u := float32(t+t) + t
+		y[2*i] = u * u
+		y[2*i+1] = float32(f16.BFloatToFloat64(f16.BFloatFromFloat64(float64(u * u))))
+	}
+	return tcase{name: "inline_attributes", file: "inline_attrs.metal", entry: "inline_attrs", tgs: dim(2), threads: dim(n / 2),
+		bufs: []backend.Buffer{in(0, f32bytes(x)), out(1, make([]byte, 8*n))},
+		want: map[int][]byte{1: f32bytes(y)}, elem: 4}
 }

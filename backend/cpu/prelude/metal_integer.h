@@ -165,14 +165,11 @@ constexpr I madhi(I a, I b, I c) {
 // madsat returns a * b + c saturated to the range of I.
 template <class I, MTL_IF_INT(I)>
 constexpr I madsat(I a, I b, I c) {
+  // The exact a * b + c fits in the 128-bit type even for 64-bit I:
+  // |a * b| <= 2^126 signed, and (2^64 - 1)^2 + 2^64 - 1 < 2^128 unsigned.
   typedef typename mtl_detail::wide<I>::type W;
   W lo = W(std::numeric_limits<I>::min()), hi = W(std::numeric_limits<I>::max());
-  W p = W(a) * W(b);
-  // The product of two 64-bit values fits in 128 bits; clamping it first
-  // keeps the addition from overflowing.
-  if (p > hi) p = hi;
-  if (p < lo) p = lo;
-  W r = p + W(c);
+  W r = W(a) * W(b) + W(c);
   return I(r > hi ? hi : r < lo ? lo : r);
 }
 // mul24 and mad24 multiply (and add) 32-bit integers whose values fit in
