@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/big"
+	"math/bits"
 
 	"metalab/backend"
 	"metalab/internal/f16"
@@ -18,6 +19,7 @@ func stdlibCases() []tcase {
 	var cs []tcase
 	cs = append(cs, limitsTableCase(), softmaxCase(false), softmaxCase(true), traitsCase(), halfUnionCase(), mixedMathCase())
 	cs = append(cs, mmaFragCase(), mmaBFloatCase(), matrixFnCase(), containersCase(), simdExtCase(), packCase(), integerExtCase(), bfloatMathCase(), inlineAttrsCase())
+	cs = append(cs, relationalCase(), integerBitsCase(), geometricCase())
 	return cs
 }
 
@@ -859,4 +861,211 @@ func inlineAttrsCase() tcase {
 	return tcase{name: "inline_attributes", file: "inline_attrs.metal", entry: "inline_attrs", tgs: dim(2), threads: dim(n / 2),
 		bufs: []backend.Buffer{in(0, f32bytes(x)), out(1, make([]byte, 8*n))},
 		want: map[int][]byte{1: f32bytes(y)}, elem: 4}
+}
+
+// relationalCase checks the relational functions on special values.
+func relationalCase() tcase {
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1)),
+		0, 1e-40, 1e-5, 70000, -2.5, 0.75, 65504, -1e-45}
+	r := rng(44)
+	const n = 64
+	v := make([]float32, 4*n)
+	for i := range v {
+		if r.next()%2 == 0 {
+			v[i] = specials[r.next()%uint32(len(specials))]
+		} else {
+			v[i] = r.float() * 4
+		}
+	}
+	for i := 0; i < 4; i++ {
+		v[4*i+i] = specials[i] // the first threads see NaN and the infinities for sure
+	}
+	isnormal32 := func(x float32) bool {
+		e := math.Float32bits(x) >> 23 & 0xff
+		return e != 0 && e != 0xff
+	}
+	res := make([]uint32, 2*n)
+	for i := 0; i < n; i++ {
+		x := v[4*i : 4*i+4]
+		var w uint32
+		k := 0
+		set := func(b bool) {
+			if b {
+				w |= 1 << k
+			}
+			k++
+		}
+		allEq, anyInf, allOrd, anyUnordH := true, false, true, false
+		var sum float32
+		for c := 0; c < 4; c++ {
+			f := float64(x[c])
+			h := f16.FromFloat64(f)
+			set(math.IsNaN(f))
+			set(math.IsInf(f, 0))
+			set(!math.IsNaN(f) && !math.IsInf(f, 0))
+			set(isnormal32(x[c]))
+			set(math.Signbit(f))
+			set(h&0x7c00 != 0 && h&0x7c00 != 0x7c00)
+			allEq = allEq && x[c] == x[c]
+			anyInf = anyInf || math.IsInf(f, 0)
+			allOrd = allOrd && x[c] == x[c] && x[(c+1)%4] == x[(c+1)%4]
+			anyUnordH = anyUnordH || h&0x7fff > 0x7c00
+		}
+		set(allEq)
+		set(anyInf)
+		set(allOrd)
+		set(anyUnordH)
+		for c := 0; c < 4; c++ {
+			f := float64(x[c])
+			if !math.IsNaN(f) && !math.IsInf(f, 0) && !math.Signbit(f) {
+				sum += x[c]
+			} else {
+				sum += 0
+			}
+		}
+		res[2*i], res[2*i+1] = w, math.Float32bits(sum)
+	}
+	return tcase{name: "relational", file: "mixed_math.metal", entry: "relational", tgs: dim(2), threads: dim(n / 2),
+		bufs: []backend.Buffer{in(0, f32bytes(v)), out(1, make([]byte, 8*n))},
+		want: map[int][]byte{1: u32bytes(res)}, elem: 4}
+}
+
+// integerBitsCase checks the integer bit functions against math/bits.
+func integerBitsCase() tcase {
+	const n = 96
+	r := rng(45)
+	a, b := make([]uint32, n), make([]uint32, n)
+	for i := range a {
+		a[i], b[i] = r.next(), r.next()
+	}
+	a[0], a[1], b[1] = 0, math.MaxUint32, 0 // clz and ctz of zero are the width
+	res := make([]uint32, 14*n)
+	for i := 0; i < n; i++ {
+		x, y := a[i], b[i]
+		sx, sy := int32(x), int32(y)
+		hx, cx := uint16(x), uint8(x)
+		o := res[14*i:]
+		o[0] = uint32(bits.OnesCount32(x)) | uint32(bits.OnesCount16(hx))<<8 | uint32(bits.OnesCount8(cx))<<16
+		o[1] = uint32(bits.LeadingZeros32(x)) | uint32(bits.LeadingZeros16(hx))<<8 | uint32(bits.LeadingZeros8(cx))<<16 |
+			uint32(bits.LeadingZeros32(x))<<24
+		o[2] = uint32(bits.TrailingZeros32(x)) | uint32(bits.TrailingZeros16(hx))<<8 | uint32(bits.TrailingZeros8(cx))<<16
+		o[3] = bits.Reverse32(x)
+		o[4] = bits.RotateLeft32(x, int(y%32)) ^ uint32(bits.RotateLeft16(hx, int(uint16(y)%16)))<<16
+		off := y % 32
+		nb := (y >> 8) % (33 - off)
+		if nb > 0 {
+			o[5] = x >> off & uint32(uint64(1)<<nb-1)
+		}
+		o[6] = uint32(sx << 16 >> 20) // bits 4..15, sign-extended
+		mask := uint32(0xfff) << 8
+		o[7] = x&^mask | y<<8&mask
+		o[8] = uint32((uint64(x)+uint64(y))>>1) ^ uint32((uint64(x)+uint64(y)+1)>>1)<<1
+		o[9] = uint32(int32((int64(sx)+int64(sy))>>1)) ^ uint32(int32((int64(sx)+int64(sy)+1)>>1))
+		o[10] = uint32(uint64(x) * uint64(y) >> 32)
+		o[11] = uint32(int32(int64(sx) * int64(sy) >> 32))
+		o[12] = uint32(sx)
+		if sx < 0 {
+			o[12] = -uint32(sx)
+		}
+		v := []uint32{x, y, x ^ y, x + y}
+		var s uint32
+		for c, e := range v {
+			s += uint32(c+1) * uint32(bits.OnesCount32(e))
+		}
+		o[13] = s + bits.Reverse32(v[3])
+	}
+	return tcase{name: "integer_bits", file: "integer_ext.metal", entry: "integer_bits", tgs: dim(3), threads: dim(n / 3),
+		bufs: []backend.Buffer{in(0, u32bytes(a)), in(1, u32bytes(b)), out(2, make([]byte, 4*len(res)))},
+		want: map[int][]byte{2: u32bytes(res)}, elem: 4}
+}
+
+// dotN is the prelude's dot: products rounded, summed in component order.
+func dotN(a, b []float32) float32 {
+	s := float32(a[0] * b[0])
+	for i := 1; i < len(a); i++ {
+		s += float32(a[i] * b[i])
+	}
+	return s
+}
+
+func sqrt32(x float32) float32 { return float32(math.Sqrt(float64(x))) }
+
+// normalizeN is a * rsqrt(dot(a, a)), rsqrt being 1 / sqrt.
+func normalizeN(a []float32) []float32 {
+	k := 1 / sqrt32(dotN(a, a))
+	r := make([]float32, len(a))
+	for i := range a {
+		r[i] = a[i] * k
+	}
+	return r
+}
+
+func subN(a, b []float32) []float32 {
+	r := make([]float32, len(a))
+	for i := range a {
+		r[i] = a[i] - b[i]
+	}
+	return r
+}
+
+// geometricCase checks the geometric functions against their definitions
+// in the prelude's operation order.
+func geometricCase() tcase {
+	const n = 64
+	r := rng(46)
+	a, b := make([]float32, 4*n), make([]float32, 4*n)
+	for i := range a {
+		a[i], b[i] = r.float()*3, r.float()*3
+	}
+	res := make([]float32, 20*n)
+	hres := make([]uint16, n)
+	for i := 0; i < n; i++ {
+		x, y := a[4*i:4*i+4], b[4*i:4*i+4]
+		x3, y3 := x[:3], y[:3]
+		nn := normalizeN(y3)
+		o := res[20*i:]
+		o[0] = dotN(x, y)
+		o[1] = sqrt32(dotN(x, x))
+		o[2] = dotN(x3, x3)
+		o[3] = sqrt32(dotN(subN(x, y), subN(x, y)))
+		o[4] = dotN(subN(x[:2], y[:2]), subN(x[:2], y[:2]))
+		o[5] = float32(x[1]*y[2]) - float32(x[2]*y[1])
+		o[6] = float32(x[2]*y[0]) - float32(x[0]*y[2])
+		o[7] = float32(x[0]*y[1]) - float32(x[1]*y[0])
+		o[8], o[9] = nn[0], nn[2]
+		o[10] = -nn[1]
+		if dotN([]float32{y[2], y[0], y[1]}, x3) < 0 {
+			o[10] = nn[1]
+		}
+		d := float32(2 * dotN(nn, x3))
+		o[11], o[12] = x[0]-float32(d*nn[0]), x[2]-float32(d*nn[2])
+		refract := func(in []float32, eta float32) []float32 {
+			d := dotN(nn, in)
+			k := 1 - float32(float32(eta*eta)*float32(1-float32(d*d)))
+			if k < 0 {
+				return []float32{0, 0, 0}
+			}
+			s := float32(eta*d) + sqrt32(k)
+			out := make([]float32, 3)
+			for c := range out {
+				out[c] = float32(eta*in[c]) - float32(s*nn[c])
+			}
+			return out
+		}
+		t := refract(normalizeN(x3), 0.75)
+		o[13], o[14], o[15] = t[0], t[1], t[2]
+		tir := refract(normalizeN(x3), 4)
+		o[16] = tir[0] + tir[1] + tir[2]
+		o[17] = sqrt32(dotN(x[:2], x[:2]))
+		o[18] = sqrt32(dotN(subN(x3, y3), subN(x3, y3)))
+		o[19] = normalizeN(x)[3]
+		hs := halfR(float32(halfR(x[0]) * halfR(y[0])))
+		for c := 1; c < 3; c++ {
+			hs = halfR(hs + halfR(float32(halfR(x[c])*halfR(y[c]))))
+		}
+		hres[i] = f16.FromFloat64(float64(hs))
+	}
+	return tcase{name: "geometric", file: "geometric.metal", entry: "geometric", tgs: dim(2), threads: dim(n / 2),
+		bufs: []backend.Buffer{in(0, f32bytes(a)), in(1, f32bytes(b)), out(2, make([]byte, 4*len(res))), out(3, make([]byte, 2*n))},
+		want: map[int][]byte{2: f32bytes(res), 3: u16bytes(hres)}, elem: 4}
 }

@@ -280,7 +280,17 @@ MTL_MATH3(smoothstep, mtl_detail::smoothstep_f(x, y, z))
 MTL_PRED(isnan, __builtin_isnan(x))
 MTL_PRED(isinf, __builtin_isinf(x))
 MTL_PRED(isfinite, __builtin_isfinite(x))
-MTL_PRED(isnormal, __builtin_isnormal(x))
+// isnormal of a 16-bit float asks about its own format: a half or bfloat
+// subnormal widens to a normal float.
+inline bool isnormal(float x) { return __builtin_isnormal(x); }
+constexpr bool isnormal(half h) { return (h.bits & 0x7c00) != 0 && (h.bits & 0x7c00) != 0x7c00; }
+constexpr bool isnormal(bfloat b) { return (b.bits & 0x7f80) != 0 && (b.bits & 0x7f80) != 0x7f80; }
+template <class T, int N, bool P>
+inline vec<bool, N> isnormal(const basic_vec<T, N, P>& v) {
+  vec<bool, N> r{};
+  for (int i = 0; i < N; i++) r[i] = isnormal(T(v[i]));
+  return r;
+}
 MTL_PRED(signbit, __builtin_signbit(x) != 0)
 
 // isordered reports whether neither argument is NaN, isunordered whether

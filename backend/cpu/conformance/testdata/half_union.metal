@@ -1,13 +1,20 @@
 #include <metal_stdlib>
-using namespace metal;
+
+// ggml's common header declares its block formats right after including
+// <metal_stdlib>, before any `using namespace metal;`: half and half2 are
+// built-in type names.
+typedef half ggml_half;
+typedef half2 ggml_half2;
 
 // A block of ggml's q4_0 format: a half scale and 32 4-bit quants.
 #define QK4_0 32
 typedef struct {
-    half d;
+    ggml_half d;
     uint8_t qs[QK4_0 / 2];
 } block_q4_0;
-static_assert(sizeof(block_q4_0) == sizeof(half) + QK4_0 / 2, "wrong q4_0 block size/padding");
+static_assert(sizeof(block_q4_0) == sizeof(ggml_half) + QK4_0 / 2, "wrong q4_0 block size/padding");
+
+using namespace metal;
 
 // ggml keeps its non-linear 4-bit table at global scope in constant memory.
 constexpr constant static half kvalues_iq4nl[16] = {

@@ -44,3 +44,35 @@ kernel void integer_ext(device const int* a [[buffer(0)]],
     l[2] = madhi(lx, ly, long(z));
     l[3] = madsat(lx, ly, long(z));
 }
+
+// integer_bits: the bit functions on uint, int, ushort and uchar scalars
+// and a uint4 vector: popcount, clz, ctz, reverse_bits, rotate,
+// extract_bits, insert_bits, hadd, rhadd, mulhi, abs.
+kernel void integer_bits(device const uint* a [[buffer(0)]],
+                         device const uint* b [[buffer(1)]],
+                         device uint* out [[buffer(2)]],
+                         uint i [[thread_position_in_grid]]) {
+    const uint x = a[i], y = b[i];
+    const int sx = int(x), sy = int(y);
+    const ushort hx = ushort(x);
+    const uchar cx = uchar(x);
+    device uint* o = out + i * 14;
+    o[0] = popcount(x) | uint(popcount(hx)) << 8 | uint(popcount(cx)) << 16;
+    o[1] = clz(x) | uint(clz(hx)) << 8 | uint(clz(cx)) << 16 | uint(clz(sx)) << 24;
+    o[2] = ctz(x) | uint(ctz(hx)) << 8 | uint(ctz(cx)) << 16;
+    o[3] = reverse_bits(x);
+    o[4] = rotate(x, y) ^ uint(rotate(hx, ushort(y))) << 16;
+    const uint off = y % 32;
+    const uint nb = (y >> 8) % (33 - off);
+    o[5] = extract_bits(x, off, nb);
+    o[6] = uint(extract_bits(sx, 4, 12));
+    o[7] = insert_bits(x, y, 8, 12);
+    o[8] = hadd(x, y) ^ rhadd(x, y) << 1;
+    o[9] = uint(hadd(sx, sy)) ^ uint(rhadd(sx, sy));
+    o[10] = mulhi(x, y);
+    o[11] = uint(mulhi(sx, sy));
+    o[12] = uint(abs(sx));
+    const uint4 v = uint4(x, y, x ^ y, x + y);
+    const uint4 pc = popcount(v);
+    o[13] = pc.x + 2 * pc.y + 3 * pc.z + 4 * pc.w + reverse_bits(v).w;
+}

@@ -43,3 +43,30 @@ kernel void mixed_math(device const float4* v [[buffer(0)]],
     io[1] = clamp(k, -100, 100);
     io[2] = min(7, k) + max3(k, 0, -k);
 }
+
+// relational: the relational functions on float4 and half4 inputs that
+// include NaN, infinities, subnormals and signed zeros; each bit of the
+// result word is one test.
+kernel void relational(device const float4* v [[buffer(0)]],
+                       device uint* out [[buffer(1)]],
+                       uint i [[thread_position_in_grid]]) {
+    const float4 x = v[i];
+    const half4 h = half4(x);
+    uint r = 0;
+    uint k = 0;
+    for (int c = 0; c < 4; c++) {
+        r |= uint(isnan(x)[c]) << k++;
+        r |= uint(isinf(x)[c]) << k++;
+        r |= uint(isfinite(x)[c]) << k++;
+        r |= uint(isnormal(x)[c]) << k++;
+        r |= uint(signbit(x)[c]) << k++;
+        r |= uint(isnormal(h[c])) << k++;
+    }
+    r |= uint(all(x == x)) << k++;
+    r |= uint(any(isinf(x))) << k++;
+    r |= uint(all(bool4(isordered(x, x.yzwx)))) << k++;
+    r |= uint(any(isunordered(h, half(0)))) << k++;
+    out[i * 2] = r;
+    const float4 s = select(float4(0.0f), x, isfinite(x) && !signbit(x));
+    out[i * 2 + 1] = as_type<uint>(s.x + s.y + s.z + s.w);
+}
