@@ -16,11 +16,26 @@ import (
 // half, vector-with-scalar math, simdgroup matrices filled through
 // thread_elements()), each checked against a Go computation.
 func stdlibCases() []tcase {
-	var cs []tcase
-	cs = append(cs, limitsTableCase(), softmaxCase(false), softmaxCase(true), traitsCase(), halfUnionCase(), mixedMathCase())
-	cs = append(cs, mmaFragCase(), mmaBFloatCase(), matrixFnCase(), containersCase(), simdExtCase(), packCase(), integerExtCase(), bfloatMathCase(), inlineAttrsCase())
-	cs = append(cs, relationalCase(), integerBitsCase(), geometricCase())
-	return cs
+	return []tcase{
+		limitsTableCase(),  // numeric limits and constants, scalar types
+		softmaxCase(false), // numeric limits, SIMD-group functions, math
+		softmaxCase(true),  // the same in half
+		traitsCase(),       // type traits, packed vectors, attributes
+		halfUnionCase(),    // 16-bit floats in unions, global type names
+		mixedMathCase(),    // common and math functions, vector with scalar
+		relationalCase(),   // relational functions
+		integerExtCase(),   // integer functions: saturating, high half, 24-bit
+		integerBitsCase(),  // integer functions: bits
+		geometricCase(),    // geometric functions
+		matrixFnCase(),     // matrix types and functions
+		mmaFragCase(),      // simdgroup matrices: Apple's lane layout, mixed precision
+		mmaBFloatCase(),    // simdgroup matrices of bfloat
+		containersCase(),   // array, array_ref, uniform
+		simdExtCase(),      // SIMD- and quad-group functions on vectors and 64-bit values
+		packCase(),         // pack and unpack
+		bfloatMathCase(),   // bfloat math, packed_bfloat, pow of half
+		inlineAttrsCase(),  // attributes and pragmas, predefined macros
+	}
 }
 
 // h16 and b16 round a float64 to half and bfloat bits.
