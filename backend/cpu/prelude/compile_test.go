@@ -97,3 +97,28 @@ func TestLibmCallsAreNotFolded(t *testing.T) {
 		}
 	}
 }
+
+// TestBarrierMacroLeavesRuntimeCalls checks that the prelude's
+// threadgroup_barrier macro, which adds the call site to Metal's calls,
+// leaves the runtime's argument-less threadgroup_barrier() alone: the
+// backend compiles every translation unit with the prelude precompiled,
+// including code that calls the runtime directly.
+func TestBarrierMacroLeavesRuntimeCalls(t *testing.T) {
+	src := `#include <metal_stdlib>
+#include "mtl_rt.h"
+void rt() {
+  using namespace mtl_rt;
+  threadgroup_barrier();
+  mtl_rt::threadgroup_barrier();
+}
+void kernel_code() {
+  using namespace metal;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  metal::threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+}
+`
+	out, ok := syntaxCheck(t, src)
+	if !ok || strings.Contains(out, "warning") {
+		t.Errorf("compiled %v, output:\n%s", ok, out)
+	}
+}
