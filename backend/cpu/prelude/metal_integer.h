@@ -16,6 +16,9 @@ namespace mtl_detail {
 // is_int is true for the integer types other than bool.
 template <class T>
 struct is_int : std::integral_constant<bool, std::is_integral<T>::value && !std::is_same<T, bool>::value> {};
+// is_int32 is is_int for 32-bit integers (mul24, mad24).
+template <class T>
+struct is_int32 : std::integral_constant<bool, is_int<T>::value && sizeof(T) == 4> {};
 
 template <class T>
 using uint_of = typename std::make_unsigned<T>::type;
@@ -30,6 +33,7 @@ struct wide { typedef typename std::conditional<std::is_signed<T>::value, __int1
 }  // namespace mtl_detail
 
 #define MTL_IF_INT(I) typename std::enable_if<mtl_detail::is_int<I>::value, int>::type = 0
+#define MTL_IF_INT32(I) typename std::enable_if<mtl_detail::is_int32<I>::value, int>::type = 0
 
 template <class I, MTL_IF_INT(I)>
 constexpr I abs(I x) {
@@ -175,11 +179,11 @@ constexpr I madsat(I a, I b, I c) {
 // mul24 and mad24 multiply (and add) 32-bit integers whose values fit in
 // 24 bits (signed or unsigned by type); outside that range the result is
 // undefined in Metal, and here it is the wrapped 32-bit product.
-template <class I, typename std::enable_if<mtl_detail::is_int<I>::value && sizeof(I) == 4, int>::type = 0>
+template <class I, MTL_IF_INT32(I)>
 constexpr I mul24(I x, I y) {
   return I(uint(x) * uint(y));
 }
-template <class I, typename std::enable_if<mtl_detail::is_int<I>::value && sizeof(I) == 4, int>::type = 0>
+template <class I, MTL_IF_INT32(I)>
 constexpr I mad24(I x, I y, I z) {
   return I(uint(x) * uint(y) + uint(z));
 }
