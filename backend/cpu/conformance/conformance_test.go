@@ -42,6 +42,7 @@ func cases() []tcase {
 		templateCase("scale_i32x32", 32, true), tgParamCase(), raceFixedCase(), polyCase(), helpersCase())
 	cs = append(cs, fconstCases()...)
 	cs = append(cs, matrixCases()...)
+	cs = append(cs, stdlibCases()...)
 	return cs
 }
 

@@ -47,6 +47,12 @@ func TestMetalErrorsStayErrors(t *testing.T) {
 		{"implicit vector conversion", "int4 i = 1; float4 f = i; (void)f;", "conversion"},
 		{"mixed element vector op", "int4 i = 1; float4 f = 1.0f; auto g = f + i; (void)g;", "operator+"},
 		{"wrong component count", "float4 v = float4(1.0f, 2.0f, 3.0f); (void)v;", "float4"},
+		{"simdgroup matrix size", "simdgroup_matrix<float, 16, 16> m; (void)m;", "8x8"},
+		{"simdgroup matrix element", "simdgroup_matrix<int, 8, 8> m; (void)m;", "float, half or bfloat"},
+		{"erf is not Metal", "float y = erf(0.5f); (void)y;", "erf"},
+		{"vector sizes differ", "float4 a = 0.0f; float2 b = 0.0f; auto c = fmax(a, b); (void)c;", "fmax"},
+		{"vector element types differ", "float4 a = 0.0f; half4 b = 0.0f; auto c = clamp(a, b, a); (void)c;", "clamp"},
+		{"vec_elements of a struct", "struct S {}; int n = vec_elements<S>::value; (void)n;", "value"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -89,5 +95,30 @@ func TestLibmCallsAreNotFolded(t *testing.T) {
 		if !strings.Contains(string(b), fn) {
 			t.Errorf("%s of a constant was folded at compile time", fn)
 		}
+	}
+}
+
+// TestBarrierMacroLeavesRuntimeCalls checks that the prelude's
+// threadgroup_barrier macro, which adds the call site to Metal's calls,
+// leaves the runtime's argument-less threadgroup_barrier() alone: the
+// backend compiles every translation unit with the prelude precompiled,
+// including code that calls the runtime directly.
+func TestBarrierMacroLeavesRuntimeCalls(t *testing.T) {
+	src := `#include <metal_stdlib>
+#include "mtl_rt.h"
+void rt() {
+  using namespace mtl_rt;
+  threadgroup_barrier();
+  mtl_rt::threadgroup_barrier();
+}
+void kernel_code() {
+  using namespace metal;
+  threadgroup_barrier(mem_flags::mem_threadgroup);
+  metal::threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+}
+`
+	out, ok := syntaxCheck(t, src)
+	if !ok || strings.Contains(out, "warning") {
+		t.Errorf("compiled %v, output:\n%s", ok, out)
 	}
 }

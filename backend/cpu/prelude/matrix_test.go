@@ -27,6 +27,15 @@ func refMatmul(a, b, c []f32, round func(f32) f32) []f32 {
 	return out
 }
 
+// laneCoord is the row and first column of lane l's two elements of an 8x8
+// simdgroup matrix on Apple GPUs, written the way MLX's steel GEMM computes
+// it (BaseMMAFrag::get_coord): quad id qid = l/4, row (qid & 4) + (l/2)%4,
+// column (qid & 2)*2 + (l%2)*2.
+func laneCoord(l int) (row, col int) {
+	qid := l / 4
+	return (qid & 4) + (l/2)%4, (qid&2)*2 + (l%2)*2
+}
+
 func hexFloats(v []f32) string {
 	var b strings.Builder
 	for _, x := range v {
@@ -78,9 +87,11 @@ func TestSimdgroupMatrix(t *testing.T) {
 	check("half A*B + float C into float", hexFloats(refMatmul(ha, hb, c, ident)))
 	check("C = A*B+C in place in memory", hexFloats(refMatmul(a, b, c, ident)))
 	check("Q = Q*B in place", hexFloats(refMatmul(a, b, nil, ident)))
-	scaled := make([]f32, 64)
-	for i := range scaled {
-		scaled[i] = a[i] * f32(i/2+1) // lane i/2 owns element i and scaled it by lane+1
+	scaled := append([]f32(nil), a...)
+	for l := 0; l < 32; l++ {
+		row, col := laneCoord(l) // lane l owns (row, col), (row, col+1) and scaled them by l+1
+		scaled[row*8+col] *= f32(l + 1)
+		scaled[row*8+col+1] *= f32(l + 1)
 	}
 	check("product after thread_elements writes", hexFloats(refMatmul(scaled, b, nil, ident)))
 
@@ -116,10 +127,21 @@ func TestSimdgroupMatrix(t *testing.T) {
 	check("diagonal constructor", hexFloats(diag))
 	te := make([]string, 64)
 	for l := 0; l < 32; l++ {
-		// Lane l holds row l/4, columns 2(l%4) and 2(l%4)+1 of the 8-wide source.
-		row, col := l/4, 2*(l%4)
+		// Lane l holds elements (row, col) and (row, col+1) of the 8-wide
+		// source, whose values are their row-major indices.
+		row, col := laneCoord(l)
 		te[2*l] = fmt.Sprint(row*8 + col)
 		te[2*l+1] = fmt.Sprint(row*8 + col + 1)
+	}
+	// Every element is owned by exactly one lane.
+	owned := map[int]int{}
+	for l := 0; l < 32; l++ {
+		row, col := laneCoord(l)
+		owned[row*8+col]++
+		owned[row*8+col+1]++
+	}
+	if len(owned) != 64 {
+		t.Errorf("laneCoord covers %d elements, want 64", len(owned))
 	}
 	check("thread_elements", strings.Join(te, " "))
 }

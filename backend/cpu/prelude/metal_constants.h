@@ -1,7 +1,10 @@
-// metal_constants.h — Metal's numeric constant macros (float, half and
-// the math constants M_*_F and M_*_H).
+// metal_constants.h — Metal's numeric constant macros: the integer limits
+// (CHAR_BIT, INT_MAX, UINT_MAX, ...: <climits>, the same values), float
+// (FLT_MAX, ...: <cfloat>), half (HALF_MAX, ...) and the math constants
+// M_*_F and M_*_H.
 #pragma once
 #include <cfloat>
+#include <climits>
 
 #include "metal_scalar.h"
 

@@ -1,8 +1,10 @@
 // metal_integer.h — Metal's integer functions for scalars and vectors of
-// every integer type: abs, min, max, clamp, abs_diff, popcount, clz, ctz,
-// reverse_bits, rotate, extract_bits, insert_bits, mulhi, hadd, rhadd,
-// add_sat, sub_sat. Signed arithmetic that can overflow is done in the
-// unsigned type, so it wraps as on the GPU instead of being undefined.
+// every integer type: abs, min, max, clamp, absdiff, popcount, clz, ctz,
+// reverse_bits, rotate, extract_bits, insert_bits, mulhi, madhi, madsat,
+// mul24, mad24, hadd, rhadd, addsat, subsat (and the OpenCL spellings
+// abs_diff, add_sat, sub_sat). Signed arithmetic that can overflow is done
+// in the unsigned type, so it wraps as on the GPU instead of being
+// undefined.
 #pragma once
 #include "metal_scalar.h"
 #include "metal_vector.h"
@@ -14,6 +16,9 @@ namespace mtl_detail {
 // is_int is true for the integer types other than bool.
 template <class T>
 struct is_int : std::integral_constant<bool, std::is_integral<T>::value && !std::is_same<T, bool>::value> {};
+// is_int32 is is_int for 32-bit integers (mul24, mad24).
+template <class T>
+struct is_int32 : std::integral_constant<bool, is_int<T>::value && sizeof(T) == 4> {};
 
 template <class T>
 using uint_of = typename std::make_unsigned<T>::type;
@@ -28,6 +33,7 @@ struct wide { typedef typename std::conditional<std::is_signed<T>::value, __int1
 }  // namespace mtl_detail
 
 #define MTL_IF_INT(I) typename std::enable_if<mtl_detail::is_int<I>::value, int>::type = 0
+#define MTL_IF_INT32(I) typename std::enable_if<mtl_detail::is_int32<I>::value, int>::type = 0
 
 template <class I, MTL_IF_INT(I)>
 constexpr I abs(I x) {
@@ -140,6 +146,48 @@ constexpr I sub_sat(I x, I y) {
   return r;
 }
 
+// absdiff, addsat and subsat are Metal's spellings of abs_diff, add_sat
+// and sub_sat (the OpenCL spellings, which the prelude also accepts).
+template <class I, MTL_IF_INT(I)>
+constexpr mtl_detail::uint_of<I> absdiff(I x, I y) {
+  return abs_diff(x, y);
+}
+template <class I, MTL_IF_INT(I)>
+constexpr I addsat(I x, I y) {
+  return add_sat(x, y);
+}
+template <class I, MTL_IF_INT(I)>
+constexpr I subsat(I x, I y) {
+  return sub_sat(x, y);
+}
+// madhi returns mulhi(a, b) + c, wrapping.
+template <class I, MTL_IF_INT(I)>
+constexpr I madhi(I a, I b, I c) {
+  typedef mtl_detail::uint_of<I> U;
+  return I(U(U(mulhi(a, b)) + U(c)));
+}
+// madsat returns a * b + c saturated to the range of I.
+template <class I, MTL_IF_INT(I)>
+constexpr I madsat(I a, I b, I c) {
+  // The exact a * b + c fits in the 128-bit type even for 64-bit I:
+  // |a * b| <= 2^126 signed, and (2^64 - 1)^2 + 2^64 - 1 < 2^128 unsigned.
+  typedef typename mtl_detail::wide<I>::type W;
+  W lo = W(std::numeric_limits<I>::min()), hi = W(std::numeric_limits<I>::max());
+  W r = W(a) * W(b) + W(c);
+  return I(r > hi ? hi : r < lo ? lo : r);
+}
+// mul24 and mad24 multiply (and add) 32-bit integers whose values fit in
+// 24 bits (signed or unsigned by type); outside that range the result is
+// undefined in Metal, and here it is the wrapped 32-bit product.
+template <class I, MTL_IF_INT32(I)>
+constexpr I mul24(I x, I y) {
+  return I(uint(x) * uint(y));
+}
+template <class I, MTL_IF_INT32(I)>
+constexpr I mad24(I x, I y, I z) {
+  return I(uint(x) * uint(y) + uint(z));
+}
+
 // Vector versions of the integer-only functions (abs, min, max and clamp
 // for vectors are with the float ones in metal_math.h).
 #define MTL_IVEC1(name)                                                 \
@@ -166,13 +214,31 @@ MTL_IVEC2(hadd)
 MTL_IVEC2(rhadd)
 MTL_IVEC2(add_sat)
 MTL_IVEC2(sub_sat)
+#define MTL_IVEC3(name)                                                                                       \
+  template <class I, int N, bool P1, bool P2, bool P3, MTL_IF_INT(I)>                                       \
+  constexpr vec<I, N> name(const basic_vec<I, N, P1>& x, const basic_vec<I, N, P2>& y, const basic_vec<I, N, P3>& z) { \
+    vec<I, N> r{};                                                                                          \
+    for (int i = 0; i < N; i++) r[i] = name(I(x[i]), I(y[i]), I(z[i]));                                    \
+    return r;                                                                                               \
+  }
+MTL_IVEC2(addsat)
+MTL_IVEC2(subsat)
+MTL_IVEC2(mul24)
+MTL_IVEC3(madhi)
+MTL_IVEC3(madsat)
+MTL_IVEC3(mad24)
 #undef MTL_IVEC1
 #undef MTL_IVEC2
+#undef MTL_IVEC3
 template <class I, int N, bool P1, bool P2, MTL_IF_INT(I)>
 constexpr vec<mtl_detail::uint_of<I>, N> abs_diff(const basic_vec<I, N, P1>& x, const basic_vec<I, N, P2>& y) {
   vec<mtl_detail::uint_of<I>, N> r{};
   for (int i = 0; i < N; i++) r[i] = abs_diff(I(x[i]), I(y[i]));
   return r;
+}
+template <class I, int N, bool P1, bool P2, MTL_IF_INT(I)>
+constexpr vec<mtl_detail::uint_of<I>, N> absdiff(const basic_vec<I, N, P1>& x, const basic_vec<I, N, P2>& y) {
+  return abs_diff(x, y);
 }
 template <class I, int N, bool P, MTL_IF_INT(I)>
 constexpr vec<I, N> extract_bits(const basic_vec<I, N, P>& x, uint offset, uint bits) {

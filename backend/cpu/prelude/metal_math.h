@@ -96,9 +96,81 @@ inline float fract_f(float x) {
   if (x != x) return x;
   return mtl_detail::fmin_f(x - __builtin_floorf(x), 0x1.fffffep-1f);
 }
+
+// vec_of is the plain vector type of a vector argument (a vec, a packed
+// vector or a swizzle proxy).
+template <class A>
+struct vec_of {
+  typedef vec<typename A::mtl_vec_element, A::mtl_vec_size> type;
+};
+
+// first_vec is vec_of the first vector among A...; it has no type when
+// none is a vector.
+template <class... A>
+struct first_vec {};
+template <class A, class... R>
+struct first_vec<A, R...> : std::conditional<is_vec<A>::value, vec_of<A>, first_vec<R...>>::type {};
+
+// fits says whether argument A may take part in an operation on vec<T, N>:
+// a vector of T with N components, or a scalar (which converts to T and is
+// used for every component).
+template <class T, int N, class A, class = void>
+struct fits : std::integral_constant<bool, is_scalar<A>::value> {};
+template <class T, int N, class A>
+struct fits<T, N, A, typename std::enable_if<is_vec<A>::value>::type>
+    : std::integral_constant<bool, std::is_same<typename A::mtl_vec_element, T>::value && A::mtl_vec_size == N> {};
+
+template <class V, class... A>
+struct all_fit
+    : std::integral_constant<bool, (fits<typename V::mtl_vec_element, V::mtl_vec_size, A>::value && ...)> {};
+
+// mixed_vec_t is the result type of an elementwise function of arguments
+// A... of which at least one is a vector: vec<T, N> when every vector is
+// one of T with N components and every other argument is a scalar. As in
+// Metal, a scalar argument stands for a vector with every component equal
+// to it (fmax(v, 0.0f), step(0.5f, v), smoothstep(0.0f, 1.0f, v),
+// clamp(v, lo, hi) with scalar bounds).
+template <class... A>
+using mixed_vec_t = typename std::enable_if<all_fit<typename first_vec<A...>::type, A...>::value,
+                                            typename first_vec<A...>::type>::type;
+
+// at is component i of a vector argument as a T, or a scalar argument as a
+// T.
+template <class T, class A>
+constexpr T at(const A& a, int i) {
+  if constexpr (is_vec<A>::value) {
+    return T(a[i]);
+  } else {
+    (void)i;
+    return T(a);
+  }
+}
 }  // namespace mtl_detail
 
 #define MTL_IF_F16(H) typename std::enable_if<mtl_detail::is_f16<H>::value, int>::type = 0
+
+// MTL_VEC2 and MTL_VEC3 define the vector forms of an elementwise function
+// of two or three arguments: any mix of vectors of one type and size and
+// scalars, at least one a vector (see mtl_detail::mixed_vec_t). Each
+// component is the scalar function of the components.
+#define MTL_VEC2(name)                                                                     \
+  template <class A, class B, class V = mtl_detail::mixed_vec_t<A, B>>                    \
+  inline V name(const A& a, const B& b) {                                                  \
+    typedef typename V::mtl_vec_element T;                                                 \
+    V r{};                                                                                 \
+    for (int i = 0; i < V::mtl_vec_size; i++)                                              \
+      r[i] = T(name(mtl_detail::at<T>(a, i), mtl_detail::at<T>(b, i)));                    \
+    return r;                                                                              \
+  }
+#define MTL_VEC3(name)                                                                                 \
+  template <class A, class B, class C, class V = mtl_detail::mixed_vec_t<A, B, C>>                     \
+  inline V name(const A& a, const B& b, const C& c) {                                                  \
+    typedef typename V::mtl_vec_element T;                                                             \
+    V r{};                                                                                             \
+    for (int i = 0; i < V::mtl_vec_size; i++)                                                          \
+      r[i] = T(name(mtl_detail::at<T>(a, i), mtl_detail::at<T>(b, i), mtl_detail::at<T>(c, i)));      \
+    return r;                                                                                          \
+  }
 
 // MTL_MATH1 defines name for float, the 16-bit floats and vectors of them;
 // fexpr computes the float result from float x.
@@ -116,8 +188,8 @@ inline float fract_f(float x) {
     return r;                                                     \
   }
 
-// MTL_MATH2 is MTL_MATH1 for two arguments x and y; vectors also combine
-// with a scalar.
+// MTL_MATH2 is MTL_MATH1 for two arguments x and y; a vector also combines
+// with a scalar, on either side.
 #define MTL_MATH2(name, fexpr)                                                        \
   inline float name(float x, float y) { return fexpr; }                               \
   template <class H, MTL_IF_F16(H)>                                                   \
@@ -125,21 +197,10 @@ inline float fract_f(float x) {
     float x = float(hx), y = float(hy);                                               \
     return H(fexpr);                                                                  \
   }                                                                                   \
-  template <class T, int N, bool P1, bool P2>                                         \
-  inline vec<T, N> name(const basic_vec<T, N, P1>& a, const basic_vec<T, N, P2>& b) { \
-    vec<T, N> r{};                                                                    \
-    for (int i = 0; i < N; i++) r[i] = T(name(a[i], b[i]));                           \
-    return r;                                                                         \
-  }                                                                                   \
-  template <class T, int N, bool P>                                                   \
-  inline vec<T, N> name(const basic_vec<T, N, P>& a, typename mtl_detail::id<T>::type s) { \
-    vec<T, N> r{};                                                                    \
-    for (int i = 0; i < N; i++) r[i] = T(name(a[i], s));                              \
-    return r;                                                                         \
-  }
+  MTL_VEC2(name)
 
-// MTL_MATH3 is MTL_MATH2 for three arguments x, y and z; vectors also take
-// the second and third arguments as scalars.
+// MTL_MATH3 is MTL_MATH2 for three arguments x, y and z; any of them may
+// be a scalar when another is a vector.
 #define MTL_MATH3(name, fexpr)                                                                                 \
   inline float name(float x, float y, float z) { return fexpr; }                                               \
   template <class H, MTL_IF_F16(H)>                                                                            \
@@ -147,24 +208,7 @@ inline float fract_f(float x) {
     float x = float(hx), y = float(hy), z = float(hz);                                                         \
     return H(fexpr);                                                                                           \
   }                                                                                                            \
-  template <class T, int N, bool P1, bool P2, bool P3>                                                         \
-  inline vec<T, N> name(const basic_vec<T, N, P1>& a, const basic_vec<T, N, P2>& b, const basic_vec<T, N, P3>& c) { \
-    vec<T, N> r{};                                                                                             \
-    for (int i = 0; i < N; i++) r[i] = T(name(a[i], b[i], c[i]));                                              \
-    return r;                                                                                                  \
-  }                                                                                                            \
-  template <class T, int N, bool P1, bool P2>                                                                  \
-  inline vec<T, N> name(const basic_vec<T, N, P1>& a, const basic_vec<T, N, P2>& b, typename mtl_detail::id<T>::type c) { \
-    vec<T, N> r{};                                                                                             \
-    for (int i = 0; i < N; i++) r[i] = T(name(a[i], b[i], c));                                                 \
-    return r;                                                                                                  \
-  }                                                                                                            \
-  template <class T, int N, bool P>                                                                            \
-  inline vec<T, N> name(const basic_vec<T, N, P>& a, typename mtl_detail::id<T>::type b, typename mtl_detail::id<T>::type c) { \
-    vec<T, N> r{};                                                                                             \
-    for (int i = 0; i < N; i++) r[i] = T(name(a[i], b, c));                                                    \
-    return r;                                                                                                  \
-  }
+  MTL_VEC3(name)
 
 // MTL_PRED defines a classification function returning bool (bool vectors
 // for vectors).
@@ -213,7 +257,6 @@ MTL_MATH1(atanh, __builtin_atanhf(mtl_detail::opaque(x)))
 MTL_MATH1(sinpi, mtl_detail::sinpi_f(x))
 MTL_MATH1(cospi, mtl_detail::cospi_f(x))
 MTL_MATH1(tanpi, mtl_detail::tanpi_f(x))
-MTL_MATH1(erf, __builtin_erff(mtl_detail::opaque(x)))
 MTL_MATH1(sign, x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x == 0.0f ? x : 0.0f)
 MTL_MATH1(saturate, mtl_detail::fmin_f(mtl_detail::fmax_f(x, 0.0f), 1.0f))
 
@@ -237,8 +280,63 @@ MTL_MATH3(smoothstep, mtl_detail::smoothstep_f(x, y, z))
 MTL_PRED(isnan, __builtin_isnan(x))
 MTL_PRED(isinf, __builtin_isinf(x))
 MTL_PRED(isfinite, __builtin_isfinite(x))
-MTL_PRED(isnormal, __builtin_isnormal(x))
+// isnormal of a 16-bit float asks about its own format: a half or bfloat
+// subnormal widens to a normal float.
+inline bool isnormal(float x) { return __builtin_isnormal(x); }
+constexpr bool isnormal(half h) { return (h.bits & 0x7c00) != 0 && (h.bits & 0x7c00) != 0x7c00; }
+constexpr bool isnormal(bfloat b) { return (b.bits & 0x7f80) != 0 && (b.bits & 0x7f80) != 0x7f80; }
+template <class T, int N, bool P>
+inline vec<bool, N> isnormal(const basic_vec<T, N, P>& v) {
+  vec<bool, N> r{};
+  for (int i = 0; i < N; i++) r[i] = isnormal(T(v[i]));
+  return r;
+}
 MTL_PRED(signbit, __builtin_signbit(x) != 0)
+
+// isordered reports whether neither argument is NaN, isunordered whether
+// either is; per component for vectors (a scalar may stand for a vector).
+inline bool isordered(float x, float y) { return x == x && y == y; }
+inline bool isunordered(float x, float y) { return !isordered(x, y); }
+template <class H, MTL_IF_F16(H)>
+inline bool isordered(H x, H y) { return isordered(float(x), float(y)); }
+template <class H, MTL_IF_F16(H)>
+inline bool isunordered(H x, H y) { return isunordered(float(x), float(y)); }
+template <class A, class B, class V = mtl_detail::mixed_vec_t<A, B>>
+inline vec<bool, V::mtl_vec_size> isordered(const A& a, const B& b) {
+  typedef typename V::mtl_vec_element T;
+  vec<bool, V::mtl_vec_size> r{};
+  for (int i = 0; i < V::mtl_vec_size; i++) r[i] = isordered(mtl_detail::at<T>(a, i), mtl_detail::at<T>(b, i));
+  return r;
+}
+template <class A, class B, class V = mtl_detail::mixed_vec_t<A, B>>
+inline vec<bool, V::mtl_vec_size> isunordered(const A& a, const B& b) {
+  typedef typename V::mtl_vec_element T;
+  vec<bool, V::mtl_vec_size> r{};
+  for (int i = 0; i < V::mtl_vec_size; i++) r[i] = isunordered(mtl_detail::at<T>(a, i), mtl_detail::at<T>(b, i));
+  return r;
+}
+
+// ilogb is the unbiased exponent of x as an int (an int vector for
+// vectors): floor(log2(|x|)), subnormals included; INT_MIN for zero and
+// NaN and INT_MAX for infinities (glibc's values, fixed here so they do not
+// depend on the host). logb is the same as a floating-point value (-inf for
+// zero, +inf for infinities).
+constexpr int ilogb(float x) {
+  if (x != x || x == 0.0f) return -__INT_MAX__ - 1;
+  if (__builtin_isinf(x)) return __INT_MAX__;
+  int e = 0;
+  __builtin_frexpf(x, &e);
+  return e - 1;
+}
+template <class H, MTL_IF_F16(H)>
+constexpr int ilogb(H x) { return ilogb(float(x)); }
+template <class T, int N, bool P>
+inline vec<int, N> ilogb(const basic_vec<T, N, P>& v) {
+  vec<int, N> r{};
+  for (int i = 0; i < N; i++) r[i] = ilogb(T(v[i]));
+  return r;
+}
+MTL_MATH1(logb, __builtin_logbf(x))
 
 // min and max for floats follow fmin and fmax (a NaN argument loses).
 inline float min(float x, float y) { return mtl_detail::fmin_f(x, y); }
@@ -253,51 +351,27 @@ inline float clamp(float x, float lo, float hi) { return mtl_detail::fmin_f(mtl_
 template <class H, MTL_IF_F16(H)>
 inline H clamp(H x, H lo, H hi) { return H(clamp(float(x), float(lo), float(hi))); }
 
-// Vector min, max and clamp for every element type, with scalar bounds
-// allowed.
-#define MTL_VEC_MINMAX(name)                                                            \
-  template <class T, int N, bool P1, bool P2>                                           \
-  inline vec<T, N> name(const basic_vec<T, N, P1>& a, const basic_vec<T, N, P2>& b) {   \
-    vec<T, N> r{};                                                                      \
-    for (int i = 0; i < N; i++) r[i] = name(T(a[i]), T(b[i]));                          \
-    return r;                                                                           \
-  }                                                                                     \
-  template <class T, int N, bool P>                                                     \
-  inline vec<T, N> name(const basic_vec<T, N, P>& a, typename mtl_detail::id<T>::type s) {  \
-    vec<T, N> r{};                                                                      \
-    for (int i = 0; i < N; i++) r[i] = name(T(a[i]), s);                                \
-    return r;                                                                           \
-  }
-MTL_VEC_MINMAX(min)
-MTL_VEC_MINMAX(max)
-#undef MTL_VEC_MINMAX
-template <class T, int N, bool P1, bool P2, bool P3>
-inline vec<T, N> clamp(const basic_vec<T, N, P1>& x, const basic_vec<T, N, P2>& lo, const basic_vec<T, N, P3>& hi) {
-  vec<T, N> r{};
-  for (int i = 0; i < N; i++) r[i] = clamp(T(x[i]), T(lo[i]), T(hi[i]));
-  return r;
-}
-template <class T, int N, bool P>
-inline vec<T, N> clamp(const basic_vec<T, N, P>& x, typename mtl_detail::id<T>::type lo, typename mtl_detail::id<T>::type hi) {
-  vec<T, N> r{};
-  for (int i = 0; i < N; i++) r[i] = clamp(T(x[i]), lo, hi);
-  return r;
-}
+// Vector min, max and clamp for every element type; any argument may be a
+// scalar when another is a vector.
+MTL_VEC2(min)
+MTL_VEC2(max)
+MTL_VEC3(clamp)
 
 // fmin3, fmax3 and fmedian3 (floats) and min3, max3 and median3 (any
-// type) combine three values with min and max.
-template <class T>
-inline auto fmin3(const T& x, const T& y, const T& z) { return fmin(fmin(x, y), z); }
-template <class T>
-inline auto fmax3(const T& x, const T& y, const T& z) { return fmax(fmax(x, y), z); }
-template <class T>
-inline auto fmedian3(const T& x, const T& y, const T& z) { return fmax(fmin(x, y), fmin(fmax(x, y), z)); }
-template <class T>
-inline auto min3(const T& x, const T& y, const T& z) { return min(min(x, y), z); }
-template <class T>
-inline auto max3(const T& x, const T& y, const T& z) { return max(max(x, y), z); }
-template <class T>
-inline auto median3(const T& x, const T& y, const T& z) { return max(min(x, y), min(max(x, y), z)); }
+// type) combine three values with min and max; vectors and scalars mix as
+// for min and max.
+template <class A, class B, class C>
+inline auto fmin3(const A& x, const B& y, const C& z) { return fmin(fmin(x, y), z); }
+template <class A, class B, class C>
+inline auto fmax3(const A& x, const B& y, const C& z) { return fmax(fmax(x, y), z); }
+template <class A, class B, class C>
+inline auto fmedian3(const A& x, const B& y, const C& z) { return fmax(fmin(x, y), fmin(fmax(x, y), z)); }
+template <class A, class B, class C>
+inline auto min3(const A& x, const B& y, const C& z) { return min(min(x, y), z); }
+template <class A, class B, class C>
+inline auto max3(const A& x, const B& y, const C& z) { return max(max(x, y), z); }
+template <class A, class B, class C>
+inline auto median3(const A& x, const B& y, const C& z) { return max(min(x, y), min(max(x, y), z)); }
 
 // pown raises x to an integer power; ldexp scales by 2^e.
 inline float pown(float x, int n) { return __builtin_powf(mtl_detail::opaque(x), float(n)); }
@@ -400,6 +474,15 @@ template <class T, int N, bool P1, bool P2>
 inline vec<T, N> reflect(const basic_vec<T, N, P1>& i, const basic_vec<T, N, P2>& n) {
   return i - T(2) * dot(n, i) * n;
 }
+// refract returns the refraction of incident i through a surface of
+// normal n with ratio eta, or a zero vector at total internal reflection.
+template <class T, int N, bool P1, bool P2>
+inline vec<T, N> refract(const basic_vec<T, N, P1>& i, const basic_vec<T, N, P2>& n, typename mtl_detail::id<T>::type eta) {
+  T d = dot(n, i);
+  T k = T(T(1) - T(T(eta * eta) * T(T(1) - T(d * d))));
+  if (k < T(0)) return vec<T, N>(T(0));
+  return T(eta) * i - T(T(eta * d) + sqrt(k)) * n;
+}
 template <class T, int N, bool P1, bool P2, bool P3>
 inline vec<T, N> faceforward(const basic_vec<T, N, P1>& n, const basic_vec<T, N, P2>& i, const basic_vec<T, N, P3>& nref) {
   return dot(nref, i) < T(0) ? vec<T, N>(n) : vec<T, N>(-n);
@@ -409,5 +492,7 @@ inline vec<T, N> faceforward(const basic_vec<T, N, P1>& n, const basic_vec<T, N,
 #undef MTL_MATH2
 #undef MTL_MATH3
 #undef MTL_PRED
+#undef MTL_VEC2
+#undef MTL_VEC3
 
 }  // namespace metal

@@ -1,7 +1,9 @@
 // metal_matrix.h — Metal's matrix types (floatCxR, halfCxR for C, R in
-// 2..4): column-major, C columns of vec<T,R>. Products accumulate in a fixed
+// 2..4; matrix<bfloat, C, R> too, which Metal has without typedefs):
+// column-major, C columns of vec<T,R>. Products accumulate in a fixed
 // order: matrix * vector sums the scaled columns from column 0 up, vector *
-// matrix is one dot product per column.
+// matrix is one dot product per column. transpose and determinant are the
+// matrix functions.
 #pragma once
 #include "metal_math.h"
 #include "metal_scalar.h"
@@ -88,6 +90,73 @@ constexpr matrix<T, R, C> transpose(const matrix<T, C, R>& m) {
   for (int c = 0; c < C; c++)
     for (int i = 0; i < R; i++) r[i][c] = m[c][i];
   return r;
+}
+
+template <class T, int C, int R>
+constexpr matrix<T, C, R> operator-(const matrix<T, C, R>& m) {
+  matrix<T, C, R> r;
+  for (int c = 0; c < C; c++) r[c] = -m[c];
+  return r;
+}
+template <class T, int C, int R>
+constexpr matrix<T, C, R>& operator+=(matrix<T, C, R>& a, const matrix<T, C, R>& b) {
+  return a = a + b;
+}
+template <class T, int C, int R>
+constexpr matrix<T, C, R>& operator-=(matrix<T, C, R>& a, const matrix<T, C, R>& b) {
+  return a = a - b;
+}
+template <class T, int C, int R>
+constexpr matrix<T, C, R>& operator*=(matrix<T, C, R>& a, typename mtl_detail::id<T>::type s) {
+  return a = a * s;
+}
+template <class T, int N>
+constexpr matrix<T, N, N>& operator*=(matrix<T, N, N>& a, const matrix<T, N, N>& b) {
+  return a = a * b;
+}
+template <class T, int C, int R>
+constexpr bool operator==(const matrix<T, C, R>& a, const matrix<T, C, R>& b) {
+  for (int c = 0; c < C; c++)
+    if (!all(a[c] == b[c])) return false;
+  return true;
+}
+template <class T, int C, int R>
+constexpr bool operator!=(const matrix<T, C, R>& a, const matrix<T, C, R>& b) {
+  return !(a == b);
+}
+
+namespace mtl_detail {
+// det2 and det3 are the determinants of the 2x2 and 3x3 matrices of the
+// given elements (mRC is row R, column C), in float, in a fixed order:
+// det2 = m00*m11 - m01*m10; det3 expands along column 0, first row first.
+constexpr float det2(float m00, float m01, float m10, float m11) { return m00 * m11 - m01 * m10; }
+constexpr float det3(float m00, float m01, float m02, float m10, float m11, float m12, float m20, float m21, float m22) {
+  return m00 * det2(m11, m12, m21, m22) - m10 * det2(m01, m02, m21, m22) + m20 * det2(m01, m02, m11, m12);
+}
+}  // namespace mtl_detail
+
+// determinant of a square matrix, computed in float by cofactor expansion
+// along column 0 (rows in order, each minor the same way), each operation
+// rounded to float; a half matrix's determinant is that float result
+// rounded once to half.
+template <class T>
+constexpr T determinant(const matrix<T, 2, 2>& m) {
+  return T(mtl_detail::det2(float(m[0][0]), float(m[1][0]), float(m[0][1]), float(m[1][1])));
+}
+template <class T>
+constexpr T determinant(const matrix<T, 3, 3>& m) {
+  auto e = [&](int r, int c) { return float(m[c][r]); };
+  return T(mtl_detail::det3(e(0, 0), e(0, 1), e(0, 2), e(1, 0), e(1, 1), e(1, 2), e(2, 0), e(2, 1), e(2, 2)));
+}
+template <class T>
+constexpr T determinant(const matrix<T, 4, 4>& m) {
+  auto e = [&](int r, int c) { return float(m[c][r]); };
+  // minor(r) is the determinant of the 3x3 matrix without row r and column 0.
+  auto minor = [&](int r) {
+    int a = r == 0 ? 1 : 0, b = r <= 1 ? 2 : 1, c = r <= 2 ? 3 : 2;
+    return mtl_detail::det3(e(a, 1), e(a, 2), e(a, 3), e(b, 1), e(b, 2), e(b, 3), e(c, 1), e(c, 2), e(c, 3));
+  };
+  return T(e(0, 0) * minor(0) - e(1, 0) * minor(1) + e(2, 0) * minor(2) - e(3, 0) * minor(3));
 }
 
 #define MTL_MATRIX_TYPEDEFS(T, name)                                                                          \

@@ -20,8 +20,9 @@ namespace metal {
   using metal::clamp; using metal::pown; using metal::ldexp; using metal::frexp; using metal::modf;           \
   using metal::dot; using metal::cross; using metal::length; using metal::length_squared;                     \
   using metal::distance; using metal::distance_squared; using metal::normalize; using metal::reflect;         \
-  using metal::faceforward; using metal::sincos; using metal::erf; \
-  using metal::fmin3; using metal::fmax3; using metal::fmedian3;
+  using metal::faceforward; using metal::sincos; using metal::refract; \
+  using metal::fmin3; using metal::fmax3; using metal::fmedian3; using metal::ilogb; using metal::logb;   \
+  using metal::isordered; using metal::isunordered;
 
 namespace precise {
 MTL_MATH_NAMES

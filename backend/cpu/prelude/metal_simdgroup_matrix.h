@@ -1,9 +1,15 @@
-// metal_simdgroup_matrix.h — simdgroup_matrix 8x8 and its load, store and
-// multiply functions.
+// metal_simdgroup_matrix.h — simdgroup_matrix and its load, store and
+// multiply functions. Metal's simdgroup matrices are 8x8 of float, half or
+// bfloat (simdgroup_float8x8, simdgroup_half8x8, simdgroup_bfloat8x8);
+// other sizes and element types do not compile, as in Metal.
 //
-// Emulation model: the matrix is distributed over the simd group as on the
-// GPU. Lane l owns elements 2l and 2l+1 in row-major order (row l/4,
-// columns 2(l%4) and 2(l%4)+1); thread_elements() is a reference to them.
+// Emulation model: the matrix is distributed over the simd group as on
+// Apple GPUs. Lane l owns two adjacent elements of one row: row
+// 4*l[4] + 2*l[2] + l[1], columns c and c+1 with c = 4*l[3] + 2*l[0]
+// (l[k] is bit k of the lane index). That is the layout Apple's hardware
+// uses and that kernels which fill thread_elements() from memory themselves
+// rely on (MLX's steel GEMM computes the same coordinates in
+// BaseMMAFrag::get_coord). thread_elements() is a reference to the two.
 // Each lane's simdgroup_matrix stores all 64 elements, but only its own two
 // are authoritative: the rest is a cache, refreshed by the operations that
 // need the whole matrix.
@@ -30,9 +36,27 @@
 
 namespace metal {
 
+namespace mtl_detail {
+
+// matrix_row and matrix_col are the row and the first column of lane l's
+// two elements; matrix_first is their row-major index (always even).
+constexpr int matrix_row(uint32_t l) { return int(((l >> 2) & 4u) | ((l >> 1) & 3u)); }
+constexpr int matrix_col(uint32_t l) { return int(((l >> 1) & 4u) | ((l & 1u) << 1)); }
+constexpr int matrix_first(uint32_t l) { return matrix_row(l) * 8 + matrix_col(l); }
+
+inline uint32_t matrix_lane() { return mtl_rt::ctx().thread_index_in_simdgroup & 31; }
+
+template <class T>
+struct is_matrix_element
+    : std::integral_constant<bool, std::is_same<T, float>::value || std::is_same<T, half>::value ||
+                                       std::is_same<T, bfloat>::value> {};
+
+}  // namespace mtl_detail
+
 template <class T, int Cols, int Rows>
 struct simdgroup_matrix {
-  static_assert(Cols == 8 && Rows == 8, "only 8x8 simdgroup matrices are supported");
+  static_assert(Cols == 8 && Rows == 8, "Metal's simdgroup matrices are 8x8");
+  static_assert(mtl_detail::is_matrix_element<T>::value, "simdgroup_matrix elements are float, half or bfloat");
   alignas(16) T mtl_e[64];
 
   simdgroup_matrix() = default;
@@ -43,10 +67,10 @@ struct simdgroup_matrix {
   }
 
   vec<T, 2>& thread_elements() {
-    return *reinterpret_cast<vec<T, 2>*>(&mtl_e[2 * (mtl_rt::ctx().thread_index_in_simdgroup & 31)]);
+    return *reinterpret_cast<vec<T, 2>*>(&mtl_e[mtl_detail::matrix_first(mtl_detail::matrix_lane())]);
   }
   const vec<T, 2>& thread_elements() const {
-    return *reinterpret_cast<const vec<T, 2>*>(&mtl_e[2 * (mtl_rt::ctx().thread_index_in_simdgroup & 31)]);
+    return *reinterpret_cast<const vec<T, 2>*>(&mtl_e[mtl_detail::matrix_first(mtl_detail::matrix_lane())]);
   }
 };
 
@@ -54,17 +78,16 @@ typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
 typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
 typedef simdgroup_matrix<bfloat, 8, 8> simdgroup_bfloat8x8;
 
-// make_filled_simdgroup_matrix returns a matrix with every element v.
-template <class T, int Cols, int Rows>
-inline simdgroup_matrix<T, Cols, Rows> make_filled_simdgroup_matrix(T v) {
+// make_filled_simdgroup_matrix returns a matrix with every element v; Rows
+// defaults to Cols (make_filled_simdgroup_matrix<float, 8>(0.0f)).
+template <class T, int Cols, int Rows = Cols>
+inline simdgroup_matrix<T, Cols, Rows> make_filled_simdgroup_matrix(const T v) {
   simdgroup_matrix<T, Cols, Rows> m;
   for (int i = 0; i < 64; i++) m.mtl_e[i] = v;
   return m;
 }
 
 namespace mtl_detail {
-
-inline uint32_t matrix_lane() { return mtl_rt::ctx().thread_index_in_simdgroup & 31; }
 
 // owned is one lane's two elements of a matrix.
 template <class T>
@@ -93,20 +116,21 @@ struct operands {
 // accumulate), after rebuilding the whole operands from every lane.
 template <class TD, class TA, class TB, class TC>
 inline void matmul(TD* d, const TA* a, const TB* b, const TC* c, bool accumulate) {
-  uint32_t lane = matrix_lane();
-  operands<TA, TB, TC> mine{{{a[2 * lane], a[2 * lane + 1]}}, {{b[2 * lane], b[2 * lane + 1]}}, {{TC(0), TC(0)}}};
-  if (accumulate) mine.c = owned<TC>{{c[2 * lane], c[2 * lane + 1]}};
+  int first = matrix_first(matrix_lane());
+  operands<TA, TB, TC> mine{{{a[first], a[first + 1]}}, {{b[first], b[first + 1]}}, {{TC(0), TC(0)}}};
+  if (accumulate) mine.c = owned<TC>{{c[first], c[first + 1]}};
   lanes<operands<TA, TB, TC>> l = exchange(mine);
   TA fa[64];
   TB fb[64];
-  for (int i = 0; i < 32; i++) {
-    fa[2 * i] = l.v[i].a.e[0];
-    fa[2 * i + 1] = l.v[i].a.e[1];
-    fb[2 * i] = l.v[i].b.e[0];
-    fb[2 * i + 1] = l.v[i].b.e[1];
+  for (uint32_t i = 0; i < 32; i++) {
+    int f = matrix_first(i);
+    fa[f] = l.v[i].a.e[0];
+    fa[f + 1] = l.v[i].a.e[1];
+    fb[f] = l.v[i].b.e[0];
+    fb[f + 1] = l.v[i].b.e[1];
   }
   for (int k2 = 0; k2 < 2; k2++) {
-    int idx = int(2 * lane) + k2;
+    int idx = first + k2;
     int i = idx / 8, j = idx % 8;
     float acc = accumulate ? float(TD(mine.c.e[k2])) : 0.0f;
     for (int k = 0; k < 8; k++) acc = float(TD(__builtin_fmaf(float(fa[i * 8 + k]), float(fb[k * 8 + j]), acc)));
@@ -122,16 +146,17 @@ inline void matmul(TD* d, const TA* a, const TB* b, const TC* c, bool accumulate
 template <class T, int C, int R, class U>
 inline void simdgroup_load(simdgroup_matrix<T, C, R>& d, const U* src, ulong elements_per_row = 8,
                            ulong2 matrix_origin = ulong2(0), bool transpose_matrix = false) {
-  uint32_t lane = mtl_detail::matrix_lane();
+  int first = mtl_detail::matrix_first(mtl_detail::matrix_lane());
   mtl_detail::owned<T> mine;
   for (int k = 0; k < 2; k++) {
-    int idx = int(2 * lane) + k;
+    int idx = first + k;
     mine.e[k] = T(src[mtl_detail::source_index(idx / 8, idx % 8, elements_per_row, matrix_origin, transpose_matrix)]);
   }
   mtl_detail::lanes<mtl_detail::owned<T>> l = mtl_detail::exchange(mine);
-  for (int i = 0; i < 32; i++) {
-    d.mtl_e[2 * i] = l.v[i].e[0];
-    d.mtl_e[2 * i + 1] = l.v[i].e[1];
+  for (uint32_t i = 0; i < 32; i++) {
+    int f = mtl_detail::matrix_first(i);
+    d.mtl_e[f] = l.v[i].e[0];
+    d.mtl_e[f + 1] = l.v[i].e[1];
   }
 }
 
@@ -140,9 +165,9 @@ inline void simdgroup_load(simdgroup_matrix<T, C, R>& d, const U* src, ulong ele
 template <class T, int C, int R, class U>
 inline void simdgroup_store(const simdgroup_matrix<T, C, R>& a, U* dst, ulong elements_per_row = 8,
                             ulong2 matrix_origin = ulong2(0), bool transpose_matrix = false) {
-  uint32_t lane = mtl_detail::matrix_lane();
+  int first = mtl_detail::matrix_first(mtl_detail::matrix_lane());
   for (int k = 0; k < 2; k++) {
-    int idx = int(2 * lane) + k;
+    int idx = first + k;
     dst[mtl_detail::source_index(idx / 8, idx % 8, elements_per_row, matrix_origin, transpose_matrix)] = U(a.mtl_e[idx]);
   }
   mtl_rt::simdgroup_barrier();

@@ -40,6 +40,12 @@ inline void simdgroup_barrier(mem_flags = mem_flags::mem_none) { mtl_rt::simdgro
 
 }  // namespace metal
 
-// Every call names its site; qualified calls (metal::threadgroup_barrier)
-// keep working because only the argument list is extended.
-#define threadgroup_barrier(...) threadgroup_barrier(::metal::mtl_detail::barrier_site{__LINE__, __FILE__}, ##__VA_ARGS__)
+// Every call with arguments (Metal's threadgroup_barrier always has its
+// mem_flags) names its site; qualified calls (metal::threadgroup_barrier)
+// keep working because only the argument list is extended. A call without
+// arguments is left as it is: that is the runtime's own
+// mtl_rt::threadgroup_barrier(), which code compiled with the prelude
+// precompiled but not using it calls. (__VA_OPT__, not `, ##__VA_ARGS__`:
+// under -std=c++17 GCC keeps the comma before an empty __VA_ARGS__.)
+#define threadgroup_barrier(...) \
+  threadgroup_barrier(__VA_OPT__(::metal::mtl_detail::barrier_site{__LINE__, __FILE__}, ) __VA_ARGS__)

@@ -26,40 +26,6 @@ func braceExpand(s string) []string {
 	return out
 }
 
-// TestPreludeNamesREADME keeps the scan of the prelude in step with what
-// its README says it implements: every name in the Implemented table is
-// one the vetting pass lets a kernel call.
-func TestPreludeNamesREADME(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "prelude", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(b)
-	start, end := strings.Index(text, "## Implemented"), strings.Index(text, "## Missing")
-	if start < 0 || end < start {
-		t.Fatal("README.md has no Implemented section")
-	}
-	notNames := setOf(`T2 T3 T4 floatNxM halfNxM thread_elements`) // placeholders and a member function
-	provided := preludeNames()
-	checked := 0
-	for _, code := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(text[start:end], -1) {
-		for _, w := range strings.Fields(code[1]) {
-			for _, name := range braceExpand(strings.TrimSuffix(w, "()")) {
-				if !isIdentifier(name) || len(name) == 1 || notNames[name] || strings.HasSuffix(name, "_") || builtinTypes[name] || cppKeywords[name] {
-					continue
-				}
-				if provided[name] == 0 {
-					t.Errorf("README lists %s (in `%s`), which the prelude scan does not find", name, code[1])
-				}
-				checked++
-			}
-		}
-	}
-	if checked < 150 {
-		t.Errorf("checked only %d names of the README", checked)
-	}
-}
-
 // TestPreludeNamesHidden: the scan leaves out the host's and the backend's
 // names, so that calling them is refused.
 func TestPreludeNamesHidden(t *testing.T) {

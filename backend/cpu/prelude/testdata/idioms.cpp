@@ -123,3 +123,35 @@ float f5(atomic_bool* flag, half4 hv, uint2 u, float x, ushort lane) {
   float y = simd_shuffle_and_fill_down(x, 0.0f, ushort(2)) + simd_shuffle_rotate_up(x, lane & 3) + quad_prefix_inclusive_sum(x);
   return float(hs.x) + float(us.y) + float(m) + float(m2) + (votes ? 1 : 0) + float(uint64_t(qv)) + y + (was ? 1 : 0) + (now ? 1 : 0);
 }
+
+// The metal_stdlib pieces ggml and MLX kernels reach for beyond the basics.
+template <typename T, typename = metal::enable_if_t<metal::is_floating_point_v<T>>>
+inline __attribute__((always_inline)) T relu(T x) { return metal::max(x, T(0)); }
+
+template <typename T>
+struct Lim {
+  static constexpr T min = -metal::numeric_limits<T>::infinity();
+};
+
+float f6(const half* a, const float* b, float4 v, half4 hv, int4 iv, uniform<uint> n, array<float, 4> w, ushort lane) {
+  simdgroup_half8x8 ma = make_filled_simdgroup_matrix<half, 8>(half(0.0));
+  simdgroup_float8x8 mb = make_filled_simdgroup_matrix<float, 8, 8>(1.0f);
+  simdgroup_load(ma, a, 8, 0, true);
+  simdgroup_float8x8 mc;
+  simdgroup_multiply_accumulate(mc, ma, ma, mb);
+  simdgroup_load(mb, b, 16, ulong2(8, 0));
+  float4 r = fmax(v, 0.0f) + fmin(1.0f, v) + clamp(v, -1.0f, 1.0f) + step(0.5f, v) + smoothstep(0.0f, 1.0f, v) +
+             mix(v, v.wzyx(), 0.5f) + max(v, 0.0f) + min(0.0f, v) + fmax3(v, 0.0f, v);
+  half4 hr = fmax(hv, half(0)) + clamp(hv, half(0), half(6)) + relu(hv.x) + pow(hv, half(2));
+  int4 ir = max(iv, 0) + clamp(iv, -8, 7) + absdiff(iv, 0 - iv).x + addsat(iv, iv) + mad24(iv, iv, iv);
+  float lim = Lim<float>::min + float(Lim<half>::min) + float(numeric_limits<bfloat>::max());
+  float4 sv = simd_broadcast(v, 0) + simd_shuffle_xor(v, 1) + quad_broadcast(v, lane & 3);
+  uint pk = pack_float_to_unorm4x8(v) + pack_half_to_snorm2x16(hv.xy());
+  float4 up = unpack_unorm4x8_to_float(pk) + float4(unpack_snorm4x8_to_half(pk));
+  float d = determinant(float3x3(1.0f)) + float(determinant(half2x2(half(2))));
+  float s = 0.0f;
+  for (float x : w) s += x;
+  array_ref<float> wr = make_array_ref(w);
+  s += wr[wr.size() - 1] + float(n) + float(vec_elements<float3>::value);
+  return r.x + float(hr.y) + float(ir.z) + lim + sv.w + up.x + d + s + mc.thread_elements().x + float(isunordered(v, 0.0f).x);
+}

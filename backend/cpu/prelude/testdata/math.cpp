@@ -21,7 +21,7 @@ struct Fn {
 static const Fn fns[] = {
     F1(sqrt), F1(rsqrt), F1(floor), F1(ceil), F1(round), F1(rint), F1(trunc), F1(fract), F1(fabs), F1(abs), F1(sign),
     F1(saturate), F1(exp), F1(exp2), F1(exp10), F1(log), F1(log2), F1(log10), F1(sin), F1(cos), F1(tan), F1(asin),
-    F1(acos), F1(atan), F1(sinpi), F1(cospi), F1(tanpi), F1(sinh), F1(cosh), F1(tanh), F1(erf), F2(pow), F2(powr), F2(atan2), F2(fmod), F2(fmin), F2(fmax),
+    F1(acos), F1(atan), F1(sinpi), F1(cospi), F1(tanpi), F1(sinh), F1(cosh), F1(tanh), F2(pow), F2(powr), F2(atan2), F2(fmod), F2(fmin), F2(fmax),
     F2(min), F2(max), F2(copysign), F2(step), F2(divide), F3(fma), F3(mix), F3(clamp), F3(smoothstep),
     {"ldexp", [](float x, float y, float) { return ldexp(x, int(y)); }},
     {"frexp_m", [](float x, float, float) { int e; return frexp(x, e); }},
@@ -46,10 +46,18 @@ static const Fn fns[] = {
     {"normalize_x", [](float x, float y, float z) { return normalize(float3(x, y, z)).x; }},
     {"fast_exp", [](float x, float, float) { return fast::exp(x); }},
     {"precise_sqrt", [](float x, float, float) { return precise::sqrt(x); }},
-    {"precise_erf", [](float x, float, float) { return precise::erf(x); }},
-    {"fast_erf", [](float x, float, float) { return fast::erf(x); }},
-    {"h_erf", [](float x, float, float) { return float(erf(half(x))); }},
-    H1(sqrt), H1(floor), H1(exp), H1(sin), H1(fract), H2(fmin), H2(max), H3(fma), H3(clamp), H3(mix),
+    {"h_exp", [](float x, float, float) { return float(exp(half(x))); }},
+    {"isordered", [](float x, float y, float) { return float(isordered(x, y)); }},
+    {"isunordered", [](float x, float y, float) { return float(isunordered(x, y)); }},
+    {"logb", [](float x, float, float) { return logb(x); }},
+    {"ilogb", [](float x, float, float) { return float(ilogb(x)); }},
+    // A scalar where a vector is expected stands for a vector of it: each
+    // component of the vector form is the scalar function.
+    {"fmax_sv", [](float x, float y, float) { return fmax(x, float4(y, 1, 2, 3)).x; }},
+    {"step_sv", [](float x, float y, float) { return step(x, float3(0, y, 1)).y; }},
+    {"clamp_vss", [](float x, float y, float z) { return clamp(float2(0, x), y, z).y; }},
+    {"smoothstep_ssv", [](float x, float y, float z) { return smoothstep(x, y, float4(0, 0, 0, z)).w; }},
+    H1(sqrt), H1(floor), H1(sin), H1(fract), H2(fmin), H2(max), H3(fma), H3(clamp), H3(mix),
 };
 
 template <class V, class F>
