@@ -31,7 +31,11 @@ func addCompletions(cmd *cobra.Command) {
 		if len(args) == 0 {
 			return nil
 		}
-		f, err := cmdutil.LoadKernel(os.ReadFile, args[0], cmdutil.Macros{})
+		kernel := args[0]
+		if s, err := spec.Load(args[0]); err == nil {
+			kernel = s.Source // sweep takes a spec: its source's functions
+		}
+		f, err := cmdutil.LoadKernel(os.ReadFile, kernel, cmdutil.Macros{})
 		if err != nil {
 			return nil
 		}
@@ -71,7 +75,8 @@ func addCompletions(cmd *cobra.Command) {
 		return names
 	}
 	reg("cases", sets)
-	reg("case", func(cmd *cobra.Command, args []string, toComplete string) []string {
+	reg("check-cases", sets)
+	caseNames := func(cmd *cobra.Command, args []string, toComplete string) []string {
 		if len(args) == 0 {
 			return nil
 		}
@@ -92,14 +97,19 @@ func addCompletions(cmd *cobra.Command) {
 			}
 		}
 		return names
-	})
-	reg("op", func(*cobra.Command, []string, string) []string {
+	}
+	reg("case", caseNames)
+	reg("target", caseNames)
+	reg("explore-case", caseNames)
+	ops := func(*cobra.Command, []string, string) []string {
 		var names []string
 		for _, m := range all.Mutations {
 			names = append(names, m.Name)
 		}
 		return names
-	})
+	}
+	reg("op", ops)
+	reg("ops", ops)
 	reg("backend", func(*cobra.Command, []string, string) []string {
 		return append(append([]string{}, backend.Known...), "auto")
 	})
