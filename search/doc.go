@@ -68,8 +68,10 @@
 //     than the baseline) are timed with Confirm.Pairs pairs at the target
 //     case, then every other timed case, then Rule.Confirmations more times
 //     at the target, between a control before and one after; the rule
-//     decides as soon as the evidence rejects a variant, so a variant too
-//     slow at the target is not timed elsewhere;
+//     decides as soon as the evidence settles a variant's fate (it
+//     rejects it, or some evidence is unusable, contaminated in every
+//     attempt, which more timing cannot mend), so a variant too slow at
+//     the target is not timed elsewhere;
 //  5. decide: Rule.Decide on the evidence; retained variants get a patch
 //     (patches.Make: the owned functions only, git apply --check against
 //     Options.Repo, refused if its file is not the baseline any more).

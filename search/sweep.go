@@ -663,7 +663,7 @@ func (w *sweep) confirm(ctx context.Context) error {
 	var open []*evidence
 	for i, c := range cands {
 		w.progress(Event{Stage: "confirm", Done: i, Total: len(cands), Variant: c.v.Name, Msg: "confirming"})
-		ev, err := w.confirmOne(ctx, c.v)
+		ev, err := w.confirmOne(ctx, c.v, resultOf(before))
 		if err != nil {
 			return err
 		}
@@ -681,8 +681,8 @@ func (w *sweep) confirm(ctx context.Context) error {
 		}
 	}
 	for _, ev := range open {
-		ev.d.Before, ev.d.After = resultOf(before), resultOf(after)
-		if err := w.decide(ctx, ev, true); err != nil {
+		ev.d.After = resultOf(after)
+		if err := w.decide(ctx, ev); err != nil {
 			return err
 		}
 	}
@@ -696,15 +696,18 @@ type evidence struct {
 }
 
 // confirmOne times v at the target, then the other cases, then the
-// confirmations, deciding as soon as the rule rejects it. It returns the
-// evidence still waiting for the controls, or nil when v is decided.
-func (w *sweep) confirmOne(ctx context.Context, v *variants.Variant) (*evidence, error) {
+// confirmations, deciding as soon as the evidence so far settles that v
+// cannot be retained: the rule rejects it, or some evidence is unusable
+// (contaminated in every attempt, or the control before is), which no
+// further measurement can mend. It returns the evidence still waiting for
+// the control after, or nil when v is decided.
+func (w *sweep) confirmOne(ctx context.Context, v *variants.Variant, before *measure.Result) (*evidence, error) {
 	dk := w.key(v.Sha256, "", PhaseDecide)
 	if _, ok, err := w.st.Decision(ctx, dk); err != nil || ok {
 		return nil, err
 	}
 	cv := w.checkVariant(v)
-	ev := &evidence{v: v, d: measure.Decision{Bitwise: true, Target: measure.Case{Name: w.plan.Target}}}
+	ev := &evidence{v: v, d: measure.Decision{Bitwise: true, Target: measure.Case{Name: w.plan.Target}, Before: before}}
 	at := func(c, phase string) (*timed, error) {
 		return w.measureKey(ctx, w.key(v.Sha256, c, phase), cv, w.insts[c], w.plan.Confirm)
 	}
@@ -752,19 +755,22 @@ func (w *sweep) notTimed(ctx context.Context, ev *evidence, err error) error {
 	}
 	w.logf(ev.v.Name, "confirm: not timed: %v", te)
 	ev.d.Bitwise = false
-	return w.decide(ctx, ev, false)
+	return w.decide(ctx, ev)
 }
 
-// early decides ev when the evidence so far already rejects it.
+// early decides ev when the evidence so far settles it: rejected, or
+// inconclusive (unusable evidence stays unusable). Missing evidence alone
+// (the cases still to time, the control after) does not.
 func (w *sweep) early(ctx context.Context, ev *evidence) (bool, error) {
-	if w.plan.Rule.Decide(ev.d).Outcome != measure.Reject {
-		return false, nil
+	switch w.plan.Rule.Decide(ev.d).Outcome {
+	case measure.Reject, measure.Inconclusive:
+		return true, w.decide(ctx, ev)
 	}
-	return true, w.decide(ctx, ev, false)
+	return false, nil
 }
 
 // decide records the rule's verdict on ev.
-func (w *sweep) decide(ctx context.Context, ev *evidence, final bool) error {
+func (w *sweep) decide(ctx context.Context, ev *evidence) error {
 	v := w.plan.Rule.Decide(ev.d)
 	var reasons []string
 	want := map[measure.Outcome]measure.Status{measure.Reject: measure.Fail, measure.Inconclusive: measure.Unusable, measure.Pending: measure.Missing, measure.Retain: measure.Pass}[v.Outcome]
