@@ -139,7 +139,7 @@ type sweep struct {
 	// baseOut are the outputs of the baseline's timing programs by case,
 	// run once, untimed, to compare each variant's with.
 	baseOut map[string]map[string][]byte
-	res                   *Result
+	res     *Result
 }
 
 // An exploredVariant is a variant as exploration left it.
