@@ -43,7 +43,7 @@ func newProgress(w io.Writer, terminal *bool) *progress {
 		tty = isatty.IsTerminal(f.Fd())
 	}
 	if tty {
-		p.bars = mpb.New(mpb.WithOutput(w), mpb.WithWidth(30), mpb.WithRefreshRate(200*time.Millisecond))
+		p.bars = mpb.New(mpb.WithOutput(w), mpb.WithAutoRefresh(), mpb.WithWidth(30), mpb.WithRefreshRate(200*time.Millisecond))
 	}
 	return p
 }
@@ -71,8 +71,16 @@ func (p *progress) event(e search.Event) {
 	if len(msg) > 90 {
 		msg = msg[:87] + "..."
 	}
-	if e.Stage != "explore" && e.Stage != "confirm" {
-		// Stages without a count print a line above the bars.
+	switch e.Stage {
+	case "explore", "confirm":
+	case "decide":
+		// A verdict is the confirm bar's news.
+		p.text.Store("confirm", msg)
+		return
+	case "report":
+		return // the summary follows
+	default:
+		// The control, before any bar: a line above the bars.
 		p.line(e)
 		return
 	}
