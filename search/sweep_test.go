@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -284,5 +285,36 @@ func TestCheckSetsCheckedNotTimed(t *testing.T) {
 	timed, _ := sw.Store.Results(ctx, store.Query{Stage: store.StageSummary, Case: "more/C=4"})
 	if len(checks) != 5 || len(timed) != 0 {
 		t.Errorf("at more/C=4: %d checks (want the baseline's and 4 variants'), %d measurements (want none)", len(checks), len(timed))
+	}
+}
+
+// TestPatchRefusedWhenRepoMoved verifies patches against the repository
+// given: one whose kernel no longer has the baseline's sha256 gets no
+// patch, and the report says why.
+func TestPatchRefusedWhenRepoMoved(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is required to verify patches")
+	}
+	fx := newFixture(t)
+	repo := t.TempDir()
+	b, _ := os.ReadFile(filepath.Join(fx.dir, "k.metal"))
+	os.WriteFile(filepath.Join(repo, "k.metal"), append(b, []byte("// edited since\n")...), 0o644)
+	for _, args := range [][]string{{"init", "-q"}, {"add", "k.metal"}, {"-c", "user.email=m@example.com", "-c", "user.name=m", "commit", "-q", "-m", "x"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	opts := fx.options(t, filepath.Join(t.TempDir(), "sweep"), func(o *PlanOptions) { o.Search.Ops = []string{"drop-barrier"} })
+	opts.Repo = repo
+	res := mustRun(t, opts)
+	if len(res.Retained) != 1 || res.Retained[0].Patch != "" || !strings.Contains(res.Retained[0].Note, "patch refused") {
+		t.Fatalf("retained %+v, want one without a patch", res.Retained)
+	}
+	log, _ := os.ReadFile(filepath.Join(opts.Dir, LogsDir, res.Retained[0].Name+".log"))
+	if !strings.Contains(string(log), "patch refused") || !strings.Contains(string(log), "sha256") {
+		t.Errorf("the log does not say why:\n%s", log)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(opts.Dir, PatchesDir)); len(ents) != 0 {
+		t.Errorf("a patch was written: %v", ents)
 	}
 }
