@@ -30,7 +30,7 @@ func braceExpand(s string) []string {
 // its README says it implements: every name in the Implemented table is
 // one the vetting pass lets a kernel call.
 func TestPreludeNamesREADME(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "prelude", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "backend", "cpu", "prelude", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestPreludeDeclaresNoHostFunction(t *testing.T) {
 	if err := prelude.WriteDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	rt, err := os.ReadFile(filepath.Join("..", "runtime", "mtl_rt.h"))
+	rt, err := os.ReadFile(filepath.Join("..", "backend", "cpu", "runtime", "mtl_rt.h"))
 	if err != nil {
 		t.Fatal(err)
 	}
