@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"metalab/backend"
-	"metalab/backend/cpu/translate"
+	"metalab/translate"
 	"metalab/internal/testenv"
 )
 
@@ -480,8 +480,8 @@ func TestNoCompiler(t *testing.T) {
 }
 
 func TestTranslateError(t *testing.T) {
-	b := newBackend(t, Options{Translate: func(src backend.Source) ([]byte, string, []translate.IncludedFile, error) {
-		return nil, "", nil, fmt.Errorf("%s:3:9: unsupported construct", src.Name)
+	b := newBackend(t, Options{Translate: func(_ context.Context, src backend.Source, _ *translate.Preprocessor) ([]byte, string, error) {
+		return nil, "", fmt.Errorf("%s:3:9: unsupported construct", src.Name)
 	}})
 	_, err := b.Compile(context.Background(), backend.Source{Name: "k.metal"})
 	wantFailure(t, err, backend.CompileError, "k.metal:3:9: unsupported construct")
