@@ -97,17 +97,17 @@ type tr struct {
 	prefix map[int]string    // text written just before a token
 	before map[int][]genText // generated lines written before a token
 
-	fields   map[string]bool      // struct field names: never swizzles
-	structs  [][2]int             // struct spans (offsets)
-	level    map[*msl.Func]int    // what is kept of each function: none, decl, full
+	fields   map[string]bool   // struct field names: never swizzles
+	structs  [][2]int          // struct spans (offsets)
+	level    map[*msl.Func]int // what is kept of each function: none, decl, full
 	byName   map[string][]*msl.Func
-	scope    map[int]Context      // tokens with a context other than InType
-	tgByName map[int]*msl.TGDecl  // msl's layout of the entry's threadgroup storage, by name offset
-	slotOf   map[*msl.TGDecl]int  // its slot index
-	slots    []*TGVar             // the entry's, by slot index
-	nextID   int                  // next id for threadgroup storage outside the layout
-	entry    *msl.Func            // the kernel
-	inst     *msl.Instantiation   // its instantiation, or nil
+	scope    map[int]Context     // tokens with a context other than InType
+	tgByName map[int]*msl.TGDecl // msl's layout of the entry's threadgroup storage, by name offset
+	slotOf   map[*msl.TGDecl]int // its slot index
+	slots    []*TGVar            // the entry's, by slot index
+	nextID   int                 // next id for threadgroup storage outside the layout
+	entry    *msl.Func           // the kernel
+	inst     *msl.Instantiation  // its instantiation, or nil
 	errs     msl.ErrorList
 	unused   map[*msl.Func]string // why a kept function cannot be translated (reported if reached)
 }

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"metalab/backend"
-	"metalab/translate"
 	"metalab/internal/testenv"
+	"metalab/translate"
 )
 
 // testCache is shared by all tests (and test runs): everything in it is
