@@ -3,8 +3,8 @@ package spec
 import (
 	"crypto/sha256"
 	"fmt"
-	"os"
 	"go/token"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
