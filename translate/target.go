@@ -51,6 +51,11 @@ const (
 	// FileScope: the qualifier of a variable declared at namespace scope
 	// (`constant float table[4] = {...};`).
 	FileScope
+	// StaticMember: the qualifier of a static data member of a struct
+	// (`static const constant T min = ...;`), which Metal initialises in
+	// the struct whatever its type, as C++ does only for constexpr. Here
+	// a constant next to const is passed too.
+	StaticMember
 )
 
 // A TGVar is one threadgroup storage declarator in a function the

@@ -454,6 +454,21 @@ func (t *tr) globals() {
 			t.scope[i] = FileScope
 		}
 	}
+	for _, st := range t.f.Structs {
+		for _, d := range st.Fields {
+			static := false
+			for _, q := range d.Qualifiers {
+				static = static || q == "static"
+			}
+			if !static || len(d.Names) == 0 {
+				continue
+			}
+			a, first := t.tokRange(d.Pos, d.Names[0].NamePos)
+			for i := a; i < first; i++ {
+				t.scope[i] = StaticMember
+			}
+		}
+	}
 }
 
 // functionConstant replaces `constant T name [[function_constant(n)]];`
@@ -941,9 +956,12 @@ func (t *tr) rewriteTokens() {
 			case "device", "thread", "threadgroup":
 				set(i, t.tgt.Keyword(tk.Text, t.scope[i]))
 			case "constant":
-				if adjacentConst(t.text(i-1), t.text(i+1)) {
+				switch {
+				case t.scope[i] == StaticMember && t.text(i-1) != "constexpr" && t.text(i+1) != "constexpr":
+					set(i, t.tgt.Keyword(tk.Text, StaticMember))
+				case adjacentConst(t.text(i-1), t.text(i+1)):
 					set(i, "")
-				} else {
+				default:
 					set(i, t.tgt.Keyword(tk.Text, t.scope[i]))
 				}
 			case "kernel":

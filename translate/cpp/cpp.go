@@ -33,12 +33,43 @@ type target struct{}
 
 func (target) Name() string { return "cpu" }
 
-func (target) Header() string { return "#include <metal_stdlib>\n" }
+// Header includes the prelude and makes Metal's scalar, vector and
+// matrix types global names, as Metal has them (a header may use half or
+// float4 before any using namespace metal); the prelude declares them in
+// namespace metal.
+func (target) Header() string { return header }
+
+var header = func() string {
+	var b strings.Builder
+	b.WriteString("#include <metal_stdlib>\n")
+	b.WriteString("using metal::uchar; using metal::ushort; using metal::uint; using metal::ulong; using metal::half; using metal::bfloat;\n")
+	for _, e := range []string{"float", "half", "bfloat", "int", "uint", "short", "ushort", "char", "uchar", "bool", "long", "ulong"} {
+		for _, p := range []string{"", "packed_"} {
+			for n := 2; n <= 4; n++ {
+				fmt.Fprintf(&b, "using metal::%s%s%d; ", p, e, n)
+			}
+		}
+		b.WriteString("\n")
+	}
+	for _, e := range []string{"float", "half"} {
+		for c := 2; c <= 4; c++ {
+			for r := 2; r <= 4; r++ {
+				fmt.Fprintf(&b, "using metal::%s%dx%d; ", e, c, r)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}()
 
 // Keyword drops device, thread and threadgroup, and spells constant as
-// const.
-func (target) Keyword(kw string, _ translate.Context) string {
-	if kw == "constant" {
+// const, or constexpr for a static data member (which C++ initialises in
+// its struct only when constexpr).
+func (target) Keyword(kw string, c translate.Context) string {
+	switch {
+	case kw == "constant" && c == translate.StaticMember:
+		return "constexpr"
+	case kw == "constant":
 		return "const"
 	}
 	return ""
