@@ -67,8 +67,15 @@ type TGVar struct {
 	// compile but is never laid out. ID is unique in the translation unit:
 	// Slot where it is not -1, and beyond every slot otherwise.
 	Slot, ID int
-	Func     *msl.Func
-	Name     string
+	// Instances is how many times the entry's layout holds the variable:
+	// more than one for a template helper's storage reached with several
+	// template arguments, each instantiation its own storage.
+	Instances int
+	// Func is the function that declares the variable, Entry whether it
+	// is the entry's kernel.
+	Func  *msl.Func
+	Entry bool
+	Name  string
 	// Type and Dims are the element type and the array dimensions as
 	// written, translated: valid where the declaration stands.
 	Type string

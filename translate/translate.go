@@ -97,19 +97,20 @@ type tr struct {
 	prefix map[int]string    // text written just before a token
 	before map[int][]genText // generated lines written before a token
 
-	fields   map[string]bool   // struct field names: never swizzles
-	structs  [][2]int          // struct spans (offsets)
-	level    map[*msl.Func]int // what is kept of each function: none, decl, full
-	byName   map[string][]*msl.Func
-	scope    map[int]Context     // tokens with a context other than InType
-	tgByName map[int]*msl.TGDecl // msl's layout of the entry's threadgroup storage, by name offset
-	slotOf   map[*msl.TGDecl]int // its slot index
-	slots    []*TGVar            // the entry's, by slot index
-	nextID   int                 // next id for threadgroup storage outside the layout
-	entry    *msl.Func           // the kernel
-	inst     *msl.Instantiation  // its instantiation, or nil
-	errs     msl.ErrorList
-	unused   map[*msl.Func]string // why a kept function cannot be translated (reported if reached)
+	fields    map[string]bool   // struct field names: never swizzles
+	structs   [][2]int          // struct spans (offsets)
+	level     map[*msl.Func]int // what is kept of each function: none, decl, full
+	byName    map[string][]*msl.Func
+	scope     map[int]Context     // tokens with a context other than InType
+	tgByName  map[int]*msl.TGDecl // msl's layout of the entry's threadgroup storage, by name offset
+	slotOf    map[*msl.TGDecl]int // its slot index
+	instances map[int]int         // how many times msl lays out each declaration (a template helper's, once per instantiation)
+	decls     []msl.TGDecl        // msl's layout
+	slots     []*TGVar            // the entry's, by slot index
+	nextID    int                 // next id for threadgroup storage outside the layout
+	entry     *msl.Func           // the kernel
+	inst      *msl.Instantiation  // its instantiation, or nil
+	errs      msl.ErrorList
 }
 
 // A genText is text the translation generates, positioned at a source
@@ -148,7 +149,6 @@ func (t *tr) run() (*Unit, error) {
 	t.prefix = map[int]string{}
 	t.before = map[int][]genText{}
 	t.scope = map[int]Context{}
-	t.unused = map[*msl.Func]string{}
 
 	if err := t.findEntry(); err != nil {
 		return nil, err
@@ -517,17 +517,17 @@ func (t *tr) layout() {
 		t.errorf(t.entry.NamePos, "threadgroup memory: %v", err)
 		return
 	}
-	seen := map[int]bool{}
+	t.instances = map[int]int{}
 	for i := range m.Decls {
 		d := &m.Decls[i]
-		if seen[d.Pos] {
-			t.errorf(d.Pos, "threadgroup declaration in template helper %s, reached with several template arguments, is not supported", d.Func)
+		t.instances[d.Pos]++
+		if t.instances[d.Pos] > 1 {
 			continue
 		}
-		seen[d.Pos] = true
 		t.tgByName[d.Pos] = d
 		t.slotOf[d] = i
 	}
+	t.decls = m.Decls
 	t.slots = make([]*TGVar, len(m.Decls))
 	t.nextID = len(m.Decls)
 }
@@ -559,12 +559,19 @@ func (t *tr) functions() {
 			t.storage(g)
 		}
 	}
-	for _, s := range t.slots {
-		if s == nil && len(t.errs) == 0 {
-			// msl laid out a declaration the functions kept do not hold.
-			t.errorf(t.entry.NamePos, "threadgroup storage of %s is laid out by the front end but not found in the translation", t.entry.Name)
-			break
+	for i, s := range t.slots {
+		if s != nil || len(t.errs) > 0 {
+			continue
 		}
+		if d := &t.decls[i]; t.instances[d.Pos] > 1 {
+			// A template helper's storage, laid out once per
+			// instantiation: the first slot holds the variable.
+			t.slots[i] = &TGVar{Slot: i, ID: i, Name: d.Name, Type: d.Type, Func: d.FuncPtr, Instances: t.instances[d.Pos], Pos: t.pos(d.Pos)}
+			continue
+		}
+		// msl laid out a declaration the functions kept do not hold.
+		t.errorf(t.entry.NamePos, "threadgroup storage of %s is laid out by the front end but not found in the translation", t.entry.Name)
+		break
 	}
 }
 
@@ -723,38 +730,25 @@ func (t *tr) tgVar(g *msl.Func, d *msl.Decl, n *msl.Declarator) *TGVar {
 			}
 		}
 	}
-	v := &TGVar{Slot: -1, Func: g, Name: n.Name, Namespace: g.Namespace, Pos: t.pos(n.NamePos)}
+	v := &TGVar{Slot: -1, Func: g, Entry: g == t.entry, Name: n.Name, Namespace: g.Namespace, Pos: t.pos(n.NamePos)}
 	v.Type = t.exprText(d.Type)
 	for _, dim := range n.Dims {
 		a, b := t.tokRange(dim.Pos, dim.End)
 		v.Dims = append(v.Dims, t.rangeText(a, b))
 	}
-	md := t.tgByName[n.NamePos]
-	switch {
-	case md == nil:
-		v.ID = t.nextID
-		t.nextID++
-	case isMember(g):
-		t.errorf(n.NamePos, "threadgroup declaration in member function %s is not supported", msl.QualifiedName(g))
-		return nil
-	case g.Template != nil && g != t.entry:
-		t.errorf(n.NamePos, "threadgroup declaration in template helper %s is not supported", g.Name)
-		return nil
-	default:
+	if md := t.tgByName[n.NamePos]; md != nil {
 		v.Slot = t.slotOf[md]
 		v.ID = v.Slot
+		v.Instances = t.instances[n.NamePos]
 		t.slots[v.Slot] = v
+	} else {
+		v.ID = t.nextID
+		t.nextID++
 	}
 	if g.Template != nil {
 		hdr, _ := t.templateHeader(t.tokAt(g.Pos))
 		v.Template = hdr
 		v.TemplateNames = g.Template
-		for _, name := range g.Template {
-			if name == "" && v.Slot >= 0 {
-				t.errorf(n.NamePos, "threadgroup declaration in %s, a template with an unnamed parameter, is not supported", g.Name)
-				return nil
-			}
-		}
 	}
 	locals := t.locals(g, n.NamePos)
 	v.HoistType = hoist(v.Type, locals, g.Types)

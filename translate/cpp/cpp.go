@@ -85,8 +85,23 @@ func dims(ds []string) string {
 	return b.String()
 }
 
-// Threadgroup declares v as a reference to its slot's storage.
+// Threadgroup declares v as a reference to its slot's storage. Storage
+// the entry reaches in a member function or a template helper is not
+// supported: its slot's alias cannot be written before the function.
 func (target) Threadgroup(v *translate.TGVar) (string, string, error) {
+	if v.Slot >= 0 {
+		switch {
+		case v.Func.Owner != "":
+			return "", "", fmt.Errorf("threadgroup declaration in member function %s is not supported by the cpu target", msl.QualifiedName(v.Func))
+		case v.Func.Template != nil && !v.Entry:
+			return "", "", fmt.Errorf("threadgroup declaration in template helper %s is not supported by the cpu target", v.Func.Name)
+		}
+		for _, name := range v.TemplateNames {
+			if name == "" {
+				return "", "", fmt.Errorf("threadgroup declaration in %s, a template with an unnamed parameter, is not supported by the cpu target", v.Func.Name)
+			}
+		}
+	}
 	id := strconv.Itoa(v.ID)
 	alias := "mtl_tg" + id + "_t"
 	if v.Slot < 0 {
@@ -170,6 +185,11 @@ func (target) Entry(e *translate.Entry) (string, error) {
 		ns = "::" + e.Namespace + "::"
 	}
 	slots := "nullptr"
+	for _, s := range e.Slots {
+		if s.Instances > 1 {
+			return "", fmt.Errorf("threadgroup declaration %s in template helper %s, reached with several template arguments, is not supported by the cpu target", s.Name, s.Func.Name)
+		}
+	}
 	if len(e.Slots) > 0 {
 		slots = "mtl_slots"
 		b.WriteString("static const mtl_rt::TGSlot mtl_slots[] = {\n")

@@ -11,10 +11,10 @@ import (
 	"metalab/translate/translatetest"
 )
 
-// TestGolden translates the kernels of testdata/*.txtar and compiles each
-// translation against the prelude.
+// TestGolden translates the kernels of ../testdata/golden/*.txtar and
+// compiles each translation against the prelude.
 func TestGolden(t *testing.T) {
-	translatetest.Run(t, "testdata", cpp.Target, "want.cpp", func(t *testing.T, c *translatetest.Case) {
+	translatetest.Run(t, "../testdata/golden", cpp.Target, "want.cpp", func(t *testing.T, c *translatetest.Case) {
 		if out, err := syntaxCheck(t, c.Unit.Text); err != nil {
 			t.Errorf("the translation does not compile: %v\n%s", err, out)
 		}

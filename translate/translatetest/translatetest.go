@@ -1,7 +1,8 @@
 // Package translatetest runs golden tests of a translation target: each
 // txtar archive in a directory holds a kernel source (the first .metal
-// file), any headers it includes, a header of settings and the
-// translation unit the target must make of it.
+// file), any headers it includes, a header of settings and, in a section
+// per target (want.cpp, want.cu), the translation unit each target must
+// make of it: the targets share their inputs.
 //
 // The archive's comment is a description followed by settings, one per
 // line:
@@ -11,6 +12,7 @@
 //	constant: NAME TYPE BITS  a function-constant value, BITS in hex
 //	includes: DIR             an include directory, relative to the archive (repeatable)
 //	error: REGEXP             the translation fails with an error matching REGEXP
+//	error want.cpp: REGEXP    the same, for the target whose section is want.cpp
 //
 // The want section (named by the target: want.cpp, want.cu) holds the
 // translation unit; the archive's files are extracted into a temporary
@@ -102,7 +104,7 @@ func Run(t *testing.T, dir string, target translate.Target, want string, check f
 					src.Constants[f[0]] = backend.Value{Type: f[1], Bits: bits}
 				case "includes":
 					src.IncludeDirs = append(src.IncludeDirs, filepath.Join(work, val))
-				case "error":
+				case "error", "error " + want:
 					wantRe = regexp.MustCompile(val)
 				}
 			}
@@ -110,6 +112,8 @@ func Run(t *testing.T, dir string, target translate.Target, want string, check f
 			for i, f := range ar.Files {
 				if f.Name == want {
 					wantAt = i
+				}
+				if strings.HasPrefix(f.Name, "want.") {
 					continue
 				}
 				p := filepath.Join(work, filepath.FromSlash(f.Name))
