@@ -17,8 +17,7 @@ type Target interface {
 	Header() string
 	// Keyword spells an address-space keyword of the source (device,
 	// constant, threadgroup or thread) where context c has it; "" drops
-	// it. A constant next to const or constexpr is never passed: the
-	// core drops it, as const already says it.
+	// it.
 	Keyword(kw string, c Context) string
 	// FuncPrefix is written before the declaration of every function the
 	// translation keeps (after its template header): kernels, helpers and
@@ -42,19 +41,27 @@ type Target interface {
 }
 
 // A Context says where an address-space keyword stands.
-type Context int
+type Context struct {
+	Scope Scope
+	// Const and Constexpr report whether const or constexpr stands next
+	// to the keyword (`constant const float`, `constexpr constant int`):
+	// C++ refuses a repeated const.
+	Const, Constexpr bool
+}
+
+// A Scope is the kind of declaration an address-space keyword qualifies.
+type Scope int
 
 const (
-	// InType: in a type, qualifying what a pointer or reference points
-	// to, a parameter, a cast or a local declaration.
-	InType Context = iota
-	// FileScope: the qualifier of a variable declared at namespace scope
-	// (`constant float table[4] = {...};`).
+	// InType: a type, qualifying what a pointer or reference points to,
+	// a parameter, a cast or a local declaration.
+	InType Scope = iota
+	// FileScope: a variable declared at namespace scope (`constant float
+	// table[4] = {...};`).
 	FileScope
-	// StaticMember: the qualifier of a static data member of a struct
-	// (`static const constant T min = ...;`), which Metal initialises in
-	// the struct whatever its type, as C++ does only for constexpr. Here
-	// a constant next to const is passed too.
+	// StaticMember: a static data member of a struct (`static const
+	// constant T min = ...;`), which Metal initialises in the struct
+	// whatever its type, as C++ does only for constexpr.
 	StaticMember
 )
 

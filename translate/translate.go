@@ -101,7 +101,7 @@ type tr struct {
 	structs   [][2]int          // struct spans (offsets)
 	level     map[*msl.Func]int // what is kept of each function: none, decl, full
 	byName    map[string][]*msl.Func
-	scope     map[int]Context     // tokens with a context other than InType
+	scope     map[int]Scope       // tokens in a scope other than InType
 	tgByName  map[int]*msl.TGDecl // msl's layout of the entry's threadgroup storage, by name offset
 	slotOf    map[*msl.TGDecl]int // its slot index
 	instances map[int]int         // how many times msl lays out each declaration (a template helper's, once per instantiation)
@@ -148,7 +148,7 @@ func (t *tr) run() (*Unit, error) {
 	t.skip = make([]bool, n)
 	t.prefix = map[int]string{}
 	t.before = map[int][]genText{}
-	t.scope = map[int]Context{}
+	t.scope = map[int]Scope{}
 
 	if err := t.findEntry(); err != nil {
 		return nil, err
@@ -833,13 +833,8 @@ func hoist(text string, consts, types map[string]string) string {
 // the address-space rules and literal rewrites, ignoring replacements.
 func (t *tr) typeText(i int) string {
 	switch tx := t.text(i); tx {
-	case "device", "thread", "threadgroup":
-		return t.tgt.Keyword(tx, InType)
-	case "constant":
-		if adjacentConst(t.text(i-1), t.text(i+1)) {
-			return ""
-		}
-		return t.tgt.Keyword(tx, InType)
+	case "device", "thread", "threadgroup", "constant":
+		return t.keyword(tx, InType, t.text(i-1), t.text(i+1))
 	}
 	if t.toks[i].Kind == msl.Attribute {
 		return ""
@@ -848,6 +843,12 @@ func (t *tr) typeText(i int) string {
 		return h
 	}
 	return t.text(i)
+}
+
+// keyword asks the target to spell an address-space keyword between the
+// tokens prev and next.
+func (t *tr) keyword(kw string, s Scope, prev, next string) string {
+	return t.tgt.Keyword(kw, Context{Scope: s, Const: prev == "const" || next == "const", Constexpr: prev == "constexpr" || next == "constexpr"})
 }
 
 // rangeText is the translated text of tokens [a, b), words joined.
@@ -870,12 +871,7 @@ func (t *tr) exprText(s string) string {
 	var words []string
 	for i, tk := range toks {
 		switch tk.Text {
-		case "device", "thread", "threadgroup":
-			if w := t.tgt.Keyword(tk.Text, InType); w != "" {
-				words = append(words, w)
-			}
-			continue
-		case "constant":
+		case "device", "thread", "threadgroup", "constant":
 			prev, next := "", ""
 			if i > 0 {
 				prev = toks[i-1].Text
@@ -883,10 +879,8 @@ func (t *tr) exprText(s string) string {
 			if i+1 < len(toks) {
 				next = toks[i+1].Text
 			}
-			if !adjacentConst(prev, next) {
-				if w := t.tgt.Keyword(tk.Text, InType); w != "" {
-					words = append(words, w)
-				}
+			if w := t.keyword(tk.Text, InType, prev, next); w != "" {
+				words = append(words, w)
 			}
 			continue
 		}
@@ -897,12 +891,6 @@ func (t *tr) exprText(s string) string {
 		words = append(words, tk.Text)
 	}
 	return joinWords(words)
-}
-
-// adjacentConst reports whether a constant qualifier between prev and next
-// is already expressed by a neighbouring const or constexpr.
-func adjacentConst(prev, next string) bool {
-	return prev == "const" || prev == "constexpr" || next == "const" || next == "constexpr"
 }
 
 // joinWords joins the words of a type or an expression: a space between
@@ -947,17 +935,8 @@ func (t *tr) rewriteTokens() {
 			}
 		case msl.Ident:
 			switch tk.Text {
-			case "device", "thread", "threadgroup":
-				set(i, t.tgt.Keyword(tk.Text, t.scope[i]))
-			case "constant":
-				switch {
-				case t.scope[i] == StaticMember && t.text(i-1) != "constexpr" && t.text(i+1) != "constexpr":
-					set(i, t.tgt.Keyword(tk.Text, StaticMember))
-				case adjacentConst(t.text(i-1), t.text(i+1)):
-					set(i, "")
-				default:
-					set(i, t.tgt.Keyword(tk.Text, t.scope[i]))
-				}
+			case "device", "thread", "threadgroup", "constant":
+				set(i, t.keyword(tk.Text, t.scope[i], t.text(i-1), t.text(i+1)))
 			case "kernel":
 				if i+1 < len(ts) && (ts[i+1].Kind == msl.Ident || ts[i+1].Kind == msl.Attribute) {
 					set(i, "")

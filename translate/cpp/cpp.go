@@ -64,15 +64,18 @@ var header = func() string {
 
 // Keyword drops device, thread and threadgroup, and spells constant as
 // const, or constexpr for a static data member (which C++ initialises in
-// its struct only when constexpr).
+// its struct only when constexpr); nothing where const or constexpr
+// already says it.
 func (target) Keyword(kw string, c translate.Context) string {
 	switch {
-	case kw == "constant" && c == translate.StaticMember:
+	case kw != "constant" || c.Constexpr:
+		return ""
+	case c.Scope == translate.StaticMember:
 		return "constexpr"
-	case kw == "constant":
-		return "const"
+	case c.Const:
+		return ""
 	}
-	return ""
+	return "const"
 }
 
 func (target) FuncPrefix(*msl.Func) string { return "" }
