@@ -132,9 +132,6 @@ func (t *tr) run() (*Unit, error) {
 	if f == nil {
 		return nil, t.mapErr(perr)
 	}
-	if perr != nil {
-		return nil, t.mapErr(perr)
-	}
 	t.f = f
 	t.toks = f.Tokens
 	t.lineStarts = []int{0}
@@ -161,6 +158,9 @@ func (t *tr) run() (*Unit, error) {
 	t.functions()
 	t.rewriteTokens()
 	t.dedupe()
+	if err := t.parseErrors(perr); err != nil {
+		return nil, err
+	}
 	e := t.entryPoint()
 	if len(t.errs) > 0 {
 		t.errs.Sort()
@@ -217,6 +217,29 @@ func (t *tr) position(off int) token.Position {
 
 func (t *tr) errorf(off int, format string, args ...any) {
 	t.errs.Add(t.position(off), fmt.Sprintf(format, args...))
+}
+
+// parseErrors returns msl's errors in what the translation keeps, mapped
+// to the source: a syntax error in a function left out (another kernel
+// the entry does not reach) does not stop the translation.
+func (t *tr) parseErrors(err error) error {
+	list, ok := err.(msl.ErrorList)
+	if !ok {
+		return err
+	}
+	var kept msl.ErrorList
+	for _, e := range list {
+		if l := e.Pos.Line - 1; l >= 0 && l < len(t.lineStarts) {
+			if i := t.tokAt(t.lineStarts[l] + e.Pos.Column - 1); i < len(t.toks) && t.skip[i] && t.toks[i].Pos < t.lineStarts[l]+e.Pos.Column {
+				continue
+			}
+		}
+		kept = append(kept, e)
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	return t.mapErr(kept)
 }
 
 // mapErr maps the positions of msl's errors on the preprocessed text to
