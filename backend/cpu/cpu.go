@@ -1,8 +1,10 @@
 // Package cpu is the backend that runs Metal kernels on the host CPU.
 //
-// A kernel is translated to C++ (package translate) against the metal_stdlib
-// prelude (package prelude), compiled into a shared object with the system
-// C++ compiler and run by the runner: a child process, built once from the
+// A kernel is translated to C++ (package translate with its C++ target,
+// translate/cpp: the source after the compiler's own preprocessor, only
+// what the entry point reaches) against the metal_stdlib prelude (package
+// prelude), compiled into a shared object with the system C++ compiler
+// and run by the runner: a child process, built once from the
 // sources in runtime/, that executes each threadgroup's threads as
 // cooperative fibers. Faults in a kernel kill only the runner; they come
 // back as *backend.Failure values and the runner is restarted.
