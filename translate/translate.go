@@ -148,6 +148,10 @@ func (t *tr) run() (*Unit, error) {
 	t.scope = map[int]Scope{}
 
 	if err := t.findEntry(); err != nil {
+		if perr != nil {
+			// The entry may be lost in what does not parse.
+			return nil, t.mapErr(perr)
+		}
 		return nil, err
 	}
 	t.collectStructs()
