@@ -457,6 +457,47 @@ func TestCompileError(t *testing.T) {
 	}
 }
 
+// TestCompileHeaders compiles a kernel whose value comes from a header in
+// an include directory: the program sees the header as it is at each
+// compile (the cache key covers what the header contributed), and a
+// compile error in a header names the header's line.
+func TestCompileHeaders(t *testing.T) {
+	b := newBackend(t, Options{})
+	dir := t.TempDir()
+	inc := filepath.Join(dir, "inc")
+	if err := os.MkdirAll(inc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	text := []byte("#include <metal_stdlib>\n#include \"val.h\"\nusing namespace metal;\n" +
+		"kernel void k(device uint* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = VAL + twice(i); }\n")
+	src := backend.Source{Name: "k.metal", Text: text, Dir: dir, IncludeDirs: []string{inc}, Entry: "k"}
+	for _, val := range []uint32{3, 5} {
+		h := fmt.Sprintf("#pragma once\n#define VAL %d\ninline uint twice(uint x) { return 2 * x; }\n", val)
+		if err := os.WriteFile(filepath.Join(inc, "val.h"), []byte(h), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := b.Compile(context.Background(), src)
+		if err != nil {
+			t.Fatalf("VAL %d: %v", val, err)
+		}
+		res := run(t, p, backend.Dispatch{Buffers: []backend.Buffer{{Index: 0, Data: make([]byte, 16), Output: true}},
+			Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1}, Threads: backend.Dim3{X: 4, Y: 1, Z: 1}})
+		p.Close()
+		if got := u32s(res.Outputs[0]); got[0] != val || got[3] != val+6 {
+			t.Errorf("with the header defining VAL %d the kernel wrote %v", val, got)
+		}
+	}
+	bad := "#pragma once\n#define VAL 1\n\ninline uint twice(uint x) { return x + undeclared_in_header; }\n"
+	if err := os.WriteFile(filepath.Join(inc, "val.h"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.Compile(context.Background(), src)
+	f := wantFailure(t, err, backend.CompileError, "undeclared_in_header")
+	if !strings.Contains(f.Msg, filepath.Join(inc, "val.h")+":4:") {
+		t.Errorf("the compile error does not name the header's line 4: %s", f.Msg)
+	}
+}
+
 func TestUnknownKernel(t *testing.T) {
 	b := newBackend(t, Options{})
 	src, err := os.ReadFile(filepath.Join("testdata", "tu", "faults.cpp"))
