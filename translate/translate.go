@@ -391,10 +391,10 @@ func (t *tr) reach() {
 			}
 		}
 	}
-	scan := func(a, b, lvl int) {
+	scan := func(a, b, lvl, self int) {
 		for i := a; i < b; i++ {
 			tk := t.toks[i]
-			if tk.Kind != msl.Ident || t.byName[tk.Text] == nil {
+			if tk.Kind != msl.Ident || t.byName[tk.Text] == nil || tk.Pos == self {
 				continue
 			}
 			l := lvl
@@ -408,7 +408,7 @@ func (t *tr) reach() {
 	queue = append(queue, t.entry)
 	if t.inst != nil {
 		a, b := t.tokRange(t.inst.Pos, t.inst.End)
-		scan(a, b, keepFull)
+		scan(a, b, keepFull, -1)
 	}
 	// Outside free functions: types, constants, member functions.
 	start := -1
@@ -420,7 +420,7 @@ func (t *tr) reach() {
 			continue
 		}
 		if start >= 0 {
-			scan(start, i, keepDecl)
+			scan(start, i, keepDecl, -1)
 			start = -1
 		}
 	}
@@ -431,7 +431,7 @@ func (t *tr) reach() {
 		if t.level[g] == keepDecl && g.Body != nil {
 			b = t.tokAt(g.Body.Lbrace)
 		}
-		scan(a, b, t.level[g])
+		scan(a, b, t.level[g], g.NamePos) // its own name is no reference
 	}
 }
 
