@@ -11,7 +11,10 @@
 //  1. [Vet], on the raw source and every file it includes: it refuses
 //     what a Metal kernel cannot contain and what would let an untrusted
 //     variant reach the host (see vet.go), and records the include
-//     closure (the files read, with their contents).
+//     closure (the files read, with their contents). A call of a
+//     function nobody declares, in the source itself, refuses it only when
+//     the translation keeps the call: another kernel may call a Metal
+//     function the prelude lacks without stopping the entry.
 //  2. The C++ compiler's own preprocessor ([Preprocessor], `CXX -E`), so
 //     that the program is the source as Metal's compiler would see it:
 //     includes read, macros expanded (kernels written in #define bodies,

@@ -21,6 +21,8 @@ type Unit struct {
 	// Includes are the files the source includes, transitively, with the
 	// contents they had when vetted.
 	Includes []IncludedFile
+
+	lines map[Position]bool // the source lines the translation holds code of
 }
 
 // A Slot is one static threadgroup declaration the entry reaches; ID is
@@ -49,10 +51,17 @@ func Translate(ctx context.Context, src backend.Source, opts Options) (*Unit, er
 		return nil, fmt.Errorf("translate %s: no target or preprocessor", sourceName(src))
 	}
 	closure, err := vet(src, src.IncludeDirs)
+	var deferred *Refusal
+	if r, ok := err.(*Refusal); ok && deferrable(r, sourceName(src)) {
+		// Calls of undeclared functions in the source itself stop the
+		// translation only if it keeps them: another kernel calling a
+		// function the prelude lacks does not stop the entry.
+		deferred, err = r, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	if closure == nil {
+	if closure == nil && deferred == nil {
 		closure = []IncludedFile{}
 	}
 	pre, err := opts.Preprocessor.Preprocess(ctx, src, closure)
@@ -63,8 +72,35 @@ func Translate(ctx context.Context, src backend.Source, opts Options) (*Unit, er
 	if err != nil {
 		return nil, err
 	}
+	if deferred != nil {
+		var kept msl.ErrorList
+		for _, e := range deferred.Errors {
+			if u.lines[Position{File: e.Pos.Filename, Line: e.Pos.Line}] {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) > 0 {
+			return nil, &Refusal{Errors: kept}
+		}
+	}
 	u.Includes = closure
 	return u, nil
+}
+
+// undeclaredCall is how the vetting pass words a call of a function
+// nobody declares.
+const undeclaredCall = "call of undeclared function "
+
+// deferrable reports whether every refusal of r is a call of an undeclared
+// function in the main file, outside macro definitions: refusals that
+// matter only if the translation keeps the code they are in.
+func deferrable(r *Refusal, main string) bool {
+	for _, e := range r.Errors {
+		if e.Pos.Filename != main || !strings.HasPrefix(e.Msg, undeclaredCall) || strings.Contains(e.Msg, "(in the definition of macro") {
+			return false
+		}
+	}
+	return len(r.Errors) > 0
 }
 
 // TranslatePreprocessed is Translate after the vetting pass and the
@@ -174,7 +210,8 @@ func (t *tr) run() (*Unit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", e.Pos, err)
 	}
-	u := &Unit{Entry: t.src.Entry, Text: t.emit(e.Pos, tail)}
+	u := &Unit{Entry: t.src.Entry, lines: map[Position]bool{}}
+	u.Text = t.emit(e.Pos, tail, u.lines)
 	for _, ep := range f.EntryPoints() {
 		u.Entries = append(u.Entries, ep.Name)
 	}
@@ -1199,7 +1236,7 @@ func (t *tr) paramType(p *msl.Param) string {
 // emit writes the translation unit: the target's header, the kept tokens
 // with generated lines and #line directives, and tail at the entry's
 // position.
-func (t *tr) emit(at Position, tail string) []byte {
+func (t *tr) emit(at Position, tail string, lines map[Position]bool) []byte {
 	w := &writer{bol: true}
 	w.raw(t.tgt.Header())
 	prev := 0
@@ -1218,6 +1255,9 @@ func (t *tr) emit(at Position, tail string) []byte {
 		}
 		text = t.prefix[i] + text
 		p := t.pos(tk.Pos)
+		if text != "" {
+			lines[p] = true
+		}
 		if tk.Kind == msl.Directive {
 			w.pragma(p, strings.TrimSpace(text))
 			continue

@@ -379,3 +379,25 @@ func FuzzTranslate(f *testing.F) {
 		}
 	})
 }
+
+// TestUndeclaredCallsElsewhere checks that a call of a function nobody
+// declares refuses the source only when the translation keeps it: another
+// kernel may use a function the prelude lacks.
+func TestUndeclaredCallsElsewhere(t *testing.T) {
+	src := header + "kernel void other(device float* o [[buffer(0)]]) {\n  o[0] = not_in_the_prelude(o[1]);\n}\n" +
+		"kernel void k(device float* o [[buffer(0)]]) { o[0] = 1; }\n" +
+		"kernel void calls(device float* o [[buffer(0)]]) { o[0] = also_missing(2); }\n"
+	if _, err := translateSrc(t, backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k"}); err != nil {
+		t.Errorf("k: %v", err)
+	}
+	_, err := translateSrc(t, backend.Source{Name: "k.metal", Text: []byte(src), Entry: "calls"})
+	var r *translate.Refusal
+	if !errors.As(err, &r) || len(r.Errors) != 1 || !strings.Contains(r.Error(), "k.metal:7:") || !strings.Contains(r.Error(), "also_missing") {
+		t.Errorf("calls: %v, want the refusal of also_missing alone", err)
+	}
+	// Anything else the vetting pass refuses stops every entry.
+	src += "kernel void bad() { asm(\"nop\"); }\n"
+	if _, err := translateSrc(t, backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k"}); !errors.As(err, &r) {
+		t.Errorf("k with asm elsewhere: %v, want a refusal", err)
+	}
+}
