@@ -498,6 +498,41 @@ func TestCompileHeaders(t *testing.T) {
 	}
 }
 
+// TestFindingsInHeaders checks that the checking mode names the header's
+// line for an access in a header's function.
+func TestFindingsInHeaders(t *testing.T) {
+	b := newBackend(t, Options{})
+	dir := t.TempDir()
+	inc := filepath.Join(dir, "inc")
+	if err := os.MkdirAll(inc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := "#pragma once\n// every thread writes the same word\ninline void put(threadgroup uint* s, uint i) {\n  s[0] = i;\n}\n"
+	if err := os.WriteFile(filepath.Join(inc, "put.h"), []byte(h), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := []byte("#include <metal_stdlib>\n#include \"put.h\"\nusing namespace metal;\n" +
+		"kernel void k(device uint* o [[buffer(0)]], uint i [[thread_index_in_threadgroup]]) {\n" +
+		"  threadgroup uint s[1];\n  put(s, i);\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n  o[i] = s[0];\n}\n")
+	p, err := b.Compile(context.Background(), backend.Source{Name: "k.metal", Text: text, Dir: dir, IncludeDirs: []string{inc}, Entry: "k", Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	res := run(t, p, backend.Dispatch{Buffers: []backend.Buffer{{Index: 0, Data: make([]byte, 4*64), Output: true}},
+		Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1}, Threads: backend.Dim3{X: 64, Y: 1, Z: 1}})
+	want := filepath.Join(inc, "put.h")
+	for _, f := range res.Findings {
+		if f.Kind == backend.FindRace {
+			if f.Access.File != want || f.Access.Line != 4 {
+				t.Errorf("the race is reported at %s:%d, want %s:4", f.Access.File, f.Access.Line, want)
+			}
+			return
+		}
+	}
+	t.Errorf("no race reported: %+v", res.Findings)
+}
+
 func TestUnknownKernel(t *testing.T) {
 	b := newBackend(t, Options{})
 	src, err := os.ReadFile(filepath.Join("testdata", "tu", "faults.cpp"))
