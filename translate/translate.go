@@ -1253,7 +1253,12 @@ func (t *tr) emit(at Position, tail string, lines map[Position]bool) []byte {
 		if t.rep[i] != nil {
 			text = *t.rep[i]
 		}
-		text = t.prefix[i] + text
+		if pre := t.prefix[i]; pre != "" {
+			if text == "" {
+				pre = strings.TrimRight(pre, " ") // the kernel keyword, dropped
+			}
+			text = pre + text
+		}
 		p := t.pos(tk.Pos)
 		if text != "" {
 			lines[p] = true
