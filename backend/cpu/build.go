@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"metalab/backend"
-	"metalab/backend/cpu/translate"
+	"metalab/translate"
 )
 
 // runtimeFS holds the runner's sources and the mtl_rt.h ABI header.

@@ -1,8 +1,10 @@
 // Package cpu is the backend that runs Metal kernels on the host CPU.
 //
-// A kernel is translated to C++ (package translate) against the metal_stdlib
-// prelude (package prelude), compiled into a shared object with the system
-// C++ compiler and run by the runner: a child process, built once from the
+// A kernel is translated to C++ (package translate with its C++ target,
+// translate/cpp: the source after the compiler's own preprocessor, only
+// what the entry point reaches) against the metal_stdlib prelude (package
+// prelude), compiled into a shared object with the system C++ compiler
+// and run by the runner: a child process, built once from the
 // sources in runtime/, that executes each threadgroup's threads as
 // cooperative fibers. Faults in a kernel kill only the runner; they come
 // back as *backend.Failure values and the runner is restarted.
@@ -32,13 +34,15 @@ import (
 
 	"metalab/backend"
 	"metalab/backend/cpu/prelude"
-	"metalab/backend/cpu/translate"
+	"metalab/translate"
+	"metalab/translate/cpp"
 )
 
-// A TranslateFunc turns a Metal source into one C++ TU exporting
-// mtl_kernels, the name of src.Entry's entry in that table, and the files
-// the TU includes (for the compile cache's key).
-type TranslateFunc func(src backend.Source) (cpp []byte, kernel string, includes []translate.IncludedFile, err error)
+// A TranslateFunc turns a Metal source into one self-contained C++ TU
+// exporting mtl_kernels (it includes nothing but the prelude: the source's
+// headers and defines are already applied) and the name of src.Entry's
+// entry in that table. pp runs the backend's compiler's preprocessor.
+type TranslateFunc func(ctx context.Context, src backend.Source, pp *translate.Preprocessor) (tu []byte, kernel string, err error)
 
 // Options configure a Backend. Zero values select the defaults.
 type Options struct {
@@ -65,8 +69,15 @@ type Options struct {
 }
 
 // DefaultTranslate is the translator Backends use when Options.Translate
-// is unset: package translate.
-var DefaultTranslate TranslateFunc = translate.CPP
+// is unset: package translate with the C++ target (package
+// translate/cpp).
+var DefaultTranslate TranslateFunc = func(ctx context.Context, src backend.Source, pp *translate.Preprocessor) ([]byte, string, error) {
+	u, err := translate.Translate(ctx, src, translate.Options{Target: cpp.Target, Preprocessor: pp})
+	if err != nil {
+		return nil, "", err
+	}
+	return u.Text, u.Entry, nil
+}
 
 // A Backend compiles and runs kernels on the CPU. Programs of one Backend
 // share one runner process; requests to it are serialised.
@@ -74,6 +85,7 @@ type Backend struct {
 	opts Options
 	cxx  []string
 	root string
+	pp   *translate.Preprocessor // the compiler's preprocessor, for translation
 
 	setupOnce       sync.Once
 	setupErr        error
@@ -120,7 +132,8 @@ func New(opts Options) *Backend {
 			opts.PreludeVersion = prelude.Version
 		}
 	}
-	return &Backend{opts: opts, cxx: strings.Fields(opts.CXX)}
+	cxx := strings.Fields(opts.CXX)
+	return &Backend{opts: opts, cxx: cxx, pp: &translate.Preprocessor{CXX: cxx}}
 }
 
 // Name returns "cpu".
@@ -205,19 +218,32 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 	if err := b.setup(ctx); err != nil {
 		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
 	}
-	cpp, kernel, includes, err := b.opts.Translate(src)
+	tu, kernel, err := b.opts.Translate(ctx, src, b.pp)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		var f *backend.Failure
 		if errors.As(err, &f) {
 			return nil, f
+		}
+		var env *backend.EnvError
+		if errors.As(err, &env) {
+			return nil, env
 		}
 		var r *translate.Refusal
 		if errors.As(err, &r) && len(r.Errors) > 0 {
 			return nil, &backend.Failure{Kind: backend.Refused, Msg: r.Errors[0].Error(), Log: r.Report()}
 		}
+		var pe *translate.PreprocessError
+		if errors.As(err, &pe) {
+			return nil, &backend.Failure{Kind: backend.CompileError, Msg: pe.Error(), Log: pe.Log}
+		}
 		return nil, &backend.Failure{Kind: backend.CompileError, Msg: firstLine(err.Error()), Log: err.Error()}
 	}
-	p, err := b.compileCPP(ctx, CPPSource{Name: src.Name, CPP: cpp, Kernel: kernel, Dir: src.Dir, Defines: src.Defines, Check: src.Check, Includes: includes})
+	// The TU is self-contained: no include directory, no defines, and
+	// no include closure to hash beyond its own text.
+	p, err := b.compileCPP(ctx, CPPSource{Name: src.Name, CPP: tu, Kernel: kernel, Check: src.Check, Includes: []translate.IncludedFile{}})
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func TestPreludeDeclaresNoHostFunction(t *testing.T) {
 	if err := prelude.WriteDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	rt, err := os.ReadFile(filepath.Join("..", "runtime", "mtl_rt.h"))
+	rt, err := os.ReadFile(filepath.Join("..", "backend", "cpu", "runtime", "mtl_rt.h"))
 	if err != nil {
 		t.Fatal(err)
 	}

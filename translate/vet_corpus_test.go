@@ -16,7 +16,7 @@ import (
 // goldens. Each is named by its path (and archive member).
 func corpus(t *testing.T) map[string]backend.Source {
 	t.Helper()
-	root := filepath.Join("..", "..", "..")
+	root := ".."
 	out := map[string]backend.Source{}
 	for _, pat := range []string{"kernels/*.metal", "backend/cpu/conformance/testdata/*.metal"} {
 		paths, err := filepath.Glob(filepath.Join(root, pat))

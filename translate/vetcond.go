@@ -14,9 +14,8 @@ import (
 
 // This file decides #if conditions for the vetting pass, the way the C++
 // compiler will, before msl sees the source. msl's own #if evaluation is an
-// estimate for mutation (it ignores unsignedness: it skips `#if -1 > 0u`,
-// which the compiler takes), and it decides each file alone, blind to the
-// macros of the files included before it. A branch msl skips is vetted
+// estimate for mutation: it decides each file alone, blind to the macros
+// of the files included before it. A branch msl skips is vetted
 // only for what reaches the host, so the vetting pass must not skip a
 // branch the compiler takes. It therefore walks the directives of the
 // source and its includes in the compiler's order, tracking which macros

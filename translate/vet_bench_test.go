@@ -14,7 +14,7 @@ import (
 func BenchmarkVet(b *testing.B) {
 	preludeNames()
 	for _, p := range []string{
-		filepath.Join("..", "..", "..", "kernels", "qsa_prompt.metal"),
+		filepath.Join("..", "kernels", "qsa_prompt.metal"),
 		filepath.Join("testdata", "vet", "ggml_style.metal"),
 		filepath.Join("testdata", "vet", "mlx_style.metal"),
 	} {
