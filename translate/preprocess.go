@@ -35,12 +35,12 @@ var Predefined = map[string]string{
 // once at the top of the translation instead, and never expanded into
 // it. A header not in the list is not found, a compile error.
 var metalHeaders = []string{
-	"metal_stdlib", "metal_atomic", "metal_common", "metal_compute", "metal_config",
+	"metal_stdlib", "metal_array", "metal_atomic", "metal_common", "metal_compute", "metal_config",
 	"metal_geometric", "metal_graphics", "metal_imageblocks", "metal_integer",
-	"metal_interpolate", "metal_logging", "metal_math", "metal_matrix", "metal_mesh",
+	"metal_interpolate", "metal_limits", "metal_logging", "metal_math", "metal_matrix", "metal_mesh",
 	"metal_numeric", "metal_pack", "metal_quadgroup", "metal_raytracing", "metal_relational",
 	"metal_simdgroup", "metal_simdgroup_matrix", "metal_tensor", "metal_texture",
-	"metal_types", "metal_uniform", "metal_visible", "simd/simd.h", "simd/base.h",
+	"metal_type_traits", "metal_types", "metal_uniform", "metal_visible", "simd/simd.h", "simd/base.h",
 	"simd/vector_types.h", "simd/vector.h", "simd/matrix.h", "simd/matrix_types.h",
 	"simd/math.h", "simd/common.h", "simd/geometry.h",
 }

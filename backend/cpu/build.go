@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"metalab/backend"
-	"metalab/translate"
 )
 
 // runtimeFS holds the runner's sources and the mtl_rt.h ABI header.
@@ -261,9 +260,6 @@ type compileInput struct {
 	dir     string // extra include dir ("" for none)
 	defines map[string]string
 	check   bool // build for the checking mode
-	// includes, if not nil, is the TU's include closure (what it reads
-	// from dir); else the headers directly in dir are hashed.
-	includes []translate.IncludedFile
 }
 
 // compileSO builds in into a cached shared object and returns its path. The
@@ -314,15 +310,9 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00", id, b.opts.PreludeVersion, strings.Join(args, "\x01"), len(in.cpp))
 	_, _ = h.Write(in.cpp)
-	switch {
-	case in.includes != nil:
-		// The full include closure, subdirectories and include
-		// directories included, with the contents that were vetted.
-		for _, f := range in.includes {
-			fmt.Fprintf(h, "%s\x00%d\x00", f.Path, len(f.Content))
-			_, _ = h.Write(f.Content)
-		}
-	case in.dir != "":
+	if in.dir != "" {
+		// A hand-written TU (CompileCPP) may include headers from dir;
+		// a translated TU is self-contained (preprocessed) and has none.
 		hashIncludeDir(h, in.dir)
 	}
 	key := hex.EncodeToString(h.Sum(nil))[:32]

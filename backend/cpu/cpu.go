@@ -243,7 +243,7 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 	}
 	// The TU is self-contained: no include directory, no defines, and
 	// no include closure to hash beyond its own text.
-	p, err := b.compileCPP(ctx, CPPSource{Name: src.Name, CPP: tu, Kernel: kernel, Check: src.Check, Includes: []translate.IncludedFile{}})
+	p, err := b.compileCPP(ctx, CPPSource{Name: src.Name, CPP: tu, Kernel: kernel, Check: src.Check})
 	if err != nil {
 		return nil, err
 	}
@@ -259,10 +259,6 @@ type CPPSource struct {
 	Dir     string            // extra include directory, "" for none
 	Defines map[string]string // -D NAME=VALUE
 	Check   bool              // build for the checking mode
-	// Includes are the files the TU includes from Dir, with their
-	// contents: the compile cache keys on them. nil means every header
-	// directly in Dir is hashed instead.
-	Includes []translate.IncludedFile
 }
 
 // CompileCPP compiles an already-translated TU and loads its kernel. It is
@@ -275,7 +271,7 @@ func (b *Backend) compileCPP(ctx context.Context, src CPPSource) (*program, erro
 	if err := b.setup(ctx); err != nil {
 		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
 	}
-	so, err := b.compileSO(ctx, compileInput{cpp: src.CPP, name: src.Name, dir: src.Dir, defines: src.Defines, check: src.Check, includes: src.Includes})
+	so, err := b.compileSO(ctx, compileInput{cpp: src.CPP, name: src.Name, dir: src.Dir, defines: src.Defines, check: src.Check})
 	if err != nil {
 		return nil, err
 	}
