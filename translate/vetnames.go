@@ -81,7 +81,7 @@ var metalAttributes = setOf(`
 // `inline __attribute__((always_inline))`.
 var harmlessGNUAttributes = setOf(`always_inline noinline unused maybe_unused aligned packed const
 	pure flatten hot cold noreturn deprecated warn_unused_result nodiscard fallthrough likely
-	unlikely`)
+	unlikely optnone`)
 
 // metalBuiltins are Metal functions the translator implements rather than
 // the prelude.
@@ -89,10 +89,12 @@ var metalBuiltins = setOf(`is_function_constant_defined`)
 
 // predefinedMacros are the double-underscore names a kernel may use: the
 // macros Metal predefines (besides the __METAL_*__ and __HAVE_*__ families,
-// see reservedAllowed) and the standard preprocessor's own.
+// see reservedAllowed), the standard preprocessor's own, and GCC's
+// __extension__ (it only silences pedantic warnings; ggml's common header
+// marks its anonymous unions with it).
 var predefinedMacros = setOf(`__METAL__ __metal__ __LINE__ __FILE__ __COUNTER__ __VA_ARGS__
 	__VA_OPT__ __cplusplus __func__ __FUNCTION__ __DATE__ __TIME__ __has_feature __has_extension
-	__has_attribute __has_builtin __has_cpp_attribute`)
+	__has_attribute __has_builtin __has_cpp_attribute __extension__`)
 
 // reservedAllowed reports whether a name beginning with two underscores is
 // one a kernel may use.
@@ -108,7 +110,7 @@ func reservedAllowed(name string) bool {
 // runtime. In an #if branch msl finds inactive only these are refused, so
 // that a branch meant for another compiler may hold its own __names.
 func dangerousReserved(name string) bool {
-	for _, p := range []string{"__builtin", "__asm", "__attribute", "__declspec", "__has_include", "__sync_", "__atomic_", "__cxa", "__pragma", "__thread", "__label__", "__extension__"} {
+	for _, p := range []string{"__builtin", "__asm", "__attribute", "__declspec", "__has_include", "__sync_", "__atomic_", "__cxa", "__pragma", "__thread", "__label__"} {
 		if strings.HasPrefix(name, p) {
 			return true
 		}
