@@ -20,9 +20,12 @@ import (
 
 	"metalab/backend"
 	"metalab/backend/cpu/translate"
+	"metalab/backend/runner"
 )
 
-// runtimeFS holds the runner's sources and the mtl_rt.h ABI header.
+// runtimeFS holds the runner's sources and the mtl_rt.h ABI header. The
+// protocol header the runner includes, protocol.h, is package runner's
+// (runner.ProtocolHeader): builds write it next to these.
 //
 //go:embed runtime/*.h runtime/*.cpp runtime/*.S
 var runtimeFS embed.FS
@@ -134,6 +137,8 @@ func (b *Backend) buildRunner(ctx context.Context) (string, error) {
 	if err := hashFS(h, runtimeFS); err != nil {
 		return "", fmt.Errorf("hash runner sources: %w", err)
 	}
+	fmt.Fprintf(h, "protocol.h\x00%d\x00", len(runner.ProtocolHeader))
+	_, _ = h.Write(runner.ProtocolHeader)
 	flags := append(append([]string{}, runnerFlags...), b.runnerDefines...)
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", id, strings.Join(flags, " "), runtime.GOOS, runtime.GOARCH)
 	dir := filepath.Join(b.root, "runner-"+hex.EncodeToString(h.Sum(nil))[:24])
@@ -147,6 +152,9 @@ func (b *Backend) buildRunner(ctx context.Context) (string, error) {
 			return err
 		}
 		src := filepath.Join(tmp, "runtime")
+		if err := os.WriteFile(filepath.Join(src, "protocol.h"), runner.ProtocolHeader, 0o644); err != nil {
+			return err
+		}
 		args := append([]string{}, b.cxx[1:]...)
 		args = append(args, flags...)
 		args = append(args, "-o", filepath.Join(tmp, "runner"))
