@@ -34,6 +34,7 @@ import (
 	"metalab/backend"
 	"metalab/backend/cpu/prelude"
 	"metalab/backend/cpu/translate"
+	"metalab/backend/internal/buildcache"
 	"metalab/backend/runner"
 )
 
@@ -145,7 +146,7 @@ func (b *Backend) doSetup(ctx context.Context) error {
 	if _, err := exec.LookPath(b.cxx[0]); err != nil {
 		return errors.New(noCompiler)
 	}
-	root, err := cacheRoot(b.opts.CacheDir)
+	root, err := buildcache.Root(b.opts.CacheDir)
 	if err != nil {
 		return err
 	}
@@ -407,15 +408,4 @@ func firstLine(s string) string {
 func defaultWorkers() int { return runtime.NumCPU() }
 
 // humanBytes formats n bytes with a binary unit, e.g. "12.3 MiB".
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func humanBytes(n int64) string { return buildcache.HumanBytes(n) }
