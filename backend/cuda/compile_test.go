@@ -29,7 +29,7 @@ import (
 func TestCompileTUs(t *testing.T) {
 	b := toolBackend(t, Options{})
 	ctx := context.Background()
-	tus := []string{"parity.cu", "idioms.cu", "groups.cu", "faults.cu"}
+	tus := []string{"parity.cu", "idioms.cu", "groups.cu", "faults.cu", "race.cu"}
 	for _, name := range tus {
 		t.Run(name, func(t *testing.T) {
 			so, err := b.compileObject(ctx, tuSource(t, name, ""), testArch(), false)
@@ -342,4 +342,3 @@ func writeFile(t *testing.T, name, text string) string {
 	}
 	return p
 }
-

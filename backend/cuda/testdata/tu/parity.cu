@@ -18,6 +18,7 @@ MTL_CUDA_KERNEL_BOUNDED(reduce, metal::mtl_src::run_reduce, 64)
 MTL_CUDA_KERNEL(atomics, metal::mtl_src::run_atomics)
 MTL_CUDA_KERNEL(matrix, metal::mtl_src::run_matrix)
 MTL_CUDA_KERNEL(positions, metal::mtl_src::run_positions)
+MTL_CUDA_KERNEL(transcendentals, metal::mtl_src::run_transcendentals)
 
 namespace {
 typedef float reduce_partial_t[64];
@@ -33,6 +34,7 @@ const mtl_rt::KernelInfo kernels[] = {
     MTL_CUDA_KERNEL_INFO(atomics, "atomics", 0, nullptr, 2, io_bufs),
     MTL_CUDA_KERNEL_INFO(matrix, "matrix", 0, nullptr, 2, io_bufs),
     MTL_CUDA_KERNEL_INFO(positions, "positions", 0, nullptr, 0, nullptr),
+    MTL_CUDA_KERNEL_INFO(transcendentals, "transcendentals", 0, nullptr, 2, io_bufs),
 };
 }  // namespace
 

@@ -32,6 +32,7 @@ const mtl_rt::KernelInfo kernels[] = {
     {"atomics", run_atomics, 1, atomics_slots, 1024, 2, io_bufs},
     {"matrix", run_matrix, 0, nullptr, 1024, 2, io_bufs},
     {"positions", run_positions, 0, nullptr, 1024, 0, nullptr},
+    {"transcendentals", run_transcendentals, 0, nullptr, 1024, 2, io_bufs},
 };
 }  // namespace
 
