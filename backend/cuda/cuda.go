@@ -199,14 +199,18 @@ func gpuPresent() bool {
 }
 
 // Available reports whether nvcc and an NVIDIA GPU are present and the
-// runner can use the GPU, saying precisely what is missing. The first call
-// on a machine with both builds the runner (nvcc, some seconds; cached).
+// runner can use the GPU, saying precisely what is missing. Where either
+// is missing it answers at once; the first call on a machine with both
+// builds the runner (nvcc, some seconds; cached) and starts it.
 func (b *Backend) Available(ctx context.Context) (bool, string) {
-	if err := b.toolchain(ctx); err != nil {
+	nvcc, err := findNVCC(b.opts.NVCC)
+	if err != nil {
 		return false, err.Error()
 	}
 	if !gpuPresent() {
-		return false, fmt.Sprintf("%s is installed, but this machine shows no NVIDIA GPU (no /dev/nvidia0, no NVIDIA kernel driver, no nvidia-smi)", b.nvccRelease())
+		// Said before nvcc runs or anything is installed: --backend auto
+		// asks on every machine.
+		return false, fmt.Sprintf("nvcc is installed (%s), but this machine shows no NVIDIA GPU (no /dev/nvidia0, no NVIDIA kernel driver, no nvidia-smi)", nvcc[0])
 	}
 	if err := b.device(ctx); err != nil {
 		return false, err.Error()
