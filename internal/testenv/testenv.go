@@ -6,6 +6,11 @@
 // CI is recognised by the environment variable CI, which GitHub Actions,
 // GitLab CI and most other services set to true, and which .ci/run sets
 // when it is unset: any value strconv.ParseBool reads as true counts.
+//
+// Tools CI is not expected to have (the CUDA toolkit, a GPU) go through
+// Optional instead: they skip under CI as well, and fail only where
+// $METALAB_REQUIRE names them (scripts/gpu-tests sets it on the GPU
+// machine).
 package testenv
 
 import (

@@ -2,8 +2,12 @@
 // the cuda runner: how a TU declares threadgroup memory, defines its entry
 // points and exports its kernel table.
 //
-// A TU has this shape (what the translator's CUDA target emits; the cpu
-// target's TU is the same up to the marked lines):
+// A TU has this shape (what the translator's CUDA target emits). Next to
+// the cpu target's TU the differences are: the namespace around the
+// source, the MTL_DEVICE / MTL_CONSTANT / MTL_ENTRY marks, MTL_THREADGROUP
+// where the cpu target binds a reference to mtl_rt::tg_slot(id) (which
+// does not exist here), one MTL_CUDA_KERNEL per entry, and the table's
+// entries and export:
 //
 //   #include <metal_stdlib>            // the prelude, through mtl_rt.h (cuda)
 //   #include "mtl_cuda.h"              // this file: ends the prelude's layer
@@ -26,9 +30,14 @@
 //
 // and is compiled with
 //
-//   nvcc -std=c++17 -shared -Xcompiler -fPIC -cudart shared -O3 --fmad=false
-//        -arch=sm_XY --expt-relaxed-constexpr -lineinfo
+//   nvcc -std=c++17 -O3 --fmad=false --ftz=false --prec-div=true
+//        --prec-sqrt=true --expt-relaxed-constexpr
+//        -Werror cross-execution-space-call -shared -Xcompiler -fPIC
+//        -cudart shared -arch=sm_XY [-lineinfo, for racecheck]
 //        -I backend/cuda/runtime -I backend/cpu/prelude tu.cu -o tu.so
+//
+// (backend/cuda's KernelFlags; the include directories are the installed
+// copies under the cache).
 //
 // Why the source sits in a namespace: nvcc includes cuda_runtime.h into
 // every TU, which declares CUDA's own float4, int2, ... and fmax, min, abs,
