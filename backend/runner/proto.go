@@ -62,9 +62,12 @@ var (
 // An Encoder builds one request payload.
 type Encoder struct{ B []byte }
 
+// U8, U32 and U64 append an integer, little-endian.
 func (e *Encoder) U8(v uint8)   { e.B = append(e.B, v) }
 func (e *Encoder) U32(v uint32) { e.B = binary.LittleEndian.AppendUint32(e.B, v) }
 func (e *Encoder) U64(v uint64) { e.B = binary.LittleEndian.AppendUint64(e.B, v) }
+
+// Str appends a string as its u32 length and bytes.
 func (e *Encoder) Str(s string) {
 	e.U32(uint32(len(s)))
 	e.B = append(e.B, s...)
@@ -90,6 +93,7 @@ func (d *Decoder) take(n int) []byte {
 	return v
 }
 
+// U8, U32, U64, I32 and I64 read an integer, little-endian.
 func (d *Decoder) U8() uint8 {
 	if v := d.take(1); v != nil {
 		return v[0]
@@ -111,6 +115,7 @@ func (d *Decoder) U64() uint64 {
 	return 0
 }
 
+// Str reads a string written as its u32 length and bytes.
 func (d *Decoder) Str() string {
 	n := d.U32()
 	return string(d.take(int(n)))
