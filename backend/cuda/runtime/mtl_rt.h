@@ -76,8 +76,8 @@
 // MTL_FN marks a function the device runs as well as the host: the prelude
 // puts it on the definitions the layer below does not reach (functions
 // defined in a class body, constexpr functions that are not constant
-// expressions in C++17), and translated code on every function it emits.
-// Under the cpu backend it is empty.
+// expressions in C++17). Under the cpu backend it is empty. (Translated
+// code marks its functions MTL_DEVICE, device only: see mtl_cuda.h.)
 #define MTL_FN __host__ __device__
 
 namespace mtl_rt {
