@@ -59,7 +59,7 @@ func BenchmarkGPUReduce(b *testing.B) {
 func BenchmarkGPUSimd(b *testing.B) {
 	g := gpuBackend(b, Options{})
 	p := compileCU(b, g, "parity.cu", "simd")
-	const groups, threads = 4096, 256
+	const groups, threads = 1024, 256
 	n := groups * threads
 	benchRun(b, p, backend.Dispatch{
 		Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 8*n)}, {Index: 1, Data: make([]byte, 4*32*n)}},
