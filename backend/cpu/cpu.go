@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,8 @@ import (
 
 	"metalab/backend"
 	"metalab/backend/cpu/prelude"
+	"metalab/backend/internal/buildcache"
+	"metalab/backend/runner"
 	"metalab/translate"
 	"metalab/translate/cpp"
 )
@@ -99,7 +102,7 @@ type Backend struct {
 	runnerWrap    []string     // command the runner is started under, for tests (e.g. an emulator)
 
 	mu   sync.Mutex // guards proc and gen, and serialises runner requests
-	proc *proc
+	proc *runner.Proc
 	gen  int // incremented each time a runner is started
 
 	linesState
@@ -156,7 +159,7 @@ func (b *Backend) doSetup(ctx context.Context) error {
 	if _, err := exec.LookPath(b.cxx[0]); err != nil {
 		return errors.New(noCompiler)
 	}
-	root, err := cacheRoot(b.opts.CacheDir)
+	root, err := buildcache.Root(b.opts.CacheDir)
 	if err != nil {
 		return err
 	}
@@ -290,7 +293,7 @@ func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.proc != nil {
-		b.proc.close()
+		b.proc.Close()
 		b.proc = nil
 	}
 	return nil
@@ -298,12 +301,12 @@ func (b *Backend) Close() error {
 
 // runner returns the live runner process, starting one if needed. The
 // caller holds b.mu.
-func (b *Backend) runner(ctx context.Context) (*proc, error) {
-	if b.proc != nil && !b.proc.dead {
+func (b *Backend) runner(ctx context.Context) (*runner.Proc, error) {
+	if b.proc != nil && !b.proc.Dead() {
 		return b.proc, nil
 	}
 	if b.proc != nil {
-		b.proc.close()
+		b.proc.Close()
 		b.proc = nil
 	}
 	cpu := b.opts.CPULimit
@@ -321,16 +324,53 @@ func (b *Backend) runner(ctx context.Context) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	reply, err := p.call(ctx, msgHello, nil, loadTimeout)
+	reply, err := p.Call(ctx, runner.MsgHello, nil, loadTimeout)
 	if err != nil {
-		p.close()
-		return nil, fmt.Errorf("start runner: %w\n%s", err, p.stderr.String())
+		p.Close()
+		return nil, fmt.Errorf("start runner: %w\n%s", err, p.Log())
 	}
-	d := decoder{b: reply}
-	p.hello = d.str()
+	d := runner.Decoder{B: reply}
+	p.Hello = d.Str()
 	b.proc = p
 	b.gen++
 	return p, nil
+}
+
+// runnerConfig is how the cpu runner is started.
+type runnerConfig struct {
+	wrap    []string // command the runner is started under (tests), or nil
+	path    string
+	workers int
+	objects string // the directory of compiled kernels, the only one it may read
+	memory  int64  // bytes of private memory, 0: no limit
+	cpu     int64  // seconds of CPU time, 0: no limit
+	sandbox bool
+}
+
+// startProc starts a cpu runner with an empty environment; it sandboxes
+// itself (see runtime/sandbox.cpp).
+func startProc(c runnerConfig) (*runner.Proc, error) {
+	var args []string
+	if c.workers > 0 {
+		args = append(args, "-workers", strconv.Itoa(c.workers))
+	}
+	if c.objects != "" {
+		args = append(args, "-objects", c.objects)
+	}
+	if c.memory > 0 {
+		args = append(args, "-memory", strconv.FormatInt(c.memory, 10))
+	}
+	if c.cpu > 0 {
+		args = append(args, "-cpu", strconv.FormatInt(c.cpu, 10))
+	}
+	if !c.sandbox {
+		args = append(args, "-no-sandbox")
+	}
+	var env []string
+	if len(c.wrap) > 0 {
+		env = os.Environ() // an emulator may need its environment
+	}
+	return runner.Start(runner.Config{Wrap: c.wrap, Path: c.path, Args: args, Env: env})
 }
 
 // Info describes the cpu backend: the host's CPU, the runner's workers,
@@ -353,7 +393,7 @@ func (b *Backend) restartRunner() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.proc != nil {
-		b.proc.close()
+		b.proc.Close()
 		b.proc = nil
 	}
 }
@@ -363,7 +403,7 @@ func (b *Backend) procLog() string {
 	if b.proc == nil {
 		return ""
 	}
-	return b.proc.stderr.String()
+	return b.proc.Log()
 }
 
 // Runner describes the runner process: its fibers, workers, address layout
@@ -378,7 +418,7 @@ func (b *Backend) Runner(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return p.hello, nil
+	return p.Hello, nil
 }
 
 func firstLine(s string) string {
@@ -390,15 +430,4 @@ func firstLine(s string) string {
 func defaultWorkers() int { return runtime.NumCPU() }
 
 // humanBytes formats n bytes with a binary unit, e.g. "12.3 MiB".
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func humanBytes(n int64) string { return buildcache.HumanBytes(n) }

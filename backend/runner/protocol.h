@@ -6,22 +6,37 @@
 // integers are little-endian. metalab checks the magic and the sequence
 // number of every reply: bytes a kernel writes to the reply descriptor
 // break them, and metalab restarts the runner and runs the request again.
-// The Go side (backend/cpu/proto.go) mirrors these numbers.
+// Two runners speak it: the cpu runner (backend/cpu/runtime) and the cuda
+// runner (backend/cuda/runtime). The Go side (backend/runner/proto.go)
+// mirrors these numbers.
 //
 // Requests and their payloads:
 //   HELLO    -> OK: u32 len, a one-line description of the runner (fibers,
-//               sandbox, address layout)
+//               sandbox, address layout; or the GPU). The cuda runner
+//               appends: u8 ready (a GPU is usable), u32 len, why not,
+//               u32 len, GPU name, u32 compute capability major, minor,
+//               u32 driver version, u32 runtime version (CUDA's 1000*major
+//               + 10*minor), u32 multiprocessors, u64 global memory bytes,
+//               u32 max threads per block, u64 shared memory per block,
+//               u64 shared memory per block opt-in, u32 device count,
+//               u32 device index
 //   LOAD     u32 len, so path; u32 len, kernel name; u8 flags (bit 0: the
 //            object is built for the checking mode)
 //            -> OK: u32 handle, u64 static threadgroup bytes, u32 max threads,
 //               u32 nslots, then per slot i32 id, u64 offset, u64 size,
-//               u64 elem size, u32 rank, 4 x u64 extents, u32 len, name
+//               u64 elem size, u32 rank, 4 x u64 extents, u32 len, name;
+//               the cuda runner appends u32 len, the compiled function's
+//               resources (registers, local memory, ...) as text
 //   BUFFER   u32 index, u8 kind (0 device, 1 threadgroup), u64 size,
 //            u8 has data, [size bytes]
 //            -> OK: empty
 //   DISPATCH u32 handle, u32 threadgroups x y z, u32 threads x y z,
 //            u32 repeat, u8 order, u64 seed
-//            -> OK: u32 n, n x u64 wall nanoseconds, u32 nfindings, findings
+//            -> OK: u32 n, n x u64 wall nanoseconds, u32 nfindings, findings,
+//               [u64 nanoseconds of all repeat dispatches together]. The cpu
+//               runner times each dispatch (n = repeat) and omits the
+//               total; the cuda runner times them together between two
+//               CUDA events (n = 0) and sends the total.
 //   READ     u32 index -> OK: the buffer's bytes
 //   RESET    -> OK: empty (frees every buffer)
 // Replies are OK or ERR: u8 error kind, u32 len, message, and for DISPATCH
@@ -58,6 +73,7 @@ enum ErrKind : uint8_t {
   kErrDeadlock = 1,
   kErrBadAccess = 2,
   kErrUsage = 3,  // a malformed request or one the kernel cannot take
+  kErrLaunch = 4,  // the GPU refused the launch (resources, shared memory); cuda only
 };
 
 enum OrderKind : uint8_t {
@@ -99,5 +115,6 @@ constexpr int kExitBadAccess = 70;
 constexpr int kExitCrash = 71;
 constexpr int kExitProtocol = 72;
 constexpr int kExitSandbox = 73;  // the kernel made a system call the sandbox forbids
+constexpr int kExitTimeout = 74;  // the GPU's watchdog stopped the kernel (cuda)
 
 }  // namespace mtl_proto

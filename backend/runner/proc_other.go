@@ -1,6 +1,6 @@
 //go:build !unix
 
-package cpu
+package runner
 
 import (
 	"os"

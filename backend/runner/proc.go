@@ -1,4 +1,4 @@
-package cpu
+package runner
 
 import (
 	"bufio"
@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,9 +17,10 @@ import (
 	"metalab/backend"
 )
 
-// A proc is one running runner process. Requests are serialised by the
-// Backend; a proc that dies is discarded and the next request starts another.
-type proc struct {
+// A Proc is one running runner process. Its requests must be serialised
+// by the caller; a Proc that dies is discarded (Dead) and the caller starts
+// another.
+type Proc struct {
 	cmd     *exec.Cmd
 	in      io.WriteCloser
 	out     *bufio.Reader
@@ -29,44 +29,29 @@ type proc struct {
 	dead    bool          // an I/O error happened; the proc must not be reused
 	scratch string        // the runner's private working directory
 	seq     uint32        // sequence number of the last request
-	hello   string        // the runner's description of itself
+
+	// Hello is what the runner said of itself, for the caller to fill in
+	// after its HELLO request.
+	Hello string
 
 	timedOut  atomic.Bool
 	cancelled atomic.Bool
 }
 
-// runnerConfig is how a runner is started.
-type runnerConfig struct {
-	wrap    []string // command the runner is started under (tests), or nil
-	path    string
-	workers int
-	objects string // the directory of compiled kernels, the only one it may read
-	memory  int64  // bytes of private memory, 0: no limit
-	cpu     int64  // seconds of CPU time, 0: no limit
-	sandbox bool
+// A Config is how a runner is started.
+type Config struct {
+	Wrap []string // command the runner is started under (an emulator, a sanitizer), or nil
+	Path string   // the runner executable
+	Args []string // its arguments
+	// Env is the runner's environment; nil means an empty one.
+	Env []string
 }
 
-// startProc starts a runner. It runs in its own process group (a Ctrl-C at
-// the terminal reaches metalab, which stops it), with an empty environment
-// and a private, empty working directory, and sandboxes itself (see
-// runtime/sandbox.cpp).
-func startProc(c runnerConfig) (*proc, error) {
-	args := append(append([]string{}, c.wrap...), c.path)
-	if c.workers > 0 {
-		args = append(args, "-workers", strconv.Itoa(c.workers))
-	}
-	if c.objects != "" {
-		args = append(args, "-objects", c.objects)
-	}
-	if c.memory > 0 {
-		args = append(args, "-memory", strconv.FormatInt(c.memory, 10))
-	}
-	if c.cpu > 0 {
-		args = append(args, "-cpu", strconv.FormatInt(c.cpu, 10))
-	}
-	if !c.sandbox {
-		args = append(args, "-no-sandbox")
-	}
+// Start starts a runner. It runs in its own process group (a Ctrl-C at
+// the terminal reaches metalab, which stops it), with c.Env and a private,
+// empty working directory.
+func Start(c Config) (*Proc, error) {
+	args := append(append(append([]string{}, c.Wrap...), c.Path), c.Args...)
 	scratch, err := os.MkdirTemp("", "metalab-runner-")
 	if err != nil {
 		return nil, &backend.EnvError{Op: "start runner", Err: err}
@@ -74,8 +59,8 @@ func startProc(c runnerConfig) (*proc, error) {
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = scratch
 	cmd.Env = []string{}
-	if len(c.wrap) > 0 {
-		cmd.Env = os.Environ() // an emulator may need its environment
+	if c.Env != nil {
+		cmd.Env = c.Env
 	}
 	cmd.SysProcAttr = procAttr()
 	in, err := cmd.StdinPipe()
@@ -88,7 +73,7 @@ func startProc(c runnerConfig) (*proc, error) {
 		os.RemoveAll(scratch)
 		return nil, fmt.Errorf("start runner: %w", err)
 	}
-	p := &proc{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<16), stderr: &tailBuffer{max: 64 << 10}, exited: make(chan struct{}), scratch: scratch}
+	p := &Proc{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<16), stderr: &tailBuffer{max: 64 << 10}, exited: make(chan struct{}), scratch: scratch}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(scratch)
@@ -103,66 +88,67 @@ func startProc(c runnerConfig) (*proc, error) {
 	return p, nil
 }
 
-// kill stops the process; it is safe to call more than once.
-func (p *proc) kill() {
+// Kill stops the process; it is safe to call more than once.
+func (p *Proc) Kill() {
 	if p.cmd.Process != nil {
 		_ = p.cmd.Process.Kill()
 	}
 }
 
-// close ends the process, waits for it and removes its scratch directory.
-func (p *proc) close() {
+// Close ends the process, waits for it and removes its scratch directory.
+func (p *Proc) Close() {
 	_ = p.in.Close()
 	select {
 	case <-p.exited:
 	case <-time.After(2 * time.Second):
-		p.kill()
+		p.Kill()
 		<-p.exited
 	}
 	os.RemoveAll(p.scratch)
 }
 
-// A runnerError is an ERR reply: a kernel fault the runner survived
-// (deadlock, a bad access seen by the checking mode) or a refused request,
-// with the findings of the checking mode.
-type runnerError struct {
-	kind     uint8
-	msg      string
-	findings []rawFinding
+// An Error is an ERR reply: a kernel fault the runner survived (deadlock,
+// a bad access seen by the checking mode or the canaries, a launch the GPU
+// refused) or a refused request, with the findings of the checking mode.
+type Error struct {
+	Kind     uint8 // ErrOther, ErrDeadlock, ...
+	Msg      string
+	Findings []RawFinding
 }
 
-func (e *runnerError) Error() string { return "runner: " + e.msg }
+func (e *Error) Error() string { return "runner: " + e.Msg }
 
-// errProtocol marks a reply that breaks the protocol: the kernel wrote to
+// ErrProtocol marks a reply that breaks the protocol: the kernel wrote to
 // the reply channel, or the runner is broken. The runner is killed; the
 // request may be run again on a new one.
-var errProtocol = errors.New("runner protocol violation")
+var ErrProtocol = errors.New("runner protocol violation")
 
-// call sends one request and returns the reply. timeout (0: none) bounds
+// Call sends one request and returns the reply. timeout (0: none) bounds
 // the whole exchange: past it the runner is killed and the result is a
-// Timeout failure. A runner that dies yields a Crash, BadAccess or Sandbox
-// failure; an ERR reply yields a *runnerError; a reply with a bad magic
-// number or sequence number yields an error wrapping errProtocol.
-func (p *proc) call(ctx context.Context, typ byte, payload []byte, timeout time.Duration) ([]byte, error) {
+// Timeout failure. A runner that dies yields a Crash, BadAccess, Timeout or
+// Sandbox failure (by its exit status); an ERR reply yields an *Error; a
+// reply with a bad magic number or sequence number yields an error
+// wrapping ErrProtocol.
+func (p *Proc) Call(ctx context.Context, typ byte, payload []byte, timeout time.Duration) ([]byte, error) {
 	if p.dead {
 		return nil, errors.New("runner is not running")
 	}
 	if timeout > 0 {
 		t := time.AfterFunc(timeout, func() {
 			p.timedOut.Store(true)
-			p.kill()
+			p.Kill()
 		})
 		defer t.Stop()
 	}
 	stop := context.AfterFunc(ctx, func() {
 		p.cancelled.Store(true)
-		p.kill()
+		p.Kill()
 	})
 	defer stop()
 
 	p.seq++
 	var hdr [13]byte
-	binary.LittleEndian.PutUint32(hdr[0:], requestMagic)
+	binary.LittleEndian.PutUint32(hdr[0:], RequestMagic)
 	binary.LittleEndian.PutUint32(hdr[4:], p.seq)
 	binary.LittleEndian.PutUint32(hdr[8:], uint32(len(payload)))
 	hdr[12] = typ
@@ -179,25 +165,25 @@ func (p *proc) call(ctx context.Context, typ byte, payload []byte, timeout time.
 		return nil, p.died(ctx, timeout, err)
 	}
 	magic, seq, n := binary.LittleEndian.Uint32(rh[0:]), binary.LittleEndian.Uint32(rh[4:]), binary.LittleEndian.Uint32(rh[8:])
-	if magic != replyMagic || seq != p.seq || n > maxReply || (rh[12] != msgOK && rh[12] != msgErr) {
+	if magic != ReplyMagic || seq != p.seq || n > maxReply || (rh[12] != MsgOK && rh[12] != MsgErr) {
 		p.dead = true
-		p.kill()
-		return nil, fmt.Errorf("%w: reply header %x", errProtocol, rh[:])
+		p.Kill()
+		return nil, fmt.Errorf("%w: reply header %x", ErrProtocol, rh[:])
 	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(p.out, body); err != nil {
 		return nil, p.died(ctx, timeout, err)
 	}
-	if rh[12] == msgOK {
+	if rh[12] == MsgOK {
 		return body, nil
 	}
-	d := decoder{b: body}
-	e := &runnerError{kind: d.u8(), msg: d.str()}
-	e.findings = d.findings()
-	if d.err != nil {
+	d := Decoder{B: body}
+	e := &Error{Kind: d.U8(), Msg: d.Str()}
+	e.Findings = d.Findings()
+	if d.Err != nil {
 		p.dead = true
-		p.kill()
-		return nil, fmt.Errorf("%w: %v", errProtocol, d.err)
+		p.Kill()
+		return nil, fmt.Errorf("%w: %v", ErrProtocol, d.Err)
 	}
 	return nil, e
 }
@@ -206,12 +192,12 @@ func (p *proc) call(ctx context.Context, typ byte, payload []byte, timeout time.
 const maxReply = 1 << 31
 
 // died turns an I/O error with the runner into the failure that explains it.
-func (p *proc) died(ctx context.Context, timeout time.Duration, ioErr error) error {
+func (p *Proc) died(ctx context.Context, timeout time.Duration, ioErr error) error {
 	p.dead = true
 	select {
 	case <-p.exited:
 	case <-time.After(5 * time.Second):
-		p.kill()
+		p.Kill()
 		<-p.exited
 	}
 	log := p.stderr.String()
@@ -226,15 +212,17 @@ func (p *proc) died(ctx context.Context, timeout time.Duration, ioErr error) err
 		code = st.ExitCode()
 	}
 	switch code {
-	case exitBadAccess:
+	case ExitBadAccess:
 		return &backend.Failure{Kind: backend.BadAccess, Msg: reportLine(log, "bad access:", "bad access"), Log: log}
-	case exitSandbox:
+	case ExitSandbox:
 		return &backend.Failure{Kind: backend.Sandbox, Msg: reportLine(log, "sandbox:", "sandbox violation"), Log: log}
-	case exitProtocol:
-		return fmt.Errorf("%w: %s: %v", errProtocol, reportLine(log, "runner:", "unknown"), ioErr)
+	case ExitTimeout:
+		return &backend.Failure{Kind: backend.Timeout, Msg: reportLine(log, "timeout:", "the GPU stopped the kernel"), Log: log}
+	case ExitProtocol:
+		return fmt.Errorf("%w: %s: %v", ErrProtocol, reportLine(log, "runner:", "unknown"), ioErr)
 	}
 	if cpuLimited(p.cmd.ProcessState) {
-		return fmt.Errorf("%w: the runner reached its CPU time limit", errProtocol)
+		return fmt.Errorf("%w: the runner reached its CPU time limit", ErrProtocol)
 	}
 	state := "runner died"
 	if st := p.cmd.ProcessState; st != nil {
@@ -242,6 +230,19 @@ func (p *proc) died(ctx context.Context, timeout time.Duration, ioErr error) err
 	}
 	return &backend.Failure{Kind: backend.Crash, Msg: reportLine(log, "crash:", state), Log: log}
 }
+
+// Dead reports whether the process broke or died: it must not be reused.
+func (p *Proc) Dead() bool { return p.dead }
+
+// Log returns the tail of the runner's stderr since the last ResetLog.
+func (p *Proc) Log() string { return p.stderr.String() }
+
+// ResetLog forgets what the runner logged so far, so each failure carries
+// only the log of its own run.
+func (p *Proc) ResetLog() { p.stderr.reset() }
+
+// Pid returns the runner's process id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
 
 // reportLine returns the last line of log starting with prefix, or def.
 func reportLine(log, prefix, def string) string {
@@ -277,8 +278,7 @@ func (t *tailBuffer) String() string {
 	return string(t.b)
 }
 
-// reset forgets what was logged so far, so each failure carries only the
-// log of its own run.
+// reset forgets what was logged so far.
 func (t *tailBuffer) reset() {
 	t.mu.Lock()
 	t.b = t.b[:0]
