@@ -16,12 +16,16 @@ import (
 
 // A Source is one kernel to compile.
 type Source struct {
-	Name      string            // file name used in diagnostics, e.g. "kernels/qsa_prompt.metal"
-	Text      []byte            // the Metal source
-	Dir       string            // directory for resolving #include "..."; "" means none allowed
-	Entry     string            // kernel function or host_name to run
-	Defines   map[string]string // preprocessor defines (-D NAME=VALUE)
-	Constants map[string]Value  // function-constant values, by name
+	Name string // file name used in diagnostics, e.g. "kernels/qsa_prompt.metal"
+	Text []byte // the Metal source
+	Dir  string // directory for resolving #include "..."; "" means none allowed
+	// IncludeDirs are searched for #include "..." after the including
+	// file's directory and Dir (a spec's includes:, the -I of the
+	// commands); headers are read only from Dir and these.
+	IncludeDirs []string
+	Entry       string            // kernel function or host_name to run
+	Defines     map[string]string // preprocessor defines (-D NAME=VALUE)
+	Constants   map[string]Value  // function-constant values, by name
 	// Check builds the program for the checking mode: every access to
 	// device and threadgroup memory is checked for bounds, uninitialised
 	// threadgroup reads and races, and Result.Findings reports what was

@@ -214,7 +214,7 @@ func (c *checker) sourceTGMem(text []byte, st *spec.Stage) int {
 		return n
 	}
 	n = -1
-	if f, err := msl.Parse(st.Source, text); err == nil {
+	if f, err := msl.ParseOptions(st.Source, text, msl.Options{Defines: st.Defines, IncludeDirs: st.IncludeDirs, ReadFile: os.ReadFile}); err == nil {
 		m, err := msl.ThreadgroupMemory(f, st.Entry, msl.Env{File: f, Defines: st.Defines})
 		if err == nil && m.Known {
 			n = int(m.Total)
@@ -493,7 +493,7 @@ func (c *checker) compile(ctx context.Context, src *sourceSet, st *spec.Stage, d
 		name = n
 	}
 	p, err := c.opts.Backend.Compile(ctx, backend.Source{
-		Name: name, Text: text, Dir: filepath.Dir(st.Source), Entry: st.Entry,
+		Name: name, Text: text, Dir: filepath.Dir(st.Source), IncludeDirs: st.IncludeDirs, Entry: st.Entry,
 		Defines: st.Defines, Constants: st.Constants, Check: detect,
 	})
 	c.mu.Lock()
@@ -517,6 +517,9 @@ func stageKey(text []byte, st *spec.Stage) string {
 
 func configKey(st *spec.Stage) string {
 	var parts []string
+	if len(st.IncludeDirs) > 0 {
+		parts = append(parts, "I"+strings.Join(st.IncludeDirs, "\x01")) // in order: the order is the search order
+	}
 	for k, v := range st.Defines {
 		parts = append(parts, "D"+k+"="+v)
 	}

@@ -17,7 +17,8 @@
 //
 // The lexer follows #if/#elif/#else/#endif. A branch whose condition is
 // certainly false, given integer literals and the object-like macros seen so
-// far, becomes one Skipped token and is not lexed (it may hold prose). A
+// far (evaluated as the preprocessor does, in intmax_t, or uintmax_t where an
+// operand is unsigned: -1 > 0u), becomes one Skipped token and is not lexed (it may hold prose). A
 // branch whose condition is unknown (it depends on -D defines, say) is lexed
 // leniently: stray bytes there are tokens, not errors. #define and #undef
 // are tracked in source order: after a certain #undef a name is not

@@ -357,7 +357,16 @@ type evaluator struct {
 	defined func(name string) (int64, bool) // nil outside #if
 	sizeof  func(typ string) (int64, bool)
 	active  []string // names being expanded, innermost last
+	// lastU reports whether the value evalText last returned is unsigned,
+	// so that a macro whose body is 0u stays unsigned where it is used.
+	// Only #if conditions (defined != nil) honour it.
+	lastU bool
 }
+
+// pp reports whether ev evaluates a preprocessor condition, where C's
+// rules for unsigned operands apply: every value is intmax_t or uintmax_t,
+// and an operation with an unsigned operand is done in uintmax_t.
+func (ev *evaluator) pp() bool { return ev.defined != nil }
 
 // isActive reports whether name is being expanded, so that a recursive
 // definition fails instead of looping.
@@ -425,8 +434,10 @@ func (ev *evaluator) evalText(s string, depth int) (int64, bool) {
 	// The commonest expressions, a literal or a name, need no lexing.
 	switch {
 	case isDigits(s):
+		ev.lastU = false
 		return parseIntLit(s)
 	case isPlainIdent(s):
+		ev.lastU = false
 		return ev.resolve(s, depth)
 	}
 	p := &exprParser{ev: ev, toks: lexExpr(s), depth: depth}
@@ -437,14 +448,17 @@ func (ev *evaluator) evalText(s string, depth int) (int64, bool) {
 	if p.bad || p.i != len(p.toks) || !v.ok {
 		return 0, false
 	}
+	ev.lastU = v.u
 	return v.v, true
 }
 
 // A val is a possibly unknown value; unknown values still parse, so that
-// `0 && X` is 0 even when X is unknown.
+// `0 && X` is 0 even when X is unknown. u marks a uintmax_t value of a
+// preprocessor condition (v holds its bits).
 type val struct {
 	v  int64
 	ok bool
+	u  bool
 }
 
 type exprParser struct {
@@ -494,6 +508,11 @@ func (p *exprParser) cond() val {
 	a := p.cond()
 	p.expect(":")
 	b := p.cond()
+	if p.ev.pp() && (a.u || b.u) {
+		// The usual arithmetic conversions: either side unsigned makes
+		// the result unsigned.
+		a.u, b.u = true, true
+	}
 	if !c.ok {
 		if a.ok && b.ok && a.v == b.v {
 			return a
@@ -539,8 +558,79 @@ func (p *exprParser) binary(level int) val {
 		}
 		p.i++
 		y := p.binary(l + 1)
-		x = apply(op, x, y)
+		if p.ev.pp() && (x.u || y.u) {
+			x = applyUnsigned(op, x, y)
+		} else {
+			x = apply(op, x, y)
+		}
 	}
+}
+
+// applyUnsigned is apply for a preprocessor condition with an unsigned
+// operand: the arithmetic and comparisons are done in uintmax_t (so
+// -1 > 0u), shifts keep the left operand's type, and comparisons and
+// logical operators give a signed 0 or 1.
+func applyUnsigned(op string, x, y val) val {
+	switch op {
+	case "&&", "||", "==", "!=":
+		r := apply(op, x, y)
+		r.u = false
+		return r
+	case "<<", ">>":
+		if !x.ok || !y.ok {
+			return val{}
+		}
+		if !y.u && y.v < 0 || uint64(y.v) > 63 {
+			return val{}
+		}
+		if !x.u {
+			return apply(op, x, y)
+		}
+		a, n := uint64(x.v), uint64(y.v)
+		if op == "<<" {
+			return val{int64(a << n), true, true}
+		}
+		return val{int64(a >> n), true, true}
+	}
+	if !x.ok || !y.ok {
+		return val{}
+	}
+	a, b := uint64(x.v), uint64(y.v)
+	var r uint64
+	switch op {
+	case "<":
+		return val{b2i(a < b), true, false}
+	case ">":
+		return val{b2i(a > b), true, false}
+	case "<=":
+		return val{b2i(a <= b), true, false}
+	case ">=":
+		return val{b2i(a >= b), true, false}
+	case "|":
+		r = a | b
+	case "^":
+		r = a ^ b
+	case "&":
+		r = a & b
+	case "+":
+		r = a + b
+	case "-":
+		r = a - b
+	case "*":
+		r = a * b
+	case "/", "%":
+		if b == 0 {
+			return val{}
+		}
+		if op == "/" {
+			r = a / b
+		} else {
+			r = a % b
+		}
+	default:
+		return val{}
+	}
+	return val{int64(r), true, true}
 }
 
 func b2i(b bool) int64 {
@@ -554,11 +644,11 @@ func apply(op string, x, y val) val {
 	switch op {
 	case "&&":
 		if x.ok && x.v == 0 || y.ok && y.v == 0 {
-			return val{0, true}
+			return val{0, true, false}
 		}
 	case "||":
 		if x.ok && x.v != 0 || y.ok && y.v != 0 {
-			return val{1, true}
+			return val{1, true, false}
 		}
 	}
 	if !x.ok || !y.ok {
@@ -615,7 +705,7 @@ func apply(op string, x, y val) val {
 			r = a % b
 		}
 	}
-	return val{r, true}
+	return val{r, true, false}
 }
 
 func (p *exprParser) unary() val {
@@ -637,6 +727,7 @@ func (p *exprParser) unary() val {
 			x.v = -x.v
 		case "!":
 			x.v = b2i(x.v == 0)
+			x.u = false
 		case "~":
 			x.v = ^x.v
 		}
@@ -685,12 +776,16 @@ func (p *exprParser) primary() val {
 	switch t.Kind {
 	case Int:
 		p.i++
+		if p.ev.pp() {
+			v, u, ok := ppIntLit(t.Text)
+			return val{v, ok, u}
+		}
 		v, ok := parseIntLit(t.Text)
-		return val{v, ok}
+		return val{v, ok, false}
 	case Char:
 		p.i++
 		v, ok := parseCharLit(t.Text)
-		return val{v, ok}
+		return val{v, ok, false}
 	case Float, String:
 		p.i++
 		return val{}
@@ -726,7 +821,7 @@ func (p *exprParser) primary() val {
 		if !has {
 			return val{}
 		}
-		return val{v, ok}
+		return val{v, ok, false}
 	case "defined":
 		p.i++
 		name := ""
@@ -742,7 +837,7 @@ func (p *exprParser) primary() val {
 			return val{}
 		}
 		v, ok := p.ev.defined(name)
-		return val{v, ok}
+		return val{v, ok, false}
 	case "static_cast", "reinterpret_cast", "const_cast":
 		p.i++
 		if !p.skipAngles() {
@@ -766,8 +861,9 @@ func (p *exprParser) primary() val {
 		p.group()
 		return val{}
 	}
+	p.ev.lastU = false
 	v, ok := p.ev.resolve(name, p.depth)
-	return val{v, ok}
+	return val{v, ok, ok && p.ev.lastU}
 }
 
 // group consumes a parenthesised group and returns its inner text.
@@ -845,6 +941,31 @@ func parseIntLit(s string) (int64, bool) {
 		return 0, false
 	}
 	return int64(u), true
+}
+
+// ppIntLit parses an integer literal of a preprocessor condition: its
+// value's bits and whether it is unsigned, as a u or U suffix makes it, or
+// a value too large for intmax_t.
+func ppIntLit(s string) (v int64, unsigned, ok bool) {
+	unsigned = strings.ContainsAny(strings.TrimLeft(s, "0123456789abcdefABCDEFxXbB'"), "uU")
+	if v, ok := parseIntLit(s); ok {
+		return v, unsigned, true
+	}
+	digits := strings.ReplaceAll(strings.TrimRight(s, "uUlLzZ"), "'", "")
+	base := 10
+	switch {
+	case len(digits) > 2 && (digits[:2] == "0x" || digits[:2] == "0X"):
+		base, digits = 16, digits[2:]
+	case len(digits) > 2 && (digits[:2] == "0b" || digits[:2] == "0B"):
+		base, digits = 2, digits[2:]
+	case len(digits) > 1 && digits[0] == '0':
+		base, digits = 8, digits[1:]
+	}
+	u, err := strconv.ParseUint(digits, base, 64)
+	if err != nil {
+		return 0, false, false
+	}
+	return int64(u), true, true
 }
 
 // parseCharLit parses a plain one-character literal such as 'a' or '\n'.

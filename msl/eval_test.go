@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"metalab/internal/testenv"
 )
 
 const evalSrc = `
@@ -295,5 +297,75 @@ func TestEvalDeep(t *testing.T) {
 		if v != tt.want || ok != tt.ok {
 			t.Errorf("Eval(%.20q...) = %d, %v; want %d, %v", tt.expr, v, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+// TestIfUnsigned checks #if conditions with unsigned operands, which the
+// preprocessor evaluates in uintmax_t: msl takes the branch the compiler
+// takes. With a C++ compiler at hand each condition is also held to its
+// preprocessor.
+func TestIfUnsigned(t *testing.T) {
+	tests := []struct {
+		cond string
+		want bool
+	}{
+		{"-1 > 0u", true},
+		{"-1 > 0", false},
+		{"-1 < 0u", false},
+		{"0u - 1 > 0", true},
+		{"0 - 1 > 0", false},
+		{"(0u - 1) / 2 == 0x7fffffffffffffff", true},
+		{"-2 / 2u == 0x7fffffffffffffff", true},
+		{"-2 / 2 == -1", true},
+		{"-1 >> 63 == -1", true},
+		{"-1u >> 63 == 1", true},
+		{"1 << 63 < 0", true},
+		{"1u << 63 < 0", false},
+		{"U > -1", false},
+		{"U + 1 == 1", true},
+		{"!0u == 1", true},
+		{"(1 ? -1 : 0u) > 0", true},
+		{"(0 ? 0u : -1) > 0", true},
+		{"18446744073709551615 == -1", true},
+		{"0xffffffffffffffff > 0", true},
+		{"-1 % 3u == 0", true},
+		{"(-1 < 0) > 0u", true},
+		{"-1L > 0UL", true},
+		{"-1 > 0LL", false},
+	}
+	cxx, cxxErr := testenv.CXX()
+	for _, tt := range tests {
+		t.Run(tt.cond, func(t *testing.T) {
+			src := "#define U 0u\n#if " + tt.cond + "\nyes\n#else\nno\n#endif\n"
+			toks, err := Lex("t.metal", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tk := range toks {
+				if tk.Kind == Ident {
+					got = append(got, tk.Text)
+				}
+			}
+			want := "no"
+			if tt.want {
+				want = "yes"
+			}
+			if len(got) != 1 || got[0] != want {
+				t.Errorf("#if %s: msl keeps %v, want [%s]", tt.cond, got, want)
+			}
+			if cxxErr != nil {
+				return
+			}
+			cmd := testenv.Command(cxx, "-E", "-P", "-x", "c++", "-")
+			cmd.Stdin = strings.NewReader(src)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%s -E: %v", cxx[0], err)
+			}
+			if strings.TrimSpace(string(out)) != want {
+				t.Errorf("#if %s: the compiler keeps %q; the table says %s", tt.cond, strings.TrimSpace(string(out)), want)
+			}
+		})
 	}
 }

@@ -236,8 +236,9 @@ type parser struct {
 	prefixes  []*MacroUse        // macros used alone before statements, emitted by stmts
 	unknown   []*unknownUse      // uses of macros defined nowhere, in order
 
-	depth   int  // statement nesting of the stmt call in progress
-	tooDeep bool // brackets nest deeper than maxNesting; structure is not parsed
+	depth   int    // statement nesting of the stmt call in progress
+	tooDeep bool   // brackets nest deeper than maxNesting; structure is not parsed
+	ns      string // the enclosing namespaces of the scope being parsed, a::b; "" at global scope
 }
 
 // maxNesting bounds bracket and statement nesting, as clang's default
@@ -453,7 +454,11 @@ func (p *parser) top(i, end int, st *Struct) int {
 		switch t.Text {
 		case "namespace":
 			j := i + 1
+			name := ""
 			for j < end && (p.t[j].Kind == Ident || p.t[j].Text == "::" || p.t[j].Kind == Attribute) {
+				if p.t[j].Kind != Attribute && p.t[j].Text != "inline" {
+					name += p.t[j].Text
+				}
 				j++
 			}
 			if p.is(j, end, "{") {
@@ -461,7 +466,15 @@ func (p *parser) top(i, end int, st *Struct) int {
 				if m < 0 {
 					m = end
 				}
+				outer := p.ns
+				if name != "" {
+					if p.ns != "" {
+						p.ns += "::"
+					}
+					p.ns += name
+				}
 				p.scope(j+1, m, st)
+				p.ns = outer
 				return m + 1
 			}
 			return p.semi(j, end) + 1
@@ -785,7 +798,7 @@ func (p *parser) structBrace(i, end int) int {
 // structDef parses a struct, class or union whose keyword is at i and whose
 // body opens at lb.
 func (p *parser) structDef(i, lb, end int, outer *Struct, tmpl []string, start int) int {
-	st := &Struct{Pos: p.t[start].Pos, Template: tmpl, Union: p.t[i].Text == "union", file: p.f}
+	st := &Struct{Pos: p.t[start].Pos, Template: tmpl, Union: p.t[i].Text == "union", Namespace: p.ns, file: p.f}
 	if tmpl != nil && len(p.tdefs) == len(tmpl) {
 		st.TemplateDefaults = p.tdefs
 	}
@@ -1223,14 +1236,15 @@ trailers:
 		}
 	}
 	fn := &Func{
-		file:     p.f,
-		Name:     name,
-		NamePos:  p.t[nameAt].Pos,
-		Pos:      p.t[start].Pos,
-		Template: tmpl,
-		Lparen:   p.t[lp].Pos,
-		Rparen:   p.t[rp].Pos,
-		SpecArgs: p.specArgs,
+		file:      p.f,
+		Name:      name,
+		NamePos:   p.t[nameAt].Pos,
+		Pos:       p.t[start].Pos,
+		Template:  tmpl,
+		Lparen:    p.t[lp].Pos,
+		Rparen:    p.t[rp].Pos,
+		SpecArgs:  p.specArgs,
+		Namespace: p.ns,
 	}
 	p.specArgs = nil
 	if tmpl != nil && len(p.tdefs) == len(tmpl) {

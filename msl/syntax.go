@@ -92,6 +92,7 @@ type Func struct {
 	Body             *Block            // nil for a declaration
 	Attrs            []*Attr           // attributes before the name: kernel, host_name("x"), ...
 	Types            map[string]string // typedef and using aliases declared in the body: name → aliased type text; nil when none
+	Namespace        string            // the enclosing namespaces, ns::inner; "" at global scope
 
 	file *File // the file the function's offsets refer to
 }
@@ -129,6 +130,7 @@ type Struct struct {
 	Alignas          string            // argument of alignas(...) on the struct, or ""
 	Types            map[string]string // member typedef and using aliases: name → aliased type text; nil when none
 	TemplateDefaults []string          // default argument text of each template parameter ("" where none); nil when none has one
+	Namespace        string            // the enclosing namespaces, ns::inner; "" at global scope
 
 	file *File // the file the struct's offsets refer to
 }

@@ -486,3 +486,8 @@ func (e *Env) functionConstantIn(expr string) string {
 	}
 	return ""
 }
+
+// PointerDeclarator reports whether declarator n, of a declaration in f,
+// declares a pointer or a reference (`threadgroup float *p`), which
+// allocates nothing, rather than storage.
+func (f *File) PointerDeclarator(n *Declarator) bool { return f.pointerDeclarator(n) }

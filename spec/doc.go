@@ -26,6 +26,10 @@
 //
 //	source:     path of the .metal file, relative to the YAML file unless
 //	            absolute (required)
+//	includes:   a directory or a list of directories, relative to the YAML
+//	            file unless absolute, that #include "..." searches after
+//	            the including file's directory and the source's (the -I of
+//	            the commands); headers are read from nowhere else
 //	seed:       integer base seed (default 1)
 //	dispatches: dispatches per timing sample, an expression (default 1)
 //	vars:       default case variables, name: expression, evaluated in order;
@@ -188,6 +192,8 @@
 //	              say a source also passed as the absent mask; each binding
 //	              is a copy on the cpu backend, so CheckKernels refuses one
 //	              a kernel writes through
+//	includes:     more include directories for this stage, searched after
+//	              the spec's
 //	defines, constants: per-stage additions and overrides
 //
 // A threadgroup buffer binds in the [[threadgroup(n)]] space, every other
@@ -199,7 +205,7 @@
 //
 // What a spec says about a kernel's arguments cannot be checked from the
 // YAML alone; Instance.CheckKernels reads each stage's entry with the
-// stage's defines and refuses, at the spec position at fault and naming
+// stage's defines and include directories and refuses, at the spec position at fault and naming
 // the kernel's position:
 //
 //   - a [[buffer(n)]] or [[threadgroup(n)]] parameter nothing is bound to.

@@ -66,6 +66,7 @@ func (b *Buffer) Coords(i int) []int {
 type Stage struct {
 	Entry        string
 	Source       string            // path of the .metal file
+	IncludeDirs  []string          // directories #include "..." searches after the source's
 	Defines      map[string]string // preprocessor defines
 	Constants    map[string]backend.Value
 	Threadgroups backend.Dim3 // threadgroups per grid
@@ -313,7 +314,7 @@ func (s *Spec) buffer1(bs *BufferSpec, set *Set, c Case, vars map[string]any) (*
 
 func (s *Spec) stage1(ss *StageSpec, set *Set, vars map[string]any) (*Stage, error) {
 	st := &Stage{
-		Entry: ss.Entry, Source: ss.Source, Defines: map[string]string{}, Constants: map[string]backend.Value{},
+		Entry: ss.Entry, Source: ss.Source, IncludeDirs: ss.Includes, Defines: map[string]string{}, Constants: map[string]backend.Value{},
 		Pos: ss.Pos, SourcePos: ss.SourcePos, ConstantPos: map[string]token.Position{},
 	}
 	for _, g := range [][]define{s.defines, ss.defines, set.defines} {

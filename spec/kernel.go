@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"go/token"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -68,8 +69,9 @@ func (kc *kernelChecker) errorf(pos token.Position, format string, args ...any) 
 	kc.errs = append(kc.errs, &Error{Pos: pos, Msg: fmt.Sprintf("case %s/%s: ", c.Set, c.Name) + fmt.Sprintf(format, args...)})
 }
 
-// file parses the source of st with its defines, once per text and
-// defines.
+// file parses the source of st with its defines and include directories
+// (headers in the source's own directory are read too, as the compiler
+// reads them), once per text, defines and directories.
 func (kc *kernelChecker) file(st *Stage) (*msl.File, error) {
 	text, err := kc.source(st.Source)
 	if err != nil {
@@ -82,12 +84,12 @@ func (kc *kernelChecker) file(st *Stage) (*msl.File, error) {
 		defs = append(defs, k+"="+v)
 	}
 	sort.Strings(defs)
-	fmt.Fprintf(h, "\x00%s\x00%s", st.Source, strings.Join(defs, "\x00"))
+	fmt.Fprintf(h, "\x00%s\x00%s\x00%s", st.Source, strings.Join(defs, "\x00"), strings.Join(st.IncludeDirs, "\x00"))
 	key := string(h.Sum(nil))
 	if f, ok := kc.files[key]; ok {
 		return f, nil
 	}
-	f, err := msl.ParseWith(st.Source, text, st.Defines)
+	f, err := msl.ParseOptions(st.Source, text, msl.Options{Defines: st.Defines, IncludeDirs: st.IncludeDirs, ReadFile: os.ReadFile})
 	if err != nil {
 		return nil, err
 	}

@@ -15,14 +15,17 @@ import (
 // A Spec is a parsed kernel spec. See the package documentation for the
 // file format.
 type Spec struct {
-	Path    string // the YAML file as given to Load or Parse
-	Dir     string // directory of Path; relative paths resolve against it
-	Source  string // the main .metal file, resolved against Dir
-	Seed    uint64
-	Structs map[string]*Type
-	Buffers []*BufferSpec
-	Stages  []*StageSpec
-	Sets    []*Set
+	Path   string // the YAML file as given to Load or Parse
+	Dir    string // directory of Path; relative paths resolve against it
+	Source string // the main .metal file, resolved against Dir
+	// Includes are the directories #include "..." searches after the
+	// including file's directory and the source's, resolved against Dir.
+	Includes []string
+	Seed     uint64
+	Structs  map[string]*Type
+	Buffers  []*BufferSpec
+	Stages   []*StageSpec
+	Sets     []*Set
 	// Defaults are the case sets to run when none is named, as the spec's
 	// defaults: key declares them; nil when it declares none (see
 	// DefaultSets).
@@ -85,6 +88,9 @@ type StageSpec struct {
 	Source    string         // resolved .metal path
 	SourcePos token.Position // where the spec names Source
 	Pos       token.Position
+	// Includes are the spec's include directories, then the stage's own,
+	// resolved against the spec's directory.
+	Includes []string
 	// Bindings are the stage's argument bindings, sorted by space and
 	// index; see stageBindings.
 	Bindings     []Binding
@@ -275,6 +281,33 @@ func (p *parser) str(n *yaml.Node, what string) string {
 	return n.Value
 }
 
+// dirs reads a directory or a list of directories, each resolved against
+// dir unless absolute.
+func (p *parser) dirs(dir string, n *yaml.Node, what string) []string {
+	var items []*yaml.Node
+	switch n.Kind {
+	case yaml.ScalarNode:
+		items = []*yaml.Node{n}
+	case yaml.SequenceNode:
+		items = n.Content
+	default:
+		p.errorf(n, "%s: want a directory or a list of directories", what)
+		return nil
+	}
+	var out []string
+	for _, it := range items {
+		v := p.str(it, what)
+		if it.Kind == yaml.ScalarNode && v == "" {
+			p.errorf(it, "%s: empty directory", what)
+			continue
+		}
+		if v != "" {
+			out = append(out, resolvePath(dir, v))
+		}
+	}
+	return out
+}
+
 func (p *parser) expr(n *yaml.Node, what string) *Expr {
 	if n.Kind != yaml.ScalarNode || n.Value == "" {
 		p.errorf(n, "%s: want an expression", what)
@@ -370,13 +403,16 @@ func (p *parser) constants(n *yaml.Node, bare bool) []constant {
 
 func (p *parser) spec(root *yaml.Node) *Spec {
 	s := &Spec{Path: p.file, Dir: filepath.Dir(p.file), Seed: 1, Structs: map[string]*Type{}}
-	f := p.fields(root, "spec", "source", "seed", "dispatches", "vars", "let", "defines",
+	f := p.fields(root, "spec", "source", "includes", "seed", "dispatches", "vars", "let", "defines",
 		"constants", "structs", "buffers", "stages", "sets", "defaults")
 	if n := f["source"]; n != nil {
 		s.Source = resolvePath(s.Dir, p.str(n, "source"))
 		s.sourcePos = p.pos(n)
 	} else {
 		p.errorf(root, "spec: missing source")
+	}
+	if n := f["includes"]; n != nil {
+		s.Includes = p.dirs(s.Dir, n, "includes")
 	}
 	if n := f["seed"]; n != nil {
 		if v, ok := p.integer(n, "seed"); ok {
@@ -667,8 +703,8 @@ func (p *parser) stages(s *Spec, n *yaml.Node) {
 		return
 	}
 	for _, sn := range n.Content {
-		f := p.fields(sn, "stage", "entry", "source", "threadgroups", "threads", "buffers", "bind", "defines", "constants")
-		st := &StageSpec{Source: s.Source, SourcePos: s.sourcePos, Pos: p.pos(sn)}
+		f := p.fields(sn, "stage", "entry", "source", "includes", "threadgroups", "threads", "buffers", "bind", "defines", "constants")
+		st := &StageSpec{Source: s.Source, SourcePos: s.sourcePos, Pos: p.pos(sn), Includes: s.Includes}
 		if n := f["entry"]; n != nil {
 			st.Entry = p.str(n, "stage entry")
 		}
@@ -680,6 +716,9 @@ func (p *parser) stages(s *Spec, n *yaml.Node) {
 		if n := f["source"]; n != nil {
 			st.Source = resolvePath(s.Dir, p.str(n, what+" source"))
 			st.SourcePos = p.pos(n)
+		}
+		if n := f["includes"]; n != nil {
+			st.Includes = append(append([]string{}, s.Includes...), p.dirs(s.Dir, n, what+" includes")...)
 		}
 		for _, k := range []string{"threadgroups", "threads"} {
 			n := f[k]

@@ -197,6 +197,9 @@ sets:
 		{"unquoted comma in flow list", "threadgroups: [1]", "threadgroups: [ceil_div(T, 4)]", `k.yaml:11:31: stage "k" threadgroups: bad expression "ceil_div(T"`},
 		{"defaults unknown set", "    cases: [{T: 4}]\n", "    cases: [{T: 4}]\ndefaults: {cases: [s, full]}\n", `k.yaml:15:23: defaults: cases: no case set "full"`},
 		{"defaults unknown key", "    cases: [{T: 4}]\n", "    cases: [{T: 4}]\ndefaults: {sets: [s]}\n", `k.yaml:15:12: defaults: unknown field "sets"`},
+		{"includes not a list", "source: k.metal", "source: k.metal\nincludes: {a: b}", `k.yaml:2:11: includes: want a directory or a list of directories`},
+		{"includes empty", "source: k.metal", "source: k.metal\nincludes: ['']", `k.yaml:2:12: includes: empty directory`},
+		{"stage includes nested", "threads: [T]}", "threads: [T], includes: [[a]]}", `stage "k" includes: want a scalar`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -224,6 +227,39 @@ sets:
 	}
 	if _, err := Parse("k.yaml", []byte(strings.Replace(good, "threadgroups: [1]", `threadgroups: ["ceil_div(T, 4)"]`, 1))); err != nil {
 		t.Errorf("quoted comma: %v", err)
+	}
+}
+
+// TestIncludes checks that include directories resolve against the
+// spec's directory, the stage's after the spec's, and reach the
+// instances' stages.
+func TestIncludes(t *testing.T) {
+	src := `source: k.metal
+includes: [inc, /abs/inc]
+buffers:
+  - {name: o, index: 0, type: float, count: 4, role: output}
+stages:
+  - {entry: a, threadgroups: [1], threads: [4]}
+  - {entry: b, threadgroups: [1], threads: [4], includes: more}
+sets:
+  s:
+    cases: [{T: 4}]
+`
+	s, err := Parse(filepath.Join("dir", "k.yaml"), []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join("dir", "inc"), "/abs/inc"}
+	if strings.Join(s.Includes, ",") != strings.Join(want, ",") {
+		t.Errorf("Includes = %q, want %q", s.Includes, want)
+	}
+	in := mustInstances(t, s)[0]
+	if got := strings.Join(in.Stages[0].IncludeDirs, ","); got != strings.Join(want, ",") {
+		t.Errorf("stage a IncludeDirs = %q, want %q", got, want)
+	}
+	want = append(want, filepath.Join("dir", "more"))
+	if got := strings.Join(in.Stages[1].IncludeDirs, ","); got != strings.Join(want, ",") {
+		t.Errorf("stage b IncludeDirs = %q, want %q", got, want)
 	}
 }
 

@@ -8,8 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,10 +17,13 @@ import (
 	"time"
 
 	"metalab/backend"
-	"metalab/backend/cpu/translate"
+	"metalab/backend/internal/buildcache"
+	"metalab/backend/runner"
 )
 
-// runtimeFS holds the runner's sources and the mtl_rt.h ABI header.
+// runtimeFS holds the runner's sources and the mtl_rt.h ABI header. The
+// protocol header the runner includes, protocol.h, is package runner's
+// (runner.ProtocolHeader): builds write it next to these.
 //
 //go:embed runtime/*.h runtime/*.cpp runtime/*.S
 var runtimeFS embed.FS
@@ -34,85 +35,6 @@ var runnerFlags = []string{"-std=c++17", "-O2", "-pthread", "-rdynamic"}
 var runnerSources = []string{
 	"runner.cpp", "sched.cpp", "memory.cpp", "check.cpp", "sandbox.cpp", "report.cpp",
 	"fiber.cpp", "fiber_x86_64.S", "fiber_arm64.S",
-}
-
-// cacheRoot returns the directory holding the runner, headers and compiled
-// kernels: Options.CacheDir, else $METALAB_CACHE, else <user cache>/metalab.
-func cacheRoot(opt string) (string, error) {
-	if opt != "" {
-		return opt, nil
-	}
-	if d := os.Getenv("METALAB_CACHE"); d != "" {
-		return d, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("find cache dir (set METALAB_CACHE): %w", err)
-	}
-	return filepath.Join(d, "metalab"), nil
-}
-
-// hashFS hashes every file of fsys (names and contents) into h.
-func hashFS(h interface{ Write([]byte) (int, error) }, fsys fs.FS) error {
-	return fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(fsys, path)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00", path, len(b))
-		_, _ = h.Write(b)
-		return nil
-	})
-}
-
-// writeFS copies every file of fsys under dir.
-func writeFS(fsys fs.FS, dir string) error {
-	return fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(path))
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		b, err := fs.ReadFile(fsys, path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-}
-
-// installDir makes dir exist with the contents fill writes, atomically:
-// fill runs in a fresh temporary directory next to dir which is then renamed
-// into place, so concurrent metalab processes never see a half-built dir.
-func installDir(dir string, fill func(tmp string) error) error {
-	if _, err := os.Stat(dir); err == nil {
-		return nil
-	}
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(parent, ".tmp-"+filepath.Base(dir)+"-")
-	if err != nil {
-		return err
-	}
-	if err := fill(tmp); err != nil {
-		os.RemoveAll(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		os.RemoveAll(tmp)
-		if _, serr := os.Stat(dir); serr == nil {
-			return nil // another process installed it first
-		}
-		return err
-	}
-	return nil
 }
 
 // compilerID returns the first line of `cxx --version`.
@@ -131,22 +53,27 @@ func compilerID(ctx context.Context, cxx []string) (string, error) {
 func (b *Backend) buildRunner(ctx context.Context) (string, error) {
 	id := b.id
 	h := sha256.New()
-	if err := hashFS(h, runtimeFS); err != nil {
+	if err := buildcache.HashFS(h, runtimeFS); err != nil {
 		return "", fmt.Errorf("hash runner sources: %w", err)
 	}
+	fmt.Fprintf(h, "protocol.h\x00%d\x00", len(runner.ProtocolHeader))
+	_, _ = h.Write(runner.ProtocolHeader)
 	flags := append(append([]string{}, runnerFlags...), b.runnerDefines...)
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", id, strings.Join(flags, " "), runtime.GOOS, runtime.GOARCH)
 	dir := filepath.Join(b.root, "runner-"+hex.EncodeToString(h.Sum(nil))[:24])
 	exe := filepath.Join(dir, "runner")
-	if _, err := os.Stat(dir); err == nil && !verifyObject(exe) {
+	if _, err := os.Stat(dir); err == nil && !buildcache.Verify(exe) {
 		// A damaged runner is rebuilt, never run.
 		os.RemoveAll(dir)
 	}
-	err := installDir(dir, func(tmp string) error {
-		if err := writeFS(runtimeFS, tmp); err != nil {
+	err := buildcache.InstallDir(dir, func(tmp string) error {
+		if err := buildcache.WriteFS(runtimeFS, tmp); err != nil {
 			return err
 		}
 		src := filepath.Join(tmp, "runtime")
+		if err := os.WriteFile(filepath.Join(src, "protocol.h"), runner.ProtocolHeader, 0o644); err != nil {
+			return err
+		}
 		args := append([]string{}, b.cxx[1:]...)
 		args = append(args, flags...)
 		args = append(args, "-o", filepath.Join(tmp, "runner"))
@@ -161,7 +88,7 @@ func (b *Backend) buildRunner(ctx context.Context) (string, error) {
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("build runner: %w\n%s", err, out.String())
 		}
-		sum, err := fileSHA256(filepath.Join(tmp, "runner"))
+		sum, err := buildcache.FileSHA256(filepath.Join(tmp, "runner"))
 		if err != nil {
 			return err
 		}
@@ -177,18 +104,18 @@ func (b *Backend) buildRunner(ctx context.Context) (string, error) {
 // returns the include directories for kernel compiles.
 func (b *Backend) installHeaders() ([]string, error) {
 	h := sha256.New()
-	if err := hashFS(h, runtimeFS); err != nil {
+	if err := buildcache.HashFS(h, runtimeFS); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(h, "\x00prelude %s\x00", b.opts.PreludeVersion)
 	if b.opts.Prelude != nil {
-		if err := hashFS(h, b.opts.Prelude); err != nil {
+		if err := buildcache.HashFS(h, b.opts.Prelude); err != nil {
 			return nil, fmt.Errorf("hash prelude: %w", err)
 		}
 	}
 	dir := filepath.Join(b.root, "include-"+hex.EncodeToString(h.Sum(nil))[:24])
-	err := installDir(dir, func(tmp string) error {
-		if err := writeFS(runtimeFS, tmp); err != nil {
+	err := buildcache.InstallDir(dir, func(tmp string) error {
+		if err := buildcache.WriteFS(runtimeFS, tmp); err != nil {
 			return err
 		}
 		pre := filepath.Join(tmp, "prelude")
@@ -196,7 +123,7 @@ func (b *Backend) installHeaders() ([]string, error) {
 			return err
 		}
 		if b.opts.Prelude != nil {
-			return writeFS(b.opts.Prelude, pre)
+			return buildcache.WriteFS(b.opts.Prelude, pre)
 		}
 		return nil
 	})
@@ -261,9 +188,6 @@ type compileInput struct {
 	dir     string // extra include dir ("" for none)
 	defines map[string]string
 	check   bool // build for the checking mode
-	// includes, if not nil, is the TU's include closure (what it reads
-	// from dir); else the headers directly in dir are hashed.
-	includes []translate.IncludedFile
 }
 
 // compileSO builds in into a cached shared object and returns its path. The
@@ -314,21 +238,15 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00", id, b.opts.PreludeVersion, strings.Join(args, "\x01"), len(in.cpp))
 	_, _ = h.Write(in.cpp)
-	switch {
-	case in.includes != nil:
-		// The full include closure, subdirectories and include
-		// directories included, with the contents that were vetted.
-		for _, f := range in.includes {
-			fmt.Fprintf(h, "%s\x00%d\x00", f.Path, len(f.Content))
-			_, _ = h.Write(f.Content)
-		}
-	case in.dir != "":
-		hashIncludeDir(h, in.dir)
+	if in.dir != "" {
+		// A hand-written TU (CompileCPP) may include headers from dir;
+		// a translated TU is self-contained (preprocessed) and has none.
+		buildcache.HashIncludeDir(h, in.dir)
 	}
 	key := hex.EncodeToString(h.Sum(nil))[:32]
 	soDir := filepath.Join(b.root, "so")
 	so := filepath.Join(soDir, key+".so")
-	if verifyObject(so) {
+	if buildcache.Verify(so) {
 		return so, nil
 	}
 	if _, err := os.Stat(so); err == nil {
@@ -344,7 +262,7 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	// The TU is written under a unique name and renamed into place, so a
 	// second process compiling the same key never reads a half-written file.
 	cppPath := filepath.Join(soDir, key+".cpp")
-	if err := writeAtomic(cppPath, in.cpp); err != nil {
+	if err := buildcache.WriteAtomic(cppPath, in.cpp); err != nil {
 		return "", envErr(err)
 	}
 	tmp, err := os.CreateTemp(soDir, ".tmp-"+key+"-*.so")
@@ -381,13 +299,13 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 			if !errors.As(err, &ee) {
 				return "", envErr(err)
 			}
-			if m := environmentFault(out.String()); m != "" {
+			if m := buildcache.EnvironmentFault(out.String()); m != "" {
 				return "", envErr(fmt.Errorf("%s\n%s", m, out.String()))
 			}
 			return "", &backend.Failure{Kind: backend.CompileError, Msg: firstError(out.String(), in.name), Log: out.String()}
 		}
 	}
-	if err := recordObject(tmp.Name(), so); err != nil {
+	if err := buildcache.Record(tmp.Name(), so); err != nil {
 		return "", envErr(err)
 	}
 	return so, nil
@@ -413,7 +331,7 @@ func (b *Backend) pch(ctx context.Context, flags []string, check bool) string {
 		h := sha256.New()
 		fmt.Fprintf(h, "%s\x00%s\x00%s", b.id, b.opts.PreludeVersion, strings.Join(flags, "\x01"))
 		dir := filepath.Join(b.root, "pch-"+hex.EncodeToString(h.Sum(nil))[:24])
-		err := installDir(dir, func(tmp string) error {
+		err := buildcache.InstallDir(dir, func(tmp string) error {
 			hdr := filepath.Join(tmp, "metal_pch.h")
 			if err := os.WriteFile(hdr, []byte("#include <metal_stdlib>\n"), 0o644); err != nil {
 				return err
@@ -432,94 +350,6 @@ func (b *Backend) pch(ctx context.Context, flags []string, check bool) string {
 	return b.pchPath[mode]
 }
 
-// recordObject writes the sha256 of the object built at tmp next to its
-// final path so, then renames it into place: a reader that sees so also
-// sees its sum.
-func recordObject(tmp, so string) error {
-	sum, err := fileSHA256(tmp)
-	if err != nil {
-		return err
-	}
-	if err := writeAtomic(so+".sha256", []byte(sum+"\n")); err != nil {
-		return err
-	}
-	return os.Rename(tmp, so)
-}
-
-// verifyObject reports whether the cached object so exists and still has
-// the sha256 recorded when it was built. A damaged entry's sum is removed
-// (the object itself is replaced by the rebuild).
-func verifyObject(so string) bool {
-	want, err := os.ReadFile(so + ".sha256")
-	if err != nil {
-		return false
-	}
-	got, err := fileSHA256(so)
-	if err != nil {
-		return false
-	}
-	if strings.TrimSpace(string(want)) == got {
-		return true
-	}
-	os.Remove(so + ".sha256")
-	return false
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// environmentFault returns the line of compiler output that blames the
-// machine rather than the kernel (a full disk, an unwritable directory, a
-// compiler killed for memory), or "".
-func environmentFault(log string) string {
-	for _, line := range strings.Split(log, "\n") {
-		for _, m := range []string{"No space left on device", "cannot open output file", "Permission denied",
-			"Killed signal terminated program", "Cannot allocate memory", "virtual memory exhausted",
-			"cannot execute", "error trying to exec"} {
-			if strings.Contains(line, m) {
-				return strings.TrimSpace(line)
-			}
-		}
-	}
-	return ""
-}
-
-// hashIncludeDir hashes the header-like files directly in dir, which a TU
-// may #include, so that editing them invalidates the cache.
-func hashIncludeDir(h interface{ Write([]byte) (int, error) }, dir string) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		switch filepath.Ext(e.Name()) {
-		case ".h", ".hpp", ".metal", ".inc", ".hh":
-		default:
-			continue
-		}
-		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() || info.Size() > 4<<20 {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00", e.Name(), len(b))
-		_, _ = h.Write(b)
-	}
-}
-
 // firstError returns the compiler's first error line, or a generic message.
 func firstError(log, name string) string {
 	for _, line := range strings.Split(log, "\n") {
@@ -528,53 +358,6 @@ func firstError(log, name string) string {
 		}
 	}
 	return name + ": C++ compiler failed"
-}
-
-// writeAtomic writes b to path through a temporary file in the same
-// directory and a rename, so readers see the old file or the whole new one.
-func writeAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(b)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-	}
-	return werr
-}
-
-// staleAge is how old a temporary file in the cache must be before setup
-// deletes it: a compile or runner build that was killed leaves its
-// temporaries behind, and none takes anywhere near this long.
-const staleAge = time.Hour
-
-// cleanStale removes the temporaries (".tmp-*", ".probe-*") older than
-// staleAge directly in root and in root/so. It reads two directories, so it
-// is cheap enough to run at every setup.
-func cleanStale(root string, now time.Time) {
-	for _, dir := range []string{root, filepath.Join(root, "so")} {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, e := range ents {
-			if !strings.HasPrefix(e.Name(), ".tmp-") && !strings.HasPrefix(e.Name(), ".probe-") {
-				continue
-			}
-			info, err := e.Info()
-			if err != nil || now.Sub(info.ModTime()) < staleAge {
-				continue
-			}
-			os.RemoveAll(filepath.Join(dir, e.Name()))
-		}
-	}
 }
 
 // CacheDir returns the directory holding the runner, the installed headers
@@ -593,23 +376,13 @@ func (b *Backend) CacheSize() (int64, error) {
 	if root == "" {
 		return 0, errors.New("cache size: backend not set up")
 	}
-	var n int64
-	err := filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // removed by a concurrent cleanup
-			}
-			return err
-		}
-		if d.Type().IsRegular() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return n, fmt.Errorf("cache size: %w", err)
-	}
-	return n, nil
+	return buildcache.Size(root)
+}
+
+// verifyObject and cleanStale are the cache's checks, as the tests call
+// them.
+func verifyObject(so string) bool { return buildcache.Verify(so) }
+
+func cleanStale(root string, now time.Time) {
+	buildcache.CleanStale(now, root, filepath.Join(root, "so"))
 }

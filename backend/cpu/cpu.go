@@ -1,8 +1,10 @@
 // Package cpu is the backend that runs Metal kernels on the host CPU.
 //
-// A kernel is translated to C++ (package translate) against the metal_stdlib
-// prelude (package prelude), compiled into a shared object with the system
-// C++ compiler and run by the runner: a child process, built once from the
+// A kernel is translated to C++ (package translate with its C++ target,
+// translate/cpp: the source after the compiler's own preprocessor, only
+// what the entry point reaches) against the metal_stdlib prelude (package
+// prelude), compiled into a shared object with the system C++ compiler
+// and run by the runner: a child process, built once from the
 // sources in runtime/, that executes each threadgroup's threads as
 // cooperative fibers. Faults in a kernel kill only the runner; they come
 // back as *backend.Failure values and the runner is restarted.
@@ -25,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,13 +35,17 @@ import (
 
 	"metalab/backend"
 	"metalab/backend/cpu/prelude"
-	"metalab/backend/cpu/translate"
+	"metalab/backend/internal/buildcache"
+	"metalab/backend/runner"
+	"metalab/translate"
+	"metalab/translate/cpp"
 )
 
-// A TranslateFunc turns a Metal source into one C++ TU exporting
-// mtl_kernels, the name of src.Entry's entry in that table, and the files
-// the TU includes (for the compile cache's key).
-type TranslateFunc func(src backend.Source) (cpp []byte, kernel string, includes []translate.IncludedFile, err error)
+// A TranslateFunc turns a Metal source into one self-contained C++ TU
+// exporting mtl_kernels (it includes nothing but the prelude: the source's
+// headers and defines are already applied) and the name of src.Entry's
+// entry in that table. pp runs the backend's compiler's preprocessor.
+type TranslateFunc func(ctx context.Context, src backend.Source, pp *translate.Preprocessor) (tu []byte, kernel string, err error)
 
 // Options configure a Backend. Zero values select the defaults.
 type Options struct {
@@ -65,8 +72,15 @@ type Options struct {
 }
 
 // DefaultTranslate is the translator Backends use when Options.Translate
-// is unset: package translate.
-var DefaultTranslate TranslateFunc = translate.CPP
+// is unset: package translate with the C++ target (package
+// translate/cpp).
+var DefaultTranslate TranslateFunc = func(ctx context.Context, src backend.Source, pp *translate.Preprocessor) ([]byte, string, error) {
+	u, err := translate.Translate(ctx, src, translate.Options{Target: cpp.Target, Preprocessor: pp})
+	if err != nil {
+		return nil, "", err
+	}
+	return u.Text, u.Entry, nil
+}
 
 // A Backend compiles and runs kernels on the CPU. Programs of one Backend
 // share one runner process; requests to it are serialised.
@@ -74,6 +88,7 @@ type Backend struct {
 	opts Options
 	cxx  []string
 	root string
+	pp   *translate.Preprocessor // the compiler's preprocessor, for translation
 
 	setupOnce       sync.Once
 	setupErr        error
@@ -87,7 +102,7 @@ type Backend struct {
 	runnerWrap    []string     // command the runner is started under, for tests (e.g. an emulator)
 
 	mu   sync.Mutex // guards proc and gen, and serialises runner requests
-	proc *proc
+	proc *runner.Proc
 	gen  int // incremented each time a runner is started
 
 	linesState
@@ -120,7 +135,8 @@ func New(opts Options) *Backend {
 			opts.PreludeVersion = prelude.Version
 		}
 	}
-	return &Backend{opts: opts, cxx: strings.Fields(opts.CXX)}
+	cxx := strings.Fields(opts.CXX)
+	return &Backend{opts: opts, cxx: cxx, pp: &translate.Preprocessor{CXX: cxx}}
 }
 
 // Name returns "cpu".
@@ -143,7 +159,7 @@ func (b *Backend) doSetup(ctx context.Context) error {
 	if _, err := exec.LookPath(b.cxx[0]); err != nil {
 		return errors.New(noCompiler)
 	}
-	root, err := cacheRoot(b.opts.CacheDir)
+	root, err := buildcache.Root(b.opts.CacheDir)
 	if err != nil {
 		return err
 	}
@@ -205,19 +221,32 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 	if err := b.setup(ctx); err != nil {
 		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
 	}
-	cpp, kernel, includes, err := b.opts.Translate(src)
+	tu, kernel, err := b.opts.Translate(ctx, src, b.pp)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		var f *backend.Failure
 		if errors.As(err, &f) {
 			return nil, f
+		}
+		var env *backend.EnvError
+		if errors.As(err, &env) {
+			return nil, env
 		}
 		var r *translate.Refusal
 		if errors.As(err, &r) && len(r.Errors) > 0 {
 			return nil, &backend.Failure{Kind: backend.Refused, Msg: r.Errors[0].Error(), Log: r.Report()}
 		}
+		var pe *translate.PreprocessError
+		if errors.As(err, &pe) {
+			return nil, &backend.Failure{Kind: backend.CompileError, Msg: pe.Error(), Log: pe.Log}
+		}
 		return nil, &backend.Failure{Kind: backend.CompileError, Msg: firstLine(err.Error()), Log: err.Error()}
 	}
-	p, err := b.compileCPP(ctx, CPPSource{Name: src.Name, CPP: cpp, Kernel: kernel, Dir: src.Dir, Defines: src.Defines, Check: src.Check, Includes: includes})
+	// The TU is self-contained: no include directory, no defines, and
+	// no include closure to hash beyond its own text.
+	p, err := b.compileCPP(ctx, CPPSource{Name: src.Name, CPP: tu, Kernel: kernel, Check: src.Check})
 	if err != nil {
 		return nil, err
 	}
@@ -233,10 +262,6 @@ type CPPSource struct {
 	Dir     string            // extra include directory, "" for none
 	Defines map[string]string // -D NAME=VALUE
 	Check   bool              // build for the checking mode
-	// Includes are the files the TU includes from Dir, with their
-	// contents: the compile cache keys on them. nil means every header
-	// directly in Dir is hashed instead.
-	Includes []translate.IncludedFile
 }
 
 // CompileCPP compiles an already-translated TU and loads its kernel. It is
@@ -249,7 +274,7 @@ func (b *Backend) compileCPP(ctx context.Context, src CPPSource) (*program, erro
 	if err := b.setup(ctx); err != nil {
 		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
 	}
-	so, err := b.compileSO(ctx, compileInput{cpp: src.CPP, name: src.Name, dir: src.Dir, defines: src.Defines, check: src.Check, includes: src.Includes})
+	so, err := b.compileSO(ctx, compileInput{cpp: src.CPP, name: src.Name, dir: src.Dir, defines: src.Defines, check: src.Check})
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +293,7 @@ func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.proc != nil {
-		b.proc.close()
+		b.proc.Close()
 		b.proc = nil
 	}
 	return nil
@@ -276,12 +301,12 @@ func (b *Backend) Close() error {
 
 // runner returns the live runner process, starting one if needed. The
 // caller holds b.mu.
-func (b *Backend) runner(ctx context.Context) (*proc, error) {
-	if b.proc != nil && !b.proc.dead {
+func (b *Backend) runner(ctx context.Context) (*runner.Proc, error) {
+	if b.proc != nil && !b.proc.Dead() {
 		return b.proc, nil
 	}
 	if b.proc != nil {
-		b.proc.close()
+		b.proc.Close()
 		b.proc = nil
 	}
 	cpu := b.opts.CPULimit
@@ -299,16 +324,53 @@ func (b *Backend) runner(ctx context.Context) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	reply, err := p.call(ctx, msgHello, nil, loadTimeout)
+	reply, err := p.Call(ctx, runner.MsgHello, nil, loadTimeout)
 	if err != nil {
-		p.close()
-		return nil, fmt.Errorf("start runner: %w\n%s", err, p.stderr.String())
+		p.Close()
+		return nil, fmt.Errorf("start runner: %w\n%s", err, p.Log())
 	}
-	d := decoder{b: reply}
-	p.hello = d.str()
+	d := runner.Decoder{B: reply}
+	p.Hello = d.Str()
 	b.proc = p
 	b.gen++
 	return p, nil
+}
+
+// runnerConfig is how the cpu runner is started.
+type runnerConfig struct {
+	wrap    []string // command the runner is started under (tests), or nil
+	path    string
+	workers int
+	objects string // the directory of compiled kernels, the only one it may read
+	memory  int64  // bytes of private memory, 0: no limit
+	cpu     int64  // seconds of CPU time, 0: no limit
+	sandbox bool
+}
+
+// startProc starts a cpu runner with an empty environment; it sandboxes
+// itself (see runtime/sandbox.cpp).
+func startProc(c runnerConfig) (*runner.Proc, error) {
+	var args []string
+	if c.workers > 0 {
+		args = append(args, "-workers", strconv.Itoa(c.workers))
+	}
+	if c.objects != "" {
+		args = append(args, "-objects", c.objects)
+	}
+	if c.memory > 0 {
+		args = append(args, "-memory", strconv.FormatInt(c.memory, 10))
+	}
+	if c.cpu > 0 {
+		args = append(args, "-cpu", strconv.FormatInt(c.cpu, 10))
+	}
+	if !c.sandbox {
+		args = append(args, "-no-sandbox")
+	}
+	var env []string
+	if len(c.wrap) > 0 {
+		env = os.Environ() // an emulator may need its environment
+	}
+	return runner.Start(runner.Config{Wrap: c.wrap, Path: c.path, Args: args, Env: env})
 }
 
 // Info describes the cpu backend: the host's CPU, the runner's workers,
@@ -331,7 +393,7 @@ func (b *Backend) restartRunner() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.proc != nil {
-		b.proc.close()
+		b.proc.Close()
 		b.proc = nil
 	}
 }
@@ -341,7 +403,7 @@ func (b *Backend) procLog() string {
 	if b.proc == nil {
 		return ""
 	}
-	return b.proc.stderr.String()
+	return b.proc.Log()
 }
 
 // Runner describes the runner process: its fibers, workers, address layout
@@ -356,7 +418,7 @@ func (b *Backend) Runner(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return p.hello, nil
+	return p.Hello, nil
 }
 
 func firstLine(s string) string {
@@ -368,15 +430,4 @@ func firstLine(s string) string {
 func defaultWorkers() int { return runtime.NumCPU() }
 
 // humanBytes formats n bytes with a binary unit, e.g. "12.3 MiB".
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func humanBytes(n int64) string { return buildcache.HumanBytes(n) }

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"metalab/backend"
-	"metalab/backend/cpu/translate"
 	"metalab/internal/testenv"
+	"metalab/translate"
 )
 
 // testCache is shared by all tests (and test runs): everything in it is
@@ -457,6 +457,82 @@ func TestCompileError(t *testing.T) {
 	}
 }
 
+// TestCompileHeaders compiles a kernel whose value comes from a header in
+// an include directory: the program sees the header as it is at each
+// compile (the cache key covers what the header contributed), and a
+// compile error in a header names the header's line.
+func TestCompileHeaders(t *testing.T) {
+	b := newBackend(t, Options{})
+	dir := t.TempDir()
+	inc := filepath.Join(dir, "inc")
+	if err := os.MkdirAll(inc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	text := []byte("#include <metal_stdlib>\n#include \"val.h\"\nusing namespace metal;\n" +
+		"kernel void k(device uint* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = VAL + twice(i); }\n")
+	src := backend.Source{Name: "k.metal", Text: text, Dir: dir, IncludeDirs: []string{inc}, Entry: "k"}
+	for _, val := range []uint32{3, 5} {
+		h := fmt.Sprintf("#pragma once\n#define VAL %d\ninline uint twice(uint x) { return 2 * x; }\n", val)
+		if err := os.WriteFile(filepath.Join(inc, "val.h"), []byte(h), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := b.Compile(context.Background(), src)
+		if err != nil {
+			t.Fatalf("VAL %d: %v", val, err)
+		}
+		res := run(t, p, backend.Dispatch{Buffers: []backend.Buffer{{Index: 0, Data: make([]byte, 16), Output: true}},
+			Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1}, Threads: backend.Dim3{X: 4, Y: 1, Z: 1}})
+		p.Close()
+		if got := u32s(res.Outputs[0]); got[0] != val || got[3] != val+6 {
+			t.Errorf("with the header defining VAL %d the kernel wrote %v", val, got)
+		}
+	}
+	bad := "#pragma once\n#define VAL 1\n\ninline uint twice(uint x) { return x + undeclared_in_header; }\n"
+	if err := os.WriteFile(filepath.Join(inc, "val.h"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.Compile(context.Background(), src)
+	f := wantFailure(t, err, backend.CompileError, "undeclared_in_header")
+	if !strings.Contains(f.Msg, filepath.Join(inc, "val.h")+":4:") {
+		t.Errorf("the compile error does not name the header's line 4: %s", f.Msg)
+	}
+}
+
+// TestFindingsInHeaders checks that the checking mode names the header's
+// line for an access in a header's function.
+func TestFindingsInHeaders(t *testing.T) {
+	b := newBackend(t, Options{})
+	dir := t.TempDir()
+	inc := filepath.Join(dir, "inc")
+	if err := os.MkdirAll(inc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := "#pragma once\n// every thread writes the same word\ninline void put(threadgroup uint* s, uint i) {\n  s[0] = i;\n}\n"
+	if err := os.WriteFile(filepath.Join(inc, "put.h"), []byte(h), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := []byte("#include <metal_stdlib>\n#include \"put.h\"\nusing namespace metal;\n" +
+		"kernel void k(device uint* o [[buffer(0)]], uint i [[thread_index_in_threadgroup]]) {\n" +
+		"  threadgroup uint s[1];\n  put(s, i);\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n  o[i] = s[0];\n}\n")
+	p, err := b.Compile(context.Background(), backend.Source{Name: "k.metal", Text: text, Dir: dir, IncludeDirs: []string{inc}, Entry: "k", Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	res := run(t, p, backend.Dispatch{Buffers: []backend.Buffer{{Index: 0, Data: make([]byte, 4*64), Output: true}},
+		Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1}, Threads: backend.Dim3{X: 64, Y: 1, Z: 1}})
+	want := filepath.Join(inc, "put.h")
+	for _, f := range res.Findings {
+		if f.Kind == backend.FindRace {
+			if f.Access.File != want || f.Access.Line != 4 {
+				t.Errorf("the race is reported at %s:%d, want %s:4", f.Access.File, f.Access.Line, want)
+			}
+			return
+		}
+	}
+	t.Errorf("no race reported: %+v", res.Findings)
+}
+
 func TestUnknownKernel(t *testing.T) {
 	b := newBackend(t, Options{})
 	src, err := os.ReadFile(filepath.Join("testdata", "tu", "faults.cpp"))
@@ -480,8 +556,8 @@ func TestNoCompiler(t *testing.T) {
 }
 
 func TestTranslateError(t *testing.T) {
-	b := newBackend(t, Options{Translate: func(src backend.Source) ([]byte, string, []translate.IncludedFile, error) {
-		return nil, "", nil, fmt.Errorf("%s:3:9: unsupported construct", src.Name)
+	b := newBackend(t, Options{Translate: func(_ context.Context, src backend.Source, _ *translate.Preprocessor) ([]byte, string, error) {
+		return nil, "", fmt.Errorf("%s:3:9: unsupported construct", src.Name)
 	}})
 	_, err := b.Compile(context.Background(), backend.Source{Name: "k.metal"})
 	wantFailure(t, err, backend.CompileError, "k.metal:3:9: unsupported construct")

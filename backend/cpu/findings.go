@@ -11,12 +11,13 @@ import (
 	"sync"
 
 	"metalab/backend"
+	"metalab/backend/runner"
 )
 
 // findings turns the runner's findings into backend.Findings: pcs become
 // .metal source positions (from the shared object's line table), slot ids
 // become array names and byte offsets element coordinates.
-func (p *program) findings(raw []rawFinding) []backend.Finding {
+func (p *program) findings(raw []runner.RawFinding) []backend.Finding {
 	if len(raw) == 0 {
 		return nil
 	}
@@ -24,22 +25,22 @@ func (p *program) findings(raw []rawFinding) []backend.Finding {
 	out := make([]backend.Finding, 0, len(raw))
 	for _, r := range raw {
 		f := backend.Finding{
-			Kind:   findingKinds[r.kind],
-			Fatal:  r.fatal,
-			Space:  spaces[r.space],
-			Buffer: int(r.buffer),
-			Array:  r.name,
-			Offset: r.offset,
-			Size:   int(r.size),
-			Count:  int(r.count),
-			Access: p.access(r.a, lines),
-			Note:   r.note,
+			Kind:   runner.FindingKinds[r.Kind],
+			Fatal:  r.Fatal,
+			Space:  runner.Spaces[r.Space],
+			Buffer: int(r.Buffer),
+			Array:  r.Name,
+			Offset: r.Offset,
+			Size:   int(r.Size),
+			Count:  int(r.Count),
+			Access: p.access(r.A, lines),
+			Note:   r.Note,
 		}
 		if f.Kind == "" {
-			f.Kind = backend.FindingKind(fmt.Sprintf("unknown-%d", r.kind))
+			f.Kind = backend.FindingKind(fmt.Sprintf("unknown-%d", r.Kind))
 		}
-		if r.b.valid {
-			o := p.access(r.b, lines)
+		if r.B.Valid {
+			o := p.access(r.B, lines)
 			f.Other = &o
 		}
 		if f.Space == "threadgroup" {
@@ -61,7 +62,7 @@ func (p *program) findings(raw []rawFinding) []backend.Finding {
 					}
 				}
 			}
-			f.Note = fmt.Sprintf("index %d out of bounds for type '%s'", r.offset, typ)
+			f.Note = fmt.Sprintf("index %d out of bounds for type '%s'", r.Offset, typ)
 			f.Access.Either = true
 		}
 		out = append(out, f)
@@ -69,20 +70,20 @@ func (p *program) findings(raw []rawFinding) []backend.Finding {
 	return out
 }
 
-func (p *program) access(a rawAccess, lines *lineTable) backend.Access {
+func (p *program) access(a runner.RawAccess, lines *lineTable) backend.Access {
 	x := backend.Access{
-		Write:     a.write,
-		Atomic:    a.atomic,
-		Group:     [3]int{int(a.group[0]), int(a.group[1]), int(a.group[2])},
-		Thread:    int(a.thread),
-		SIMDGroup: int(a.thread) / 32,
-		Lane:      int(a.thread) % 32,
-		File:      a.file,
-		Line:      int(a.line),
-		Col:       int(a.col),
+		Write:     a.Write,
+		Atomic:    a.Atomic,
+		Group:     [3]int{int(a.Group[0]), int(a.Group[1]), int(a.Group[2])},
+		Thread:    int(a.Thread),
+		SIMDGroup: int(a.Thread) / 32,
+		Lane:      int(a.Thread) % 32,
+		File:      a.File,
+		Line:      int(a.Line),
+		Col:       int(a.Col),
 	}
-	if x.Line == 0 && a.pc != 0 && lines != nil {
-		x.File, x.Line, x.Col = lines.lookup(a.pc-1, p.b.kernelFile) // the call before the return address
+	if x.Line == 0 && a.PC != 0 && lines != nil {
+		x.File, x.Line, x.Col = lines.lookup(a.PC-1, p.b.kernelFile) // the call before the return address
 	}
 	// Line tables join a relative #line name to the compile directory.
 	if p.name != "" && x.File != p.name && strings.HasSuffix(x.File, "/"+p.name) {

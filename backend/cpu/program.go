@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
 	"metalab/backend"
+	"metalab/backend/runner"
 )
 
 // DefaultTimeout bounds one Run's dispatches when Dispatch.Timeout is 0.
@@ -79,39 +79,18 @@ func (p *program) load(ctx context.Context) error {
 	if p.gen == p.b.gen {
 		return nil
 	}
-	var e encoder
-	e.str(p.so)
-	e.str(p.kernel)
 	var flags uint8
 	if p.checking {
-		flags |= loadChecking
+		flags |= runner.LoadChecking
 	}
-	e.u8(flags)
-	reply, err := r.call(ctx, msgLoad, e.b, loadTimeout)
+	l, err := r.Load(ctx, p.so, p.kernel, flags, loadTimeout)
 	if err != nil {
 		return fmt.Errorf("load kernel %s: %w", p.kernel, err)
 	}
-	d := decoder{b: reply}
-	p.handle = d.u32()
-	p.tgMem = int(d.u64())
-	p.maxThreads = int(d.u32())
-	n := int(d.u32())
+	p.handle, p.tgMem, p.maxThreads = l.Handle, l.TGMem, l.MaxThreads
 	p.slots = map[int]slotInfo{}
-	for i := 0; i < n && d.err == nil; i++ {
-		id := int(d.i32())
-		d.u64() // offset
-		si := slotInfo{size: int(d.u64()), elemSize: int(d.u64())}
-		rank := int(d.u32())
-		for k := 0; k < 4; k++ {
-			if x := int(d.u64()); k < rank {
-				si.extents = append(si.extents, x)
-			}
-		}
-		si.name = d.str()
-		p.slots[id] = si
-	}
-	if d.err != nil {
-		return fmt.Errorf("load kernel %s: %w", p.kernel, d.err)
+	for id, s := range l.Slots {
+		p.slots[id] = slotInfo{name: s.Name, size: s.Size, elemSize: s.ElemSize, extents: s.Extents}
 	}
 	p.gen = p.b.gen
 	return nil
@@ -122,43 +101,22 @@ func (p *program) load(ctx context.Context) error {
 // to the reply channel), it is restarted and the run done once more; a
 // second violation is the kernel's Failure of kind Sandbox.
 func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result, error) {
-	order, ok := orderCodes[d.Order.Kind]
+	order, ok := runner.OrderCodes[d.Order.Kind]
 	if !ok {
 		return nil, fmt.Errorf("unknown thread order %q (want one of %s)", d.Order.Kind, strings.Join(backend.OrderKinds, ", "))
 	}
 	if d.Threadgroups.X < 0 || d.Threadgroups.Y < 0 || d.Threadgroups.Z < 0 {
 		return nil, fmt.Errorf("run %s: negative grid %v", p.kernel, d.Threadgroups)
 	}
-	seen := map[[2]int]bool{}
-	for _, buf := range d.Buffers {
-		if buf.Index < 0 || buf.Index > maxBufferIndex {
-			return nil, fmt.Errorf("run %s: buffer index %d outside 0..%d", p.kernel, buf.Index, maxBufferIndex)
-		}
-		k := [2]int{buf.Index, 0}
-		if buf.Threadgroup {
-			k[1] = 1
-		}
-		if seen[k] {
-			return nil, fmt.Errorf("run %s: buffer index %d bound twice", p.kernel, buf.Index)
-		}
-		seen[k] = true
+	if err := runner.CheckBuffers(p.kernel, d.Buffers, maxBufferIndex); err != nil {
+		return nil, err
 	}
 	p.b.mu.Lock()
 	defer p.b.mu.Unlock()
 	if p.closed {
 		return nil, errors.New("run: program is closed")
 	}
-	res, err := p.run(ctx, d, order)
-	if err != nil && errors.Is(err, errProtocol) && ctx.Err() == nil {
-		first := err
-		res, err = p.run(ctx, d, order)
-		if err != nil && errors.Is(err, errProtocol) {
-			return nil, &backend.Failure{Kind: backend.Sandbox,
-				Msg: "the kernel broke the runner's protocol twice (it wrote to the reply channel?): " + firstLine(first.Error()),
-				Log: p.b.procLog()}
-		}
-	}
-	return res, err
+	return runner.Retry(ctx, func() (*backend.Result, error) { return p.run(ctx, d, order) }, p.b.procLog)
 }
 
 // run is one attempt of Run. The caller holds p.b.mu.
@@ -178,42 +136,20 @@ func (p *program) run(ctx context.Context, d backend.Dispatch, order uint8) (*ba
 		return nil, fmt.Errorf("run %s: threadgroup %dx%dx%d, want 1..%d threads", p.kernel, d.Threads.X, d.Threads.Y, d.Threads.Z, p.maxThreads)
 	}
 	r := p.b.proc
-	r.stderr.reset()
-	if _, err := r.call(ctx, msgReset, nil, loadTimeout); err != nil {
-		return nil, fmt.Errorf("run %s: %w", p.kernel, err)
-	}
-	var devices []int
-	for _, buf := range d.Buffers {
-		var e encoder
-		e.u32(uint32(buf.Index))
-		if buf.Threadgroup {
-			e.u8(bufThreadgroup)
-			e.u64(uint64(buf.Size))
-			e.u8(0)
-		} else {
-			e.u8(bufDevice)
-			e.u64(uint64(len(buf.Data)))
-			e.u8(1)
-			e.b = append(e.b, buf.Data...)
-			devices = append(devices, buf.Index)
-		}
-		if _, err := r.call(ctx, msgBuffer, e.b, loadTimeout); err != nil {
-			return nil, fmt.Errorf("run %s: bind buffer %d: %w", p.kernel, buf.Index, err)
-		}
-	}
-	var e encoder
-	e.u32(p.handle)
-	for _, v := range []int{d.Threadgroups.X, d.Threadgroups.Y, d.Threadgroups.Z, d.Threads.X, d.Threads.Y, d.Threads.Z} {
-		e.u32(uint32(v))
-	}
-	e.u32(uint32(repeat))
-	e.u8(order)
-	e.u64(d.Order.Seed)
-	reply, err := r.call(ctx, msgDispatch, e.b, timeout)
+	reply, err := r.Execute(ctx, d.Buffers, runner.Dispatch{
+		Handle:  p.handle,
+		Groups:  [3]uint32{uint32(d.Threadgroups.X), uint32(d.Threadgroups.Y), uint32(d.Threadgroups.Z)},
+		Threads: [3]uint32{uint32(d.Threads.X), uint32(d.Threads.Y), uint32(d.Threads.Z)},
+		Repeat:  uint32(repeat), Order: order, Seed: d.Order.Seed,
+	}, timeout, loadTimeout)
 	if err != nil {
-		var re *runnerError
+		var se *runner.StepError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("run %s: %w", p.kernel, err)
+		}
+		var re *runner.Error
 		if errors.As(err, &re) {
-			return nil, p.failure(re, r.stderr.String())
+			return nil, p.failure(re, r.Log())
 		}
 		var f *backend.Failure
 		if errors.As(err, &f) {
@@ -221,39 +157,17 @@ func (p *program) run(ctx context.Context, d backend.Dispatch, order uint8) (*ba
 		}
 		return nil, fmt.Errorf("run %s: %w", p.kernel, err)
 	}
-	dec := decoder{b: reply}
-	n := int(dec.u32())
-	res := &backend.Result{Outputs: map[int][]byte{}, Times: make([]time.Duration, 0, n)}
-	for i := 0; i < n; i++ {
-		res.Times = append(res.Times, time.Duration(dec.u64()))
-		res.Total += res.Times[i]
-	}
-	raw := dec.findings()
-	if dec.err != nil {
-		return nil, fmt.Errorf("run %s: %w", p.kernel, dec.err)
-	}
-	res.Findings = p.findings(raw)
-	sort.Ints(devices)
-	for _, idx := range devices {
-		var e encoder
-		e.u32(uint32(idx))
-		out, err := r.call(ctx, msgRead, e.b, loadTimeout)
-		if err != nil {
-			return nil, fmt.Errorf("run %s: read buffer %d: %w", p.kernel, idx, err)
-		}
-		res.Outputs[idx] = out
-	}
-	return res, nil
+	return &backend.Result{Outputs: reply.Outputs, Times: reply.Times, Total: reply.Total, Findings: p.findings(reply.Findings)}, nil
 }
 
 // failure turns an ERR reply to a dispatch into the kernel's Failure.
-func (p *program) failure(e *runnerError, log string) error {
-	findings := p.findings(e.findings)
-	switch e.kind {
-	case errDeadlock:
-		return &backend.Failure{Kind: backend.Deadlock, Msg: e.msg, Log: log, Findings: findings}
-	case errBadAccess:
-		msg := e.msg
+func (p *program) failure(e *runner.Error, log string) error {
+	findings := p.findings(e.Findings)
+	switch e.Kind {
+	case runner.ErrDeadlock:
+		return &backend.Failure{Kind: backend.Deadlock, Msg: e.Msg, Log: log, Findings: findings}
+	case runner.ErrBadAccess:
+		msg := e.Msg
 		for _, f := range findings {
 			if f.Fatal {
 				msg = "bad access: " + describeFatal(f)

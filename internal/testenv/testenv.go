@@ -6,6 +6,11 @@
 // CI is recognised by the environment variable CI, which GitHub Actions,
 // GitLab CI and most other services set to true, and which .ci/run sets
 // when it is unset: any value strconv.ParseBool reads as true counts.
+//
+// Tools CI is not expected to have (the CUDA toolkit, a GPU) go through
+// Optional instead: they skip under CI as well, and fail only where
+// $METALAB_REQUIRE names them (scripts/gpu-tests sets it on the GPU
+// machine).
 package testenv
 
 import (
@@ -91,4 +96,75 @@ func haveCXX(ci bool, find func() ([]string, error)) (bool, error) {
 // returns it) with args.
 func Command(cmd []string, args ...string) *exec.Cmd {
 	return exec.Command(cmd[0], append(append([]string{}, cmd[1:]...), args...)...)
+}
+
+// Optional stops t because something it needs is missing that CI machines
+// are not expected to have (the CUDA toolkit, a GPU): it skips t, under CI
+// as well. A machine that must have it says so in $METALAB_REQUIRE, a
+// comma-separated list of names ("nvcc,gpu"): if what is listed there, a
+// missing one fails t instead, so a run on a GPU machine cannot pass by
+// skipping.
+func Optional(t testing.TB, what, reason string) {
+	t.Helper()
+	optional(t, required(os.Getenv, what), reason)
+}
+
+func optional(t testing.TB, required bool, reason string) {
+	t.Helper()
+	if required {
+		t.Fatalf("%s (METALAB_REQUIRE names it: a missing one fails the test)", reason)
+		return
+	}
+	t.Skipf("%s (skipped; set METALAB_REQUIRE to make it a failure)", reason)
+}
+
+// Required reports whether $METALAB_REQUIRE names what.
+func Required(what string) bool { return required(os.Getenv, what) }
+
+func required(getenv func(string) string, what string) bool {
+	for _, w := range strings.Split(getenv("METALAB_REQUIRE"), ",") {
+		if strings.TrimSpace(w) == what {
+			return true
+		}
+	}
+	return false
+}
+
+// NVCC returns the path of nvcc: $NVCC's first word, else nvcc on $PATH,
+// in $CUDA_HOME/bin or in /usr/local/cuda/bin.
+func NVCC() (string, error) { return findNVCC(os.Getenv, exec.LookPath, os.Stat) }
+
+func findNVCC(getenv func(string) string, lookPath func(string) (string, error), stat func(string) (os.FileInfo, error)) (string, error) {
+	if cmd := strings.Fields(getenv("NVCC")); len(cmd) > 0 {
+		p, err := lookPath(cmd[0])
+		if err != nil {
+			return "", fmt.Errorf("no nvcc: $NVCC is %s, not found: %w", cmd[0], err)
+		}
+		return p, nil
+	}
+	if p, err := lookPath("nvcc"); err == nil {
+		return p, nil
+	}
+	for _, dir := range []string{getenv("CUDA_HOME"), "/usr/local/cuda"} {
+		if dir == "" {
+			continue
+		}
+		p := dir + "/bin/nvcc"
+		if info, err := stat(p); err == nil && !info.IsDir() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no nvcc: the CUDA toolkit is not installed (nvcc not on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin): %w", exec.ErrNotFound)
+}
+
+// RequireNVCC returns nvcc's path, or stops t with Optional("nvcc", ...)
+// when there is none: CI has no CUDA toolkit, so this skips there too.
+func RequireNVCC(t testing.TB) string {
+	t.Helper()
+	p, err := NVCC()
+	if err != nil {
+		Optional(t, "nvcc", err.Error())
+		return ""
+	}
+	return p
 }

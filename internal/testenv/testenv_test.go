@@ -162,3 +162,91 @@ func TestRequireCXX(t *testing.T) {
 		})
 	}
 }
+
+func TestRequired(t *testing.T) {
+	tests := []struct {
+		give, what string
+		want       bool
+	}{
+		{"", "gpu", false},
+		{"gpu", "gpu", true},
+		{"nvcc, gpu", "gpu", true},
+		{"nvcc,gpus", "gpu", false},
+		{"nvcc", "gpu", false},
+	}
+	for _, tt := range tests {
+		if got := required(env(map[string]string{"METALAB_REQUIRE": tt.give}), tt.what); got != tt.want {
+			t.Errorf("METALAB_REQUIRE=%q: required(%q) = %v, want %v", tt.give, tt.what, got, tt.want)
+		}
+	}
+}
+
+func TestFindNVCC(t *testing.T) {
+	onPath := map[string]string{"nvcc": "/usr/bin/nvcc", "/opt/cuda/bin/nvcc": "/opt/cuda/bin/nvcc"}
+	look := func(name string) (string, error) {
+		if p, ok := onPath[name]; ok {
+			return p, nil
+		}
+		return "", exec.ErrNotFound
+	}
+	files := map[string]bool{"/usr/local/cuda/bin/nvcc": true, "/home/x/cuda/bin/nvcc": true}
+	noPath := func(string) (string, error) { return "", exec.ErrNotFound }
+	fileStat := func(name string) (os.FileInfo, error) {
+		if files[name] {
+			return fakeFile{}, nil
+		}
+		return nil, os.ErrNotExist
+	}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		look    func(string) (string, error)
+		want    string
+		wantErr string
+	}{
+		{name: "on PATH", look: look, want: "/usr/bin/nvcc"},
+		{name: "NVCC", env: map[string]string{"NVCC": "/opt/cuda/bin/nvcc -ccbin g++"}, look: look, want: "/opt/cuda/bin/nvcc"},
+		{name: "missing NVCC", env: map[string]string{"NVCC": "/nope/nvcc"}, look: look, wantErr: "$NVCC is /nope/nvcc"},
+		{name: "CUDA_HOME", env: map[string]string{"CUDA_HOME": "/home/x/cuda"}, look: noPath, want: "/home/x/cuda/bin/nvcc"},
+		{name: "usr local", look: noPath, want: "/usr/local/cuda/bin/nvcc"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := findNVCC(env(tt.env), tt.look, fileStat)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("findNVCC = %q, %v; want an error containing %q", got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("findNVCC = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+	none := func(string) (os.FileInfo, error) { return nil, os.ErrNotExist }
+	if _, err := findNVCC(env(nil), noPath, none); err == nil || !errors.Is(err, exec.ErrNotFound) {
+		t.Errorf("no nvcc anywhere: err = %v, want one wrapping exec.ErrNotFound", err)
+	}
+}
+
+// fakeFile is a FileInfo of a regular file.
+type fakeFile struct{ os.FileInfo }
+
+func (fakeFile) IsDir() bool { return false }
+
+func TestOptional(t *testing.T) {
+	for _, req := range []bool{false, true} {
+		r := &recorder{}
+		optional(r, req, "no nvcc")
+		if req && (r.failed == "" || r.skipped != "") {
+			t.Errorf("required: failed %q, skipped %q; want a failure", r.failed, r.skipped)
+		}
+		if !req && (r.skipped == "" || r.failed != "") {
+			t.Errorf("optional: failed %q, skipped %q; want a skip", r.failed, r.skipped)
+		}
+		if !strings.Contains(r.failed+r.skipped, "no nvcc") {
+			t.Errorf("the reason is lost: %q", r.failed+r.skipped)
+		}
+	}
+}

@@ -14,12 +14,11 @@ import (
 	"metalab/backend"
 	"metalab/backend/cpu"
 	"metalab/backend/cpu/prelude"
-	"metalab/backend/cpu/translate"
 	"metalab/internal/testenv"
 )
 
 // translateFunc is the translator the suite's backends use.
-var translateFunc = translate.CPP
+var translateFunc = cpu.DefaultTranslate
 
 // cacheDir is shared by all runs of the suite: everything in it is keyed by
 // content hash.

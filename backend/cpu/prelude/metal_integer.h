@@ -131,13 +131,13 @@ constexpr I rhadd(I x, I y) {
   return I((x >> 1) + (y >> 1) + ((x | y) & 1));
 }
 template <class I, MTL_IF_INT(I)>
-constexpr I add_sat(I x, I y) {
+MTL_FN constexpr I add_sat(I x, I y) {
   I r;
   if (__builtin_add_overflow(x, y, &r)) return y > 0 ? std::numeric_limits<I>::max() : std::numeric_limits<I>::min();
   return r;
 }
 template <class I, MTL_IF_INT(I)>
-constexpr I sub_sat(I x, I y) {
+MTL_FN constexpr I sub_sat(I x, I y) {
   I r;
   if (__builtin_sub_overflow(x, y, &r)) {
     if (std::is_signed<I>::value) return y < 0 ? std::numeric_limits<I>::max() : std::numeric_limits<I>::min();

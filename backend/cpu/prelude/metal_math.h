@@ -21,7 +21,9 @@ namespace mtl_detail {
 // rounded arithmetic) while the same call on a run-time value goes to libm:
 // a variant that makes an argument constant must get the same bits.
 inline float opaque(float x) {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__CUDA_ARCH__)
+  asm("" : "+f"(x));
+#elif defined(__x86_64__) || defined(__i386__)
   __asm__("" : "+x"(x));
 #elif defined(__aarch64__)
   __asm__("" : "+w"(x));
@@ -32,7 +34,9 @@ inline float opaque(float x) {
   return x;
 }
 inline double opaque(double x) {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__CUDA_ARCH__)
+  asm("" : "+d"(x));
+#elif defined(__x86_64__) || defined(__i386__)
   __asm__("" : "+x"(x));
 #elif defined(__aarch64__)
   __asm__("" : "+w"(x));

@@ -57,13 +57,13 @@ constexpr vec<T, C> operator*(const vec<T, R>& v, const matrix<T, C, R>& m) {
   return r;
 }
 template <class T, int K, int R, int C>
-constexpr matrix<T, C, R> operator*(const matrix<T, K, R>& a, const matrix<T, C, K>& b) {
+MTL_FN constexpr matrix<T, C, R> operator*(const matrix<T, K, R>& a, const matrix<T, C, K>& b) {
   matrix<T, C, R> r;
   for (int c = 0; c < C; c++) r[c] = a * b[c];
   return r;
 }
 template <class T, int C, int R>
-constexpr matrix<T, C, R> operator*(const matrix<T, C, R>& m, typename mtl_detail::id<T>::type s) {
+MTL_FN constexpr matrix<T, C, R> operator*(const matrix<T, C, R>& m, typename mtl_detail::id<T>::type s) {
   matrix<T, C, R> r;
   for (int c = 0; c < C; c++) r[c] = m[c] * s;
   return r;
@@ -73,19 +73,19 @@ constexpr matrix<T, C, R> operator*(typename mtl_detail::id<T>::type s, const ma
   return m * s;
 }
 template <class T, int C, int R>
-constexpr matrix<T, C, R> operator+(const matrix<T, C, R>& a, const matrix<T, C, R>& b) {
+MTL_FN constexpr matrix<T, C, R> operator+(const matrix<T, C, R>& a, const matrix<T, C, R>& b) {
   matrix<T, C, R> r;
   for (int c = 0; c < C; c++) r[c] = a[c] + b[c];
   return r;
 }
 template <class T, int C, int R>
-constexpr matrix<T, C, R> operator-(const matrix<T, C, R>& a, const matrix<T, C, R>& b) {
+MTL_FN constexpr matrix<T, C, R> operator-(const matrix<T, C, R>& a, const matrix<T, C, R>& b) {
   matrix<T, C, R> r;
   for (int c = 0; c < C; c++) r[c] = a[c] - b[c];
   return r;
 }
 template <class T, int C, int R>
-constexpr matrix<T, R, C> transpose(const matrix<T, C, R>& m) {
+MTL_FN constexpr matrix<T, R, C> transpose(const matrix<T, C, R>& m) {
   matrix<T, R, C> r;
   for (int c = 0; c < C; c++)
     for (int i = 0; i < R; i++) r[i][c] = m[c][i];

@@ -15,6 +15,15 @@
 
 #include "mtl_rt.h"
 
+// MTL_FN marks the functions the cuda backend also compiles for the GPU
+// that its execution-space layer does not reach (see the cuda backend's
+// runtime/mtl_rt.h, which defines it): functions defined in a class body
+// and constexpr functions that are not constant expressions in C++17.
+// Here, for the cpu backend, it is empty.
+#ifndef MTL_FN
+#define MTL_FN
+#endif
+
 namespace metal {
 
 typedef unsigned char uchar;
@@ -36,7 +45,7 @@ constexpr uint32_t bits_of(float f) { return __builtin_bit_cast(uint32_t, f); }
 constexpr uint64_t bits_of(double d) { return __builtin_bit_cast(uint64_t, d); }
 constexpr float float_of(uint32_t b) { return __builtin_bit_cast(float, b); }
 
-#if defined(__F16C__)
+#if defined(__F16C__) && !defined(__CUDA_ARCH__)
 // With F16C (the backend compiling with -mf16c or an -march that has it),
 // conversions use the hardware instructions, which round to nearest even
 // (immediate 0) and treat subnormals, infinities and NaNs as the software
@@ -89,7 +98,7 @@ constexpr uint16_t half_bits_from_double(double d) {
 // subnormal results let a float addition (round to nearest even under
 // -fno-fast-math) align the bits, which keeps the common path branch-light.
 constexpr uint16_t half_bits_from_float(float f) {
-#if defined(__F16C__)
+#if defined(__F16C__) && !defined(__CUDA_ARCH__)
   if (!__builtin_is_constant_evaluated()) return f16c_from_float(f);
 #endif
   uint32_t x = bits_of(f);
@@ -110,7 +119,7 @@ constexpr uint16_t half_bits_from_float(float f) {
 
 // float_from_half_bits widens binary16 bits to float exactly.
 constexpr float float_from_half_bits(uint16_t h) {
-#if defined(__F16C__)
+#if defined(__F16C__) && !defined(__CUDA_ARCH__)
   if (!__builtin_is_constant_evaluated()) return f16c_to_float(h);
 #endif
   uint32_t sign = uint32_t(h & 0x8000) << 16;
@@ -177,17 +186,17 @@ struct half {
   constexpr explicit operator T() const { return T(mtl_detail::float_from_half_bits(bits)); }
 
   template <class T>
-  half& operator+=(T v) { return *this = half(*this + v); }
+  MTL_FN half& operator+=(T v) { return *this = half(*this + v); }
   template <class T>
-  half& operator-=(T v) { return *this = half(*this - v); }
+  MTL_FN half& operator-=(T v) { return *this = half(*this - v); }
   template <class T>
-  half& operator*=(T v) { return *this = half(*this * v); }
+  MTL_FN half& operator*=(T v) { return *this = half(*this * v); }
   template <class T>
-  half& operator/=(T v) { return *this = half(*this / v); }
-  half& operator++() { return *this = half(float(*this) + 1.0f); }
-  half& operator--() { return *this = half(float(*this) - 1.0f); }
-  half operator++(int) { half t = *this; ++*this; return t; }
-  half operator--(int) { half t = *this; --*this; return t; }
+  MTL_FN half& operator/=(T v) { return *this = half(*this / v); }
+  MTL_FN half& operator++() { return *this = half(float(*this) + 1.0f); }
+  MTL_FN half& operator--() { return *this = half(float(*this) - 1.0f); }
+  MTL_FN half operator++(int) { half t = *this; ++*this; return t; }
+  MTL_FN half operator--(int) { half t = *this; --*this; return t; }
 };
 
 // bfloat is bfloat16 (8-bit significand), with the same rounding rules as
@@ -216,17 +225,17 @@ struct bfloat {
   constexpr explicit operator T() const { return T(mtl_detail::float_of(uint32_t(bits) << 16)); }
 
   template <class T>
-  bfloat& operator+=(T v) { return *this = bfloat(*this + v); }
+  MTL_FN bfloat& operator+=(T v) { return *this = bfloat(*this + v); }
   template <class T>
-  bfloat& operator-=(T v) { return *this = bfloat(*this - v); }
+  MTL_FN bfloat& operator-=(T v) { return *this = bfloat(*this - v); }
   template <class T>
-  bfloat& operator*=(T v) { return *this = bfloat(*this * v); }
+  MTL_FN bfloat& operator*=(T v) { return *this = bfloat(*this * v); }
   template <class T>
-  bfloat& operator/=(T v) { return *this = bfloat(*this / v); }
-  bfloat& operator++() { return *this = bfloat(float(*this) + 1.0f); }
-  bfloat& operator--() { return *this = bfloat(float(*this) - 1.0f); }
-  bfloat operator++(int) { bfloat t = *this; ++*this; return t; }
-  bfloat operator--(int) { bfloat t = *this; --*this; return t; }
+  MTL_FN bfloat& operator/=(T v) { return *this = bfloat(*this / v); }
+  MTL_FN bfloat& operator++() { return *this = bfloat(float(*this) + 1.0f); }
+  MTL_FN bfloat& operator--() { return *this = bfloat(float(*this) - 1.0f); }
+  MTL_FN bfloat operator++(int) { bfloat t = *this; ++*this; return t; }
+  MTL_FN bfloat operator--(int) { bfloat t = *this; --*this; return t; }
 };
 
 static_assert(sizeof(half) == 2 && alignof(half) == 2, "half layout");

@@ -88,7 +88,7 @@ inline T scan_lanes(const T* v, uint32_t mask, uint32_t lane, bool inclusive, T 
 
 struct op_add {
   template <class T>
-  T operator()(const T& a, const T& b) const {
+  MTL_FN T operator()(const T& a, const T& b) const {
     if constexpr (std::is_integral<T>::value && std::is_signed<T>::value) {
       typedef typename std::make_unsigned<T>::type U;
       return T(U(a) + U(b));
@@ -99,7 +99,7 @@ struct op_add {
 };
 struct op_mul {
   template <class T>
-  T operator()(const T& a, const T& b) const {
+  MTL_FN T operator()(const T& a, const T& b) const {
     if constexpr (std::is_integral<T>::value && std::is_signed<T>::value) {
       typedef typename std::make_unsigned<T>::type U;
       return T(U(a) * U(b));
@@ -110,15 +110,15 @@ struct op_mul {
 };
 struct op_and {
   template <class T>
-  T operator()(const T& a, const T& b) const { return T(a & b); }
+  MTL_FN T operator()(const T& a, const T& b) const { return T(a & b); }
 };
 struct op_or {
   template <class T>
-  T operator()(const T& a, const T& b) const { return T(a | b); }
+  MTL_FN T operator()(const T& a, const T& b) const { return T(a | b); }
 };
 struct op_xor {
   template <class T>
-  T operator()(const T& a, const T& b) const { return T(a ^ b); }
+  MTL_FN T operator()(const T& a, const T& b) const { return T(a ^ b); }
 };
 
 // scalar_min and scalar_max order floats like metal::fmin and fmax: a NaN
@@ -143,7 +143,7 @@ inline T scalar_max(T a, T b) {
 }
 struct op_min {
   template <class T>
-  T operator()(const T& a, const T& b) const {
+  MTL_FN T operator()(const T& a, const T& b) const {
     if constexpr (is_vec<T>::value) {
       T r = a;
       for (int i = 0; i < T::mtl_vec_size; i++) r[i] = scalar_min(a[i], b[i]);
@@ -155,7 +155,7 @@ struct op_min {
 };
 struct op_max {
   template <class T>
-  T operator()(const T& a, const T& b) const {
+  MTL_FN T operator()(const T& a, const T& b) const {
     if constexpr (is_vec<T>::value) {
       T r = a;
       for (int i = 0; i < T::mtl_vec_size; i++) r[i] = scalar_max(a[i], b[i]);

@@ -66,10 +66,10 @@ struct simdgroup_matrix {
     for (int i = 0; i < 8; i++) mtl_e[i * 9] = diag;
   }
 
-  vec<T, 2>& thread_elements() {
+  MTL_FN vec<T, 2>& thread_elements() {
     return *reinterpret_cast<vec<T, 2>*>(&mtl_e[mtl_detail::matrix_first(mtl_detail::matrix_lane())]);
   }
-  const vec<T, 2>& thread_elements() const {
+  MTL_FN const vec<T, 2>& thread_elements() const {
     return *reinterpret_cast<const vec<T, 2>*>(&mtl_e[mtl_detail::matrix_first(mtl_detail::matrix_lane())]);
   }
 };

@@ -13,6 +13,11 @@
 #include "metal_scalar.h"
 #include "metal_vector.h"
 
+// Under nvcc the CUDA runtime already owns these names in the global
+// namespace (float4, uint2, ...); a CUDA translation unit puts the kernel's
+// source inside namespace metal instead (backend/cuda/runtime/mtl_cuda.h),
+// where Metal's names come first.
+#if !defined(__CUDACC__)
 using metal::uchar;
 using metal::ushort;
 using metal::uint;
@@ -33,3 +38,4 @@ using metal::long2; using metal::long3; using metal::long4; using metal::packed_
 using metal::ulong2; using metal::ulong3; using metal::ulong4; using metal::packed_ulong2; using metal::packed_ulong3; using metal::packed_ulong4;
 using metal::float2x2; using metal::float2x3; using metal::float2x4; using metal::float3x2; using metal::float3x3; using metal::float3x4; using metal::float4x2; using metal::float4x3; using metal::float4x4;
 using metal::half2x2; using metal::half2x3; using metal::half2x4; using metal::half3x2; using metal::half3x3; using metal::half3x4; using metal::half4x2; using metal::half4x3; using metal::half4x4;
+#endif  // !__CUDACC__

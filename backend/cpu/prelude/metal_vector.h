@@ -173,25 +173,25 @@ struct vec_swizzle : vec<T, int(sizeof...(I))> {
   }
   vec_swizzle(const vec_swizzle&) = default;
 
-  vec_swizzle&& operator=(const value_type& v) && {
+  MTL_FN vec_swizzle&& operator=(const value_type& v) && {
     static_assert(mtl_detail::distinct(I...), "cannot assign to a swizzle with repeated components");
     int k = 0;
     ((( *mtl_src)[I] = v[k], (*this)[k] = v[k], k++), ...);
     return std::move(*this);
   }
-  vec_swizzle&& operator=(const vec_swizzle& v) && { return std::move(*this) = value_type(v); }
-  vec_swizzle& operator=(const value_type& v) & {
+  MTL_FN vec_swizzle&& operator=(const vec_swizzle& v) && { return std::move(*this) = value_type(v); }
+  MTL_FN vec_swizzle& operator=(const value_type& v) & {
     value_type::operator=(v);
     return *this;
   }
-  vec_swizzle& operator=(const vec_swizzle& v) & {
+  MTL_FN vec_swizzle& operator=(const vec_swizzle& v) & {
     value_type::operator=(v);
     return *this;
   }
 
 #define MTL_SWZ_COMPOUND(op)                                                                               \
-  vec_swizzle&& operator op##=(const value_type& v) && { return std::move(*this) = value_type(value_type(*this) op v); } \
-  vec_swizzle& operator op##=(const value_type& v) & {                                                         \
+  MTL_FN vec_swizzle&& operator op##=(const value_type& v) && { return std::move(*this) = value_type(value_type(*this) op v); } \
+  MTL_FN vec_swizzle& operator op##=(const value_type& v) & {                                                         \
     value_type::operator=(value_type(*this) op v);                                                        \
     return *this;                                                                                          \
   }
@@ -208,26 +208,26 @@ struct vec_swizzle : vec<T, int(sizeof...(I))> {
 #undef MTL_SWZ_COMPOUND
 
   // ++ and -- on a temporary proxy (`v.xy++`) write back like +=.
-  vec_swizzle&& operator++() && { return std::move(*this) += value_type(T(1)); }
-  vec_swizzle&& operator--() && { return std::move(*this) -= value_type(T(1)); }
-  value_type operator++(int) && {
+  MTL_FN vec_swizzle&& operator++() && { return std::move(*this) += value_type(T(1)); }
+  MTL_FN vec_swizzle&& operator--() && { return std::move(*this) -= value_type(T(1)); }
+  MTL_FN value_type operator++(int) && {
     value_type old(*this);
     std::move(*this) += value_type(T(1));
     return old;
   }
-  value_type operator--(int) && {
+  MTL_FN value_type operator--(int) && {
     value_type old(*this);
     std::move(*this) -= value_type(T(1));
     return old;
   }
-  vec_swizzle& operator++() & { return *this += value_type(T(1)); }
-  vec_swizzle& operator--() & { return *this -= value_type(T(1)); }
-  value_type operator++(int) & {
+  MTL_FN vec_swizzle& operator++() & { return *this += value_type(T(1)); }
+  MTL_FN vec_swizzle& operator--() & { return *this -= value_type(T(1)); }
+  MTL_FN value_type operator++(int) & {
     value_type old(*this);
     *this += value_type(T(1));
     return old;
   }
-  value_type operator--(int) & {
+  MTL_FN value_type operator--(int) & {
     value_type old(*this);
     *this -= value_type(T(1));
     return old;

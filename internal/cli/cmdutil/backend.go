@@ -7,6 +7,7 @@ import (
 	"metalab/backend"
 	// The backends built into metalab register themselves.
 	_ "metalab/backend/cpu"
+	_ "metalab/backend/cuda"
 	_ "metalab/backend/metal"
 )
 

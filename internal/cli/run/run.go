@@ -393,7 +393,7 @@ func (r *runner) compile(ctx context.Context, st *spec.Stage) (backend.Program, 
 		return nil, err
 	}
 	p, err := r.be.Compile(ctx, backend.Source{
-		Name: st.Source, Text: text, Dir: filepath.Dir(st.Source), Entry: st.Entry,
+		Name: st.Source, Text: text, Dir: filepath.Dir(st.Source), IncludeDirs: st.IncludeDirs, Entry: st.Entry,
 		Defines: st.Defines, Constants: st.Constants,
 	})
 	if err != nil {
@@ -411,6 +411,9 @@ func stageKey(text []byte, st *spec.Stage) string {
 	h := sha256.Sum256(text)
 	parts := []string{hex.EncodeToString(h[:]), st.Entry}
 	var cfg []string
+	if len(st.IncludeDirs) > 0 {
+		cfg = append(cfg, "I"+strings.Join(st.IncludeDirs, "\x01")) // in order: the order is the search order
+	}
 	for k, v := range st.Defines {
 		cfg = append(cfg, "D"+k+"="+v)
 	}

@@ -45,6 +45,8 @@ UNARY_OP(exp)
 UNARY(sqr, float, usqr_f32, usqr_f32_strided)
 UNARY(neg, float, uneg_f32, uneg_f32_strided)
 
+#define MAX(x, y) ((x) > (y) ? (x) : (y))
+
 // one block of el_to_sum_per_block elements per threadgroup; x and y name
 // the operands of FN
 #define REDUCE(FN, NAME, T, START) \
@@ -124,7 +126,5 @@ kernel void NAME( \
         dst[dst_id] = shared_indices[0]; \
     } \
 }
-
-#define MAX(x, y) ((x) > (y) ? (x) : (y))
 
 ARGMAX(fast_argmax_f32, float, -HUGE_VALF)

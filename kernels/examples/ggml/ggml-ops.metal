@@ -186,13 +186,14 @@ kernel void kernel_argmax_f32(
         }
     }
 
-    // find the argmax in the simdgroup, ties to the smallest index
+    // find the argmax in the simdgroup; among equal maxima the largest
+    // index wins
     float max_val = simd_max(lmax);
-    int32_t arg_val = simd_min(max_val == lmax ? larg : INT_MAX);
+    int32_t arg_val = simd_max(select(-1, larg, max_val == lmax));
 
     if (sgitg == 0) {
         shared_maxval[tiisg] = -INFINITY;
-        shared_argmax[tiisg] = INT_MAX;
+        shared_argmax[tiisg] = -1;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     if (tiisg == 0) {
@@ -202,7 +203,7 @@ kernel void kernel_argmax_f32(
     threadgroup_barrier(mem_flags::mem_threadgroup);
 
     float   max_val_reduced = simd_max(shared_maxval[tiisg]);
-    int32_t arg_val_reduced = simd_min(max_val_reduced == shared_maxval[tiisg] ? shared_argmax[tiisg] : INT_MAX);
+    int32_t arg_val_reduced = simd_max(select(-1, shared_argmax[tiisg], max_val_reduced == shared_maxval[tiisg]));
 
     if (tpitg == 0) {
         dst[tgpig] = arg_val_reduced;

@@ -1,0 +1,86 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"metalab/backend"
+)
+
+// The GPU benchmarks report the GPU's time (Result.Total, CUDA events) per
+// dispatch as gpu-ns/dispatch, besides Go's wall time per Run (which adds
+// binding and reading back the buffers).
+
+func benchRun(b *testing.B, p backend.Program, d backend.Dispatch) {
+	b.Helper()
+	var gpu time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := p.Run(context.Background(), d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		gpu += res.Total
+	}
+	b.ReportMetric(float64(gpu.Nanoseconds())/float64(b.N*max(d.Repeat, 1)), "gpu-ns/dispatch")
+}
+
+// BenchmarkGPULaunch measures an almost empty kernel: what a launch costs.
+func BenchmarkGPULaunch(b *testing.B) {
+	g := gpuBackend(b, Options{})
+	p := compileCU(b, g, "faults.cu", "copy")
+	benchRun(b, p, backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 128)}, {Index: 1, Data: make([]byte, 128)}},
+		Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: 32, Y: 1, Z: 1},
+		Repeat:       1000,
+	})
+}
+
+// BenchmarkGPUReduce measures a threadgroup-memory tree reduction over 4M
+// integers (16 MiB read per dispatch).
+func BenchmarkGPUReduce(b *testing.B) {
+	g := gpuBackend(b, Options{})
+	p := compileCU(b, g, "groups.cu", "reduce")
+	const groups, threads = 16384, 256
+	benchRun(b, p, backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 4*groups*threads)}, {Index: 1, Data: make([]byte, 4*groups)}},
+		Threadgroups: backend.Dim3{X: groups, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: threads, Y: 1, Z: 1},
+		Repeat:       100,
+	})
+}
+
+// BenchmarkGPUSimd measures the simd-group functions as the prelude builds
+// them on the GPU (each a gather by warp shuffles and a fold in lane
+// order): parity.inc's simd kernel, 26 collectives per thread.
+func BenchmarkGPUSimd(b *testing.B) {
+	g := gpuBackend(b, Options{})
+	p := compileCU(b, g, "parity.cu", "simd")
+	const groups, threads = 1024, 256
+	n := groups * threads
+	benchRun(b, p, backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 8*n)}, {Index: 1, Data: make([]byte, 4*32*n)}},
+		Threadgroups: backend.Dim3{X: groups, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: threads, Y: 1, Z: 1},
+		Repeat:       10,
+	})
+}
+
+// BenchmarkCompileParity measures one nvcc compile of parity.cu (the whole
+// prelude as device code), a cache miss each time. It needs nvcc, not a
+// GPU.
+func BenchmarkCompileParity(b *testing.B) {
+	t := toolBackend(b, Options{CacheDir: b.TempDir()})
+	src := tuSource(b, "parity.cu", "")
+	text := src.CU
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		src.CU = append(append([]byte{}, text...), fmt.Sprintf("// %d %d\n", time.Now().UnixNano(), i)...)
+		if _, err := t.compileObject(context.Background(), src, testArch(), false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

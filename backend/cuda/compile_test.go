@@ -1,0 +1,344 @@
+package cuda
+
+import (
+	"context"
+	"debug/elf"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"metalab/backend"
+	"metalab/backend/runner"
+	"metalab/msl"
+)
+
+// The tests in this file need nvcc, not a GPU: they compile for
+// testArch() and run the runner where there is no GPU.
+
+// TestCompileTUs compiles every hand-written TU, each a form the CUDA
+// target emits, as device code for the GPU machine's architecture. parity
+// and idioms include the whole prelude: they are what keeps it compiling
+// for the GPU (a prelude function the execution-space layer does not reach
+// fails here with "calling a __host__ function").
+func TestCompileTUs(t *testing.T) {
+	b := toolBackend(t, Options{})
+	ctx := context.Background()
+	tus := []string{"parity.cu", "idioms.cu", "groups.cu", "faults.cu", "race.cu"}
+	for _, name := range tus {
+		t.Run(name, func(t *testing.T) {
+			so, err := b.compileObject(ctx, tuSource(t, name, ""), testArch(), false)
+			if err != nil {
+				var f *backend.Failure
+				if errors.As(err, &f) {
+					t.Fatalf("%s: %s\n%s", name, f.Msg, f.Log)
+				}
+				t.Fatal(err)
+			}
+			syms := dynamicSymbols(t, so)
+			for _, want := range []string{"mtl_cuda_kernels", "mtl_cuda_abi"} {
+				if !syms[want] {
+					t.Errorf("%s exports no %s", filepath.Base(so), want)
+				}
+			}
+			before := b.compilerRuns.Load()
+			again, err := b.compileObject(ctx, tuSource(t, name, ""), testArch(), false)
+			if err != nil || again != so {
+				t.Fatalf("second compile = %q, %v; want the cached %q", again, err, so)
+			}
+			if n := b.compilerRuns.Load() - before; n != 0 {
+				t.Errorf("the second compile ran nvcc %d times, want 0 (cached)", n)
+			}
+		})
+	}
+}
+
+func dynamicSymbols(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF {
+			out[s.Name] = true
+		}
+	}
+	return out
+}
+
+func TestCompileError(t *testing.T) {
+	b := toolBackend(t, Options{})
+	_, err := b.compileObject(context.Background(), tuSource(t, "broken.cu", "f"), testArch(), false)
+	var f *backend.Failure
+	if !errors.As(err, &f) || f.Kind != backend.CompileError {
+		t.Fatalf("compile broken.cu = %v, want a CompileError failure", err)
+	}
+	if want := `kernels/broken.metal(7): error: identifier "undeclared_name" is undefined`; f.Msg != want {
+		t.Errorf("Msg = %q, want %q", f.Msg, want)
+	}
+}
+
+// TestCacheIntegrity damages a cached object: the next compile must notice
+// (its sha256 no longer matches) and rebuild it rather than load it.
+func TestCacheIntegrity(t *testing.T) {
+	b := toolBackend(t, Options{CacheDir: t.TempDir()})
+	ctx := context.Background()
+	src := tuSource(t, "groups.cu", "")
+	so, err := b.compileObject(ctx, src, testArch(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(so, good[:len(good)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := b.compilerRuns.Load()
+	again, err := b.compileObject(ctx, src, testArch(), false)
+	if err != nil || again != so {
+		t.Fatalf("recompile = %q, %v", again, err)
+	}
+	if n := b.compilerRuns.Load() - before; n != 1 {
+		t.Errorf("nvcc ran %d times for a damaged object, want 1", n)
+	}
+	if got, _ := os.ReadFile(so); len(got) != len(good) {
+		t.Errorf("rebuilt object has %d bytes, want %d", len(got), len(good))
+	}
+}
+
+// ptxasShared compiles src with ptxas's resource report and returns each
+// entry's static shared memory, by kernel id (mtl_entry_<id>).
+func ptxasShared(t *testing.T, b *Backend, path string) map[string]int {
+	t.Helper()
+	var args []string
+	for _, f := range KernelFlags {
+		switch f {
+		case "-shared", "-cudart", "shared":
+			continue
+		}
+		args = append(args, f)
+	}
+	args = append(args, "-arch="+testArch(), "-Xptxas", "-v", "-c", "-o", filepath.Join(t.TempDir(), "k.o"))
+	for _, inc := range b.incs {
+		args = append(args, "-I"+inc)
+	}
+	args = append(args, path)
+	args = slicesDelete(args, "-Xcompiler", "-fPIC")
+	out, err := exec.Command(b.nvcc[0], append(b.nvcc[1:], args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("nvcc: %v\n%s", err, out)
+	}
+	entry := regexp.MustCompile(`Compiling entry function 'mtl_entry_(\w+)'`)
+	used := regexp.MustCompile(`Used \d+ registers(?:, (\d+) bytes smem)?`)
+	got := map[string]int{}
+	cur := ""
+	for _, line := range strings.Split(string(out), "\n") {
+		if m := entry.FindStringSubmatch(line); m != nil {
+			cur = m[1]
+		} else if m := used.FindStringSubmatch(line); m != nil && cur != "" {
+			n, _ := strconv.Atoi(m[1])
+			got[cur] = n
+			cur = ""
+		}
+	}
+	return got
+}
+
+// slicesDelete removes the pair a, b from args.
+func slicesDelete(args []string, a, b string) []string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == a && args[i+1] == b {
+			return append(args[:i:i], args[i+2:]...)
+		}
+	}
+	return args
+}
+
+// TestStaticSharedMemory compares the static shared memory nvcc allocates
+// for tgmem.cu's kernels (what cudaFuncGetAttributes reports on the GPU,
+// which TestGPUSharedMemory checks) with msl's estimate for the same
+// declarations in tgmem.metal. They agree where Metal's layout needs no
+// padding or rounding; elsewhere nvcc allocates between the declarations'
+// sizes and Metal's total: it packs the declarations its own way and does
+// not round the total up to 16 bytes.
+func TestStaticSharedMemory(t *testing.T) {
+	b := toolBackend(t, Options{})
+	got := ptxasShared(t, b, filepath.Join("testdata", "tgmem", "tgmem.cu"))
+	for _, k := range tgmemKernels(t) {
+		n, ok := got[k.name]
+		if !ok {
+			t.Errorf("%s: ptxas reported no entry mtl_entry_%s", k.name, k.name)
+			continue
+		}
+		t.Logf("%s: nvcc %d bytes, msl %d (declarations %d bytes)", k.name, n, k.total, k.sum)
+		k.check(t, n)
+	}
+}
+
+// A tgmemKernel is one kernel of tgmem.metal with msl's estimate.
+type tgmemKernel struct {
+	name           string
+	total          int // msl's Total: Metal's layout rounded to 16
+	declared       int // msl's Declared: the end of the last declaration
+	sum            int // the declarations' sizes
+	aligned, exact bool
+}
+
+// check holds a GPU's (or ptxas's) figure n to the estimate.
+func (k tgmemKernel) check(t *testing.T, n int) {
+	t.Helper()
+	if k.exact {
+		if n != k.total {
+			t.Errorf("%s: %d bytes of static shared memory, msl estimates %d", k.name, n, k.total)
+		}
+		return
+	}
+	if n < k.sum || n > k.total {
+		t.Errorf("%s: %d bytes of static shared memory, want between the declarations' %d and msl's %d", k.name, n, k.sum, k.total)
+	}
+}
+
+func tgmemKernels(t *testing.T) []tgmemKernel {
+	t.Helper()
+	path := filepath.Join("testdata", "tgmem", "tgmem.metal")
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := msl.Parse(path, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []tgmemKernel
+	for _, name := range []string{"floats", "aligned", "padded", "helper"} {
+		m, err := msl.ThreadgroupMemory(f, name, msl.Env{File: f})
+		if err != nil || !m.Known {
+			t.Fatalf("msl.ThreadgroupMemory(%s) = %+v, %v", name, m, err)
+		}
+		k := tgmemKernel{name: name, total: int(m.Total), declared: int(m.Declared)}
+		pad := false
+		for _, d := range m.Decls {
+			if d.Offset != int64(k.sum) {
+				pad = true
+			}
+			k.sum += int(d.Size)
+		}
+		// No padding between declarations and nothing to round: the
+		// layouts cannot differ.
+		k.exact = !pad && k.declared%16 == 0
+		out = append(out, k)
+	}
+	return out
+}
+
+// runnerBackend returns a toolBackend with its runner built and started,
+// for the tests that talk to the runner where there is no GPU.
+func runnerBackend(t *testing.T) *Backend {
+	t.Helper()
+	b := toolBackend(t, Options{})
+	if gpuPresent() {
+		t.Skip("this machine has an NVIDIA GPU: the GPU tests cover the runner")
+	}
+	ctx := context.Background()
+	path, err := b.buildRunner(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.runnerPath = path
+	return b
+}
+
+// TestRunnerWithoutGPU starts the cuda runner where there is no GPU: it
+// must say so in its HELLO, and refuse what needs a GPU after checking what
+// does not (the object loads and is a cuda kernel object).
+func TestRunnerWithoutGPU(t *testing.T) {
+	b := runnerBackend(t)
+	ctx := context.Background()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, err := b.runner(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.gpu.Ready || b.gpu.Error == "" || !strings.Contains(p.Hello, "no GPU") {
+		t.Fatalf("HELLO = %q (%+v), want no GPU and why", p.Hello, b.gpu)
+	}
+	t.Logf("runner: %s", p.Hello)
+	so, err := b.compileObject(ctx, tuSource(t, "groups.cu", ""), testArch(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "other.so")
+	if out, err := exec.Command(b.nvcc[0], "-shared", "-Xcompiler", "-fPIC", "-o", other, writeFile(t, "other.cu", "extern \"C\" int other = 1;\n")).CombinedOutput(); err != nil {
+		t.Fatalf("build other.so: %v\n%s", err, out)
+	}
+	tests := []struct {
+		so, kernel, want string
+	}{
+		{so, "reduce", "no GPU"},
+		{so, "nope", "kernel nope not found in " + so + " (has: reduce, positions, simd, tgbuf, simd_barrier, lanes, barriers)"},
+		{other, "reduce", "not a cuda kernel object"},
+		{filepath.Join(t.TempDir(), "missing.so"), "reduce", "dlopen:"},
+	}
+	for _, tt := range tests {
+		_, err := p.Load(ctx, tt.so, tt.kernel, 0, loadTimeout)
+		var re *runner.Error
+		if !errors.As(err, &re) || !strings.Contains(re.Msg, tt.want) {
+			t.Errorf("LOAD %s %s = %v, want an ERR reply containing %q", filepath.Base(tt.so), tt.kernel, err, tt.want)
+		}
+	}
+	// The runner is alive after all that.
+	if _, err := p.Call(ctx, runner.MsgReset, nil, loadTimeout); err != nil {
+		t.Errorf("RESET after refused loads: %v", err)
+	}
+	var e runner.Encoder
+	e.U32(40)
+	e.U8(runner.BufDevice)
+	e.U64(4)
+	e.U8(1)
+	e.U32(7)
+	if _, err := p.Call(ctx, runner.MsgBuffer, e.B, loadTimeout); err == nil || !strings.Contains(err.Error(), "binds [[buffer(0..30)]]") {
+		t.Errorf("BUFFER at index 40 = %v, want a refusal naming the indices", err)
+	}
+}
+
+// TestAvailableWithoutGPU: with nvcc but no GPU, Available says that at
+// once, without running nvcc or building anything.
+func TestAvailableWithoutGPU(t *testing.T) {
+	b := toolBackend(t, Options{CacheDir: t.TempDir()})
+	if gpuPresent() {
+		t.Skip("this machine has an NVIDIA GPU")
+	}
+	start := time.Now()
+	ok, why := b.Available(context.Background())
+	if ok || !strings.Contains(why, "no NVIDIA GPU") || !strings.Contains(why, "nvcc is installed") {
+		t.Errorf("Available = %v, %q; want false: nvcc is installed, but no GPU", ok, why)
+	}
+	if b.runnerPath != "" || b.devErr != nil {
+		t.Errorf("Available set the device up (runner %q, %v) on a machine without a GPU", b.runnerPath, b.devErr)
+	}
+	t.Logf("%q in %v", why, time.Since(start))
+}
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -1,0 +1,425 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"metalab/backend"
+	"metalab/backend/cpu/prelude"
+	"metalab/backend/internal/buildcache"
+	"metalab/backend/runner"
+)
+
+// TranslateCUDA turns a Metal source into one CUDA TU in the shape
+// runtime/mtl_cuda.h describes, and names src.Entry's entry in its kernel
+// table. It is nil until the translator has a CUDA target; until then
+// Compile reports the backend unavailable for translated sources (CompileCU
+// runs hand-written TUs).
+var TranslateCUDA func(src backend.Source) (cu []byte, kernel string, err error)
+
+// Options configure a Backend. Zero values select the defaults.
+type Options struct {
+	CacheDir string // runner, headers and compiled kernels (under cuda/); default $METALAB_CACHE or <user cache dir>/metalab
+	// NVCC is the nvcc command; default $NVCC, else nvcc on $PATH, in
+	// $CUDA_HOME/bin or in /usr/local/cuda/bin.
+	NVCC string
+	// Device is the CUDA device index (after CUDA_VISIBLE_DEVICES); default 0.
+	Device int
+	// Arch is the GPU architecture kernels are built for ("sm_90");
+	// default the device's own.
+	Arch string
+
+	// Racecheck runs the runner under compute-sanitizer's racecheck tool
+	// (see the package documentation): Result.Findings then holds the
+	// shared-memory races it reports, and times are not the kernel's.
+	Racecheck bool
+	// Sanitizer is the compute-sanitizer command; default
+	// $COMPUTE_SANITIZER, else compute-sanitizer on $PATH or next to nvcc.
+	Sanitizer string
+
+	// Translate turns sources into CUDA; default TranslateCUDA.
+	Translate func(src backend.Source) (cu []byte, kernel string, err error)
+	// Prelude holds the metal_stdlib headers and PreludeVersion names them
+	// (for the compile cache); default the cpu backend's prelude, which
+	// compiles for the GPU through runtime/mtl_rt.h.
+	Prelude        fs.FS
+	PreludeVersion string
+}
+
+// A Backend compiles kernels with nvcc and runs them on an NVIDIA GPU.
+// Programs of one Backend share one runner process; requests to it are
+// serialised.
+type Backend struct {
+	opts Options
+
+	toolOnce sync.Once // nvcc, the cache and the headers
+	toolErr  error
+	nvcc     []string
+	nvccID   string // "Cuda compilation tools, release 11.8, V11.8.89"
+	libDirs  []string
+	root     string // <cache>/cuda
+	incs     []string
+
+	devOnce    sync.Once // the runner and the GPU it found
+	devErr     error
+	runnerPath string
+	gpu        Hello
+	arch       string
+
+	compilerRuns atomic.Int64 // nvcc invocations for kernels, for tests
+
+	mu   sync.Mutex // guards proc and gen, and serialises runner requests
+	proc *runner.Proc
+	gen  int // incremented each time a runner is started
+	log  *raceLog
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// DefaultTimeout bounds one Run's dispatches when Dispatch.Timeout is 0.
+const DefaultTimeout = 60 * time.Second
+
+// loadTimeout bounds the requests that run no kernel code; startTimeout
+// the runner's start (CUDA's initialisation) and HELLO.
+const (
+	loadTimeout  = 60 * time.Second
+	startTimeout = 2 * time.Minute
+)
+
+// maxBufferIndex is the largest [[buffer(n)]] and [[threadgroup(n)]]
+// index: Metal's argument table has 31 entries.
+const maxBufferIndex = 30
+
+// New returns a cuda Backend. Nothing is built or started until first use.
+func New(opts Options) *Backend {
+	if opts.Translate == nil {
+		opts.Translate = TranslateCUDA
+	}
+	if opts.Prelude == nil {
+		opts.Prelude = prelude.FS
+		if opts.PreludeVersion == "" {
+			opts.PreludeVersion = prelude.Version
+		}
+	}
+	return &Backend{opts: opts}
+}
+
+// Name returns "cuda".
+func (b *Backend) Name() string { return "cuda" }
+
+// toolchain finds nvcc and installs the headers, once.
+func (b *Backend) toolchain(ctx context.Context) error {
+	b.toolOnce.Do(func() { b.toolErr = b.setupToolchain(ctx) })
+	return b.toolErr
+}
+
+func (b *Backend) setupToolchain(ctx context.Context) error {
+	nvcc, err := findNVCC(b.opts.NVCC)
+	if err != nil {
+		return err
+	}
+	b.nvcc = nvcc
+	b.nvccID, err = nvccVersion(ctx, nvcc)
+	if err != nil {
+		return err
+	}
+	b.libDirs = nvccLibDirs(ctx, nvcc)
+	root, err := buildcache.Root(b.opts.CacheDir)
+	if err != nil {
+		return err
+	}
+	b.root = filepath.Join(root, "cuda")
+	if err := os.MkdirAll(b.root, 0o755); err != nil {
+		return fmt.Errorf("create cache dir: %w", err)
+	}
+	buildcache.CleanStale(time.Now(), b.root, filepath.Join(b.root, "so"))
+	b.incs, err = b.installHeaders()
+	return err
+}
+
+// device builds and starts the runner and learns the GPU, once.
+func (b *Backend) device(ctx context.Context) error {
+	if err := b.toolchain(ctx); err != nil {
+		return err
+	}
+	b.devOnce.Do(func() { b.devErr = b.setupDevice(ctx) })
+	return b.devErr
+}
+
+func (b *Backend) setupDevice(ctx context.Context) error {
+	if b.opts.Racecheck {
+		if _, err := b.sanitizer(); err != nil {
+			return err
+		}
+	}
+	path, err := b.buildRunner(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot build the cuda runner with %s: %w", b.nvcc[0], err)
+	}
+	b.runnerPath = path
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, err := b.runner(ctx); err != nil {
+		return err
+	}
+	if !b.gpu.Ready {
+		return fmt.Errorf("no usable NVIDIA GPU: %s", b.gpu.Error)
+	}
+	b.arch = b.opts.Arch
+	if b.arch == "" {
+		b.arch = b.gpu.Arch()
+	}
+	return nil
+}
+
+// gpuPresent reports whether the machine shows signs of an NVIDIA GPU and
+// its driver: a GPU device node (/dev/nvidia0, ...; not /dev/nvidiactl,
+// which the CUDA library creates even where there is no GPU), the kernel
+// driver's proc entry, or nvidia-smi. It is the quick test before anything
+// is built; the runner has the last word.
+func gpuPresent() bool {
+	if nodes, _ := filepath.Glob("/dev/nvidia[0-9]*"); len(nodes) > 0 {
+		return true
+	}
+	if _, err := os.Stat("/proc/driver/nvidia/version"); err == nil {
+		return true
+	}
+	_, err := exec.LookPath("nvidia-smi")
+	return err == nil
+}
+
+// Available reports whether nvcc and an NVIDIA GPU are present and the
+// runner can use the GPU, saying precisely what is missing. Where either
+// is missing it answers at once; the first call on a machine with both
+// builds the runner (nvcc, some seconds; cached) and starts it.
+func (b *Backend) Available(ctx context.Context) (bool, string) {
+	nvcc, err := findNVCC(b.opts.NVCC)
+	if err != nil {
+		return false, err.Error()
+	}
+	if !gpuPresent() {
+		// Said before nvcc runs or anything is installed: --backend auto
+		// asks on every machine.
+		return false, fmt.Sprintf("nvcc is installed (%s), but this machine shows no NVIDIA GPU (no /dev/nvidia0, no NVIDIA kernel driver, no nvidia-smi)", nvcc[0])
+	}
+	if err := b.device(ctx); err != nil {
+		return false, err.Error()
+	}
+	return true, ""
+}
+
+// nvccRelease is "nvcc 11.8" (or "nvcc" when the version is unknown).
+func (b *Backend) nvccRelease() string {
+	if _, rel, ok := strings.Cut(b.nvccID, "release "); ok {
+		v, _, _ := strings.Cut(rel, ",")
+		return "nvcc " + v
+	}
+	return "nvcc"
+}
+
+// Info describes the cuda backend: the GPU, its clock, CUDA-event timings.
+func (b *Backend) Info(ctx context.Context) backend.Info {
+	info := backend.Info{Name: "cuda", Clock: "gpu", Orders: false, Check: false,
+		Timing: "CUDA events around K launches on one stream: GPU time of the dispatches together"}
+	if err := b.device(ctx); err != nil {
+		info.Device = "unavailable: " + err.Error()
+		return info
+	}
+	info.Device = b.gpu.Describe()
+	if b.opts.Racecheck {
+		info.Timing = "under compute-sanitizer racecheck: times are the instrumented kernel's, not a claim about the GPU"
+	}
+	return info
+}
+
+// Describe names the compiler, the architecture and the cache; it is meant
+// for `metalab backends` after Available returned true.
+func (b *Backend) Describe() string {
+	if b.devErr != nil || b.arch == "" {
+		return ""
+	}
+	cache := b.root
+	if n, err := b.CacheSize(); err == nil {
+		cache = fmt.Sprintf("%s (%s; delete it to clear)", b.root, buildcache.HumanBytes(n))
+	}
+	rc := ""
+	if b.opts.Racecheck {
+		rc = "; racecheck on"
+	}
+	return fmt.Sprintf("%s; %s; %s%s; cache %s", b.gpu.Name, b.nvccRelease(), b.arch, rc, cache)
+}
+
+// Runner describes the runner process and the GPU, as the runner reports
+// them. It starts one if needed.
+func (b *Backend) Runner(ctx context.Context) (string, error) {
+	if err := b.device(ctx); err != nil {
+		return "", err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, err := b.runner(ctx)
+	if err != nil {
+		return "", err
+	}
+	return p.Hello, nil
+}
+
+// CacheDir returns the directory holding the cuda runner, headers and
+// compiled kernels, or "" before the backend was set up.
+func (b *Backend) CacheDir() string {
+	if b.toolErr != nil {
+		return ""
+	}
+	return b.root
+}
+
+// CacheSize returns the bytes used by the files under the cache directory.
+func (b *Backend) CacheSize() (int64, error) {
+	root := b.CacheDir()
+	if root == "" {
+		return 0, errors.New("cache size: backend not set up")
+	}
+	return buildcache.Size(root)
+}
+
+// Close stops the runner process. The Backend stays usable: the next
+// request starts a new one.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stopRunner()
+	return nil
+}
+
+// stopRunner stops the runner. The caller holds b.mu.
+func (b *Backend) stopRunner() {
+	if b.proc != nil {
+		b.proc.Close()
+		b.proc = nil
+	}
+	if b.log != nil {
+		b.log.close()
+		b.log = nil
+	}
+}
+
+// runnerEnv is the environment the runner gets: what the CUDA driver, the
+// runtime and compute-sanitizer read, nothing else.
+func runnerEnv() []string {
+	env := []string{}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(k, "CUDA_"), strings.HasPrefix(k, "NVIDIA_"), strings.HasPrefix(k, "__NV"),
+			k == "PATH", k == "HOME", k == "TMPDIR", k == "LD_LIBRARY_PATH":
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// runner returns the live runner process, starting one if needed. The
+// caller holds b.mu.
+func (b *Backend) runner(ctx context.Context) (*runner.Proc, error) {
+	if b.proc != nil && !b.proc.Dead() {
+		return b.proc, nil
+	}
+	b.stopRunner()
+	cfg := runner.Config{Path: b.runnerPath, Args: []string{"-device", strconv.Itoa(b.opts.Device)}, Env: runnerEnv()}
+	if b.opts.Racecheck {
+		san, err := b.sanitizer()
+		if err != nil {
+			return nil, err
+		}
+		l, err := newRaceLog(b.root)
+		if err != nil {
+			return nil, &backend.EnvError{Op: "start racecheck", Err: err}
+		}
+		b.log = l
+		cfg.Wrap = append(append([]string{}, san...), racecheckArgs(l.path)...)
+	}
+	p, err := runner.Start(cfg)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := p.Call(ctx, runner.MsgHello, nil, startTimeout)
+	if err != nil {
+		p.Close()
+		return nil, fmt.Errorf("start the cuda runner: %w\n%s", err, p.Log())
+	}
+	h, err := parseHello(reply)
+	if err != nil {
+		p.Close()
+		return nil, fmt.Errorf("start the cuda runner: %w", err)
+	}
+	p.Hello = h.Text
+	b.gpu = h
+	b.proc = p
+	b.gen++
+	return p, nil
+}
+
+// procLog returns the current runner's stderr tail. The caller holds b.mu.
+func (b *Backend) procLog() string {
+	if b.proc == nil {
+		return ""
+	}
+	return b.proc.Log()
+}
+
+// A Hello is what the cuda runner says of itself and its GPU.
+type Hello struct {
+	Text            string
+	Ready           bool   // a GPU is usable
+	Error           string // why not
+	Name            string
+	Major, Minor    int
+	Driver, Runtime int // CUDA's 1000*major + 10*minor
+	SMs             int
+	Memory          uint64
+	MaxThreads      int
+	SharedPerBlock  uint64
+	SharedOptin     uint64
+	Devices, Index  int
+}
+
+// Arch returns the GPU's architecture name, e.g. "sm_90".
+func (h Hello) Arch() string { return fmt.Sprintf("sm_%d%d", h.Major, h.Minor) }
+
+// Describe formats the GPU for Info: "NVIDIA H200 (sm_90, 132 SMs, 139.8
+// GiB; driver 13.0, runtime 13.0)".
+func (h Hello) Describe() string {
+	return fmt.Sprintf("%s (%s, %d SMs, %.1f GiB; driver %s, runtime %s)", h.Name, h.Arch(), h.SMs,
+		float64(h.Memory)/float64(1<<30), cudaVersion(h.Driver), cudaVersion(h.Runtime))
+}
+
+func cudaVersion(v int) string { return fmt.Sprintf("%d.%d", v/1000, v%1000/10) }
+
+func parseHello(b []byte) (Hello, error) {
+	d := runner.Decoder{B: b}
+	h := Hello{Text: d.Str()}
+	h.Ready = d.U8() != 0
+	h.Error = d.Str()
+	h.Name = d.Str()
+	h.Major, h.Minor = int(d.U32()), int(d.U32())
+	h.Driver, h.Runtime = int(d.U32()), int(d.U32())
+	h.SMs = int(d.U32())
+	h.Memory = d.U64()
+	h.MaxThreads = int(d.U32())
+	h.SharedPerBlock, h.SharedOptin = d.U64(), d.U64()
+	h.Devices, h.Index = int(d.U32()), int(d.U32())
+	if d.Err != nil {
+		return Hello{}, fmt.Errorf("the runner's HELLO: %w (is it the cuda runner?)", d.Err)
+	}
+	return h, nil
+}

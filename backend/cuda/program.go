@@ -1,0 +1,220 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"metalab/backend"
+	"metalab/backend/runner"
+)
+
+// Compile translates src with the CUDA target (Options.Translate, default
+// TranslateCUDA), compiles it with nvcc for the GPU and loads it into the
+// runner. The cuda backend has no checking mode: a source with Check set
+// is a Failure of kind Unavailable.
+func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Program, error) {
+	if src.Check {
+		return nil, &backend.Failure{Kind: backend.Unavailable,
+			Msg: "the cuda backend has no checking mode: check on the cpu backend (compute-sanitizer's racecheck is Options.Racecheck)"}
+	}
+	if b.opts.Translate == nil {
+		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: "the CUDA translation target is not built yet"}
+	}
+	if err := b.device(ctx); err != nil {
+		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
+	}
+	cu, kernel, err := b.opts.Translate(src)
+	if err != nil {
+		var f *backend.Failure
+		if errors.As(err, &f) {
+			return nil, f
+		}
+		return nil, &backend.Failure{Kind: backend.CompileError, Msg: firstLine(err.Error()), Log: err.Error()}
+	}
+	return b.CompileCU(ctx, CUSource{Name: src.Name, CU: cu, Kernel: kernel, Dir: src.Dir, Defines: src.Defines})
+}
+
+// CompileCU compiles an already-translated TU (or a hand-written one) for
+// the GPU and loads its kernel. It is Compile without the translation.
+func (b *Backend) CompileCU(ctx context.Context, src CUSource) (backend.Program, error) {
+	if err := b.device(ctx); err != nil {
+		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
+	}
+	so, err := b.compileObject(ctx, src, b.arch, b.opts.Racecheck)
+	if err != nil {
+		return nil, err
+	}
+	p := &program{b: b, so: so, kernel: src.Kernel, name: src.Name}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := p.load(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// A program is a kernel loaded into its Backend's runner. It reloads
+// itself when the runner was restarted since it last loaded.
+type program struct {
+	b          *Backend
+	so, kernel string
+	name       string // the source's name
+
+	tgMem, maxThreads int
+	resources         string
+	handle            uint32
+	gen               int // runner generation handle belongs to
+	closed            bool
+}
+
+var _ backend.Program = (*program)(nil)
+
+// ThreadgroupMemory is the compiled function's static shared memory
+// (cudaFuncGetAttributes' sharedSizeBytes): what the GPU allocates for the
+// kernel's threadgroup declarations.
+func (p *program) ThreadgroupMemory() int {
+	p.b.mu.Lock()
+	defer p.b.mu.Unlock()
+	return p.tgMem
+}
+
+// MaxThreadsPerThreadgroup is the compiled function's maxThreadsPerBlock
+// (registers permitting), at most the kernel's declared maximum.
+func (p *program) MaxThreadsPerThreadgroup() int {
+	p.b.mu.Lock()
+	defer p.b.mu.Unlock()
+	return p.maxThreads
+}
+
+// Resources describes the compiled function as the runner reports it:
+// registers, local (spilled) memory, static shared memory, constant memory,
+// the largest block and the binary's architecture.
+func (p *program) Resources() string {
+	p.b.mu.Lock()
+	defer p.b.mu.Unlock()
+	return p.resources
+}
+
+// Close releases the program; the runner keeps the object loaded until it
+// restarts.
+func (p *program) Close() error {
+	p.b.mu.Lock()
+	p.closed = true
+	p.b.mu.Unlock()
+	return nil
+}
+
+// load loads the kernel into the current runner. The caller holds p.b.mu.
+func (p *program) load(ctx context.Context) error {
+	r, err := p.b.runner(ctx)
+	if err != nil {
+		return err
+	}
+	if p.gen == p.b.gen {
+		return nil
+	}
+	l, err := r.Load(ctx, p.so, p.kernel, 0, loadTimeout)
+	if err != nil {
+		return fmt.Errorf("load kernel %s: %w", p.kernel, err)
+	}
+	p.handle, p.tgMem, p.maxThreads, p.resources = l.Handle, l.TGMem, l.MaxThreads, l.Resources
+	p.gen = p.b.gen
+	return nil
+}
+
+// Run binds d's buffers, launches the kernel d.Repeat times on one stream
+// between two CUDA events and reads back every device buffer.
+// Result.Total is the events' elapsed time; Times stays empty (launches
+// on one stream are not timed apart). d.Order is validated but cannot be
+// honoured: the GPU schedules threads itself. A runner that broke the
+// protocol is restarted and the run done once more.
+func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result, error) {
+	if _, ok := runner.OrderCodes[d.Order.Kind]; !ok {
+		return nil, fmt.Errorf("unknown thread order %q (want one of %s)", d.Order.Kind, strings.Join(backend.OrderKinds, ", "))
+	}
+	if d.Threadgroups.X < 0 || d.Threadgroups.Y < 0 || d.Threadgroups.Z < 0 {
+		return nil, fmt.Errorf("run %s: negative grid %v", p.kernel, d.Threadgroups)
+	}
+	if err := runner.CheckBuffers(p.kernel, d.Buffers, maxBufferIndex); err != nil {
+		return nil, err
+	}
+	p.b.mu.Lock()
+	defer p.b.mu.Unlock()
+	if p.closed {
+		return nil, errors.New("run: program is closed")
+	}
+	return runner.Retry(ctx, func() (*backend.Result, error) { return p.run(ctx, d) }, p.b.procLog)
+}
+
+// run is one attempt of Run. The caller holds p.b.mu.
+func (p *program) run(ctx context.Context, d backend.Dispatch) (*backend.Result, error) {
+	repeat := d.Repeat
+	if repeat <= 0 {
+		repeat = 1
+	}
+	timeout := d.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	if err := p.load(ctx); err != nil {
+		return nil, err
+	}
+	if n := d.Threads.Count(); n <= 0 || n > p.maxThreads || d.Threads.X <= 0 || d.Threads.Y <= 0 || d.Threads.Z <= 0 {
+		return nil, fmt.Errorf("run %s: threadgroup %dx%dx%d, want 1..%d threads", p.kernel, d.Threads.X, d.Threads.Y, d.Threads.Z, p.maxThreads)
+	}
+	r := p.b.proc
+	var mark int64
+	if p.b.log != nil {
+		mark = p.b.log.size()
+	}
+	reply, err := r.Execute(ctx, d.Buffers, runner.Dispatch{
+		Handle:  p.handle,
+		Groups:  [3]uint32{uint32(d.Threadgroups.X), uint32(d.Threadgroups.Y), uint32(d.Threadgroups.Z)},
+		Threads: [3]uint32{uint32(d.Threads.X), uint32(d.Threads.Y), uint32(d.Threads.Z)},
+		Repeat:  uint32(repeat),
+	}, timeout, loadTimeout)
+	if err != nil {
+		var se *runner.StepError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("run %s: %w", p.kernel, err)
+		}
+		var re *runner.Error
+		if errors.As(err, &re) {
+			return nil, p.failure(re, r.Log())
+		}
+		var f *backend.Failure
+		if errors.As(err, &f) {
+			if p.b.log != nil {
+				f.Findings = append(f.Findings, parseRacecheck(p.b.log.since(mark, false), p.name)...)
+			}
+			return nil, f
+		}
+		return nil, fmt.Errorf("run %s: %w", p.kernel, err)
+	}
+	res := &backend.Result{Outputs: reply.Outputs, Total: reply.Total}
+	if p.b.log != nil {
+		res.Findings = parseRacecheck(p.b.log.since(mark, true), p.name)
+	}
+	return res, nil
+}
+
+// failure turns an ERR reply to a dispatch into the kernel's Failure.
+func (p *program) failure(e *runner.Error, log string) error {
+	switch e.Kind {
+	case runner.ErrBadAccess:
+		return &backend.Failure{Kind: backend.BadAccess, Msg: e.Msg, Log: log}
+	case runner.ErrLaunch:
+		// Metal would refuse the same dispatch when it creates the
+		// pipeline or encodes it; the metal backend reports that as a
+		// crash too.
+		return &backend.Failure{Kind: backend.Crash, Msg: "launch refused: " + e.Msg, Log: log}
+	}
+	return fmt.Errorf("run %s: %w", p.kernel, e)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

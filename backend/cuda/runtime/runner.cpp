@@ -1,0 +1,640 @@
+// runner.cpp — the cuda runner: loads kernel objects built by nvcc (shared
+// objects exporting mtl_cuda_kernels, see mtl_cuda.h), binds buffers in
+// device memory and runs dispatches on one GPU.
+//
+// It speaks the cpu runner's framed protocol (protocol.h) on stdin and on
+// the descriptor its stdout was; the protocol moves to a private
+// descriptor and stdout becomes stderr, so a kernel's printf cannot corrupt
+// it. Host code only: nvcc builds it as C++ and links the CUDA runtime as a
+// shared library, the same one every kernel object links, so the objects'
+// fat binaries register with the runtime the runner drives.
+//
+// What differs from the cpu runner:
+//   - DISPATCH launches the kernel `repeat` times on one stream between two
+//     CUDA events and reports no per-dispatch times but one total: the
+//     events' elapsed time (the GPU's clock), appended after the findings.
+//     The order and seed are accepted and ignored: the GPU schedules.
+//   - Each device buffer has kSlack canary bytes before and after it; a
+//     dispatch that changed them is reported as a bad access (in band, the
+//     runner lives on). Out-of-bounds accesses further away are caught only
+//     when they leave mapped memory: the GPU's illegal-address fault.
+//   - A fault in a kernel (illegal address, a trap, a hardware error)
+//     leaves the CUDA context unusable, so the runner reports it in one line
+//     on stderr and exits with the protocol's exit status for its kind
+//     (kExitBadAccess, kExitTimeout, kExitCrash); metalab starts a new one.
+//     A launch the GPU refuses (too many threads or registers, too much
+//     shared memory) is an in-band kErrLaunch and the runner lives on.
+//   - No sandbox: the CUDA driver needs the system calls and the device
+//     files the cpu runner's filter forbids. The runner still exits when
+//     metalab goes away.
+//
+// Usage: runner [-device N]
+#include <dlfcn.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "mtl_cuda_abi.h"
+#include "protocol.h"
+
+using namespace mtl_proto;
+
+namespace {
+
+constexpr uint32_t kMaxPayload = 1u << 31;
+// kSlack is the canary region on each side of a device buffer: a multiple
+// of 256, so a buffer's data keeps cudaMalloc's alignment.
+constexpr size_t kSlack = 256;
+
+int g_out = 1;
+uint32_t g_seq = 0;  // sequence number of the request being answered
+
+// ---------------------------------------------------------------------------
+// Reports that survive a dying process: one line, one write(2).
+
+void emit_line(const std::string& s) {
+  std::string line = s + "\n";
+  ssize_t r = write(2, line.data(), line.size());
+  (void)r;
+}
+
+[[noreturn]] void protocol_exit(const char* why) {
+  emit_line(std::string("runner: ") + why);
+  _exit(kExitProtocol);
+}
+
+void on_fault(int sig) {
+  char buf[64];
+  int n = snprintf(buf, sizeof buf, "crash: the cuda runner received signal %d\n", sig);
+  ssize_t r = write(2, buf, size_t(n));
+  (void)r;
+  _exit(kExitCrash);
+}
+
+// ---------------------------------------------------------------------------
+// Framing (as the cpu runner's).
+
+bool read_full(void* p, size_t n) {
+  unsigned char* b = static_cast<unsigned char*>(p);
+  while (n > 0) {
+    ssize_t k = read(0, b, n);
+    if (k == 0) return false;
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    b += k;
+    n -= size_t(k);
+  }
+  return true;
+}
+
+void write_full(const void* p, size_t n) {
+  const unsigned char* b = static_cast<const unsigned char*>(p);
+  while (n > 0) {
+    ssize_t k = write(g_out, b, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) protocol_exit("write to metalab failed");
+    b += k;
+    n -= size_t(k);
+  }
+}
+
+struct Reader {
+  const unsigned char* p;
+  const unsigned char* end;
+  bool ok = true;
+  template <typename T>
+  T get() {
+    T v{};
+    if (size_t(end - p) < sizeof(T)) {
+      ok = false;
+      return v;
+    }
+    std::memcpy(&v, p, sizeof(T));
+    p += sizeof(T);
+    return v;
+  }
+  std::string str() {
+    uint32_t n = get<uint32_t>();
+    if (!ok || size_t(end - p) < n) {
+      ok = false;
+      return std::string();
+    }
+    std::string s(reinterpret_cast<const char*>(p), n);
+    p += n;
+    return s;
+  }
+};
+
+struct Writer {
+  std::vector<unsigned char> b;
+  template <typename T>
+  void put(T v) {
+    size_t n = b.size();
+    b.resize(n + sizeof(T));
+    std::memcpy(b.data() + n, &v, sizeof(T));
+  }
+  void str(const std::string& s) {
+    put<uint32_t>(uint32_t(s.size()));
+    b.insert(b.end(), s.begin(), s.end());
+  }
+};
+
+void send(uint8_t type, const void* payload, size_t n) {
+  unsigned char hdr[13];
+  uint32_t magic = kReplyMagic, len = uint32_t(n);
+  std::memcpy(hdr, &magic, 4);
+  std::memcpy(hdr + 4, &g_seq, 4);
+  std::memcpy(hdr + 8, &len, 4);
+  hdr[12] = type;
+  write_full(hdr, sizeof hdr);
+  if (n) write_full(payload, n);
+}
+
+void send_ok(const Writer& w) { send(kOK, w.b.data(), w.b.size()); }
+
+void send_err(uint8_t kind, const std::string& msg) {
+  Writer w;
+  w.put<uint8_t>(kind);
+  w.str(msg);
+  w.put<uint32_t>(0);  // no findings
+  send(kErr, w.b.data(), w.b.size());
+}
+
+// ---------------------------------------------------------------------------
+// CUDA errors.
+
+std::string cuda_text(cudaError_t e) {
+  return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+// fatal reports an error that leaves the CUDA context unusable (a fault in
+// a kernel) and exits with the exit status of its kind.
+[[noreturn]] void fatal(cudaError_t e, const std::string& what) {
+  switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+      emit_line("bad access: " + what + ": " + cuda_text(e));
+      _exit(kExitBadAccess);
+    case cudaErrorLaunchTimeout:
+      emit_line("timeout: " + what + ": " + cuda_text(e));
+      _exit(kExitTimeout);
+    default:
+      emit_line("crash: " + what + ": " + cuda_text(e));
+      _exit(kExitCrash);
+  }
+}
+
+// must exits through fatal when a CUDA call that cannot fail for the
+// kernel's own reasons failed: an earlier fault surfaced here.
+void must(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) fatal(e, what);
+}
+
+// ---------------------------------------------------------------------------
+// The device.
+
+struct Device {
+  int index = 0;
+  bool ready = false;
+  std::string error;  // why not ready
+  cudaDeviceProp prop{};
+  int count = 0;
+  int driver = 0, runtime = 0;
+  int sms = 0, max_threads = 0, smem_default = 0, smem_optin = 0;
+  int max_block[3] = {0, 0, 0}, max_grid[3] = {0, 0, 0};
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
+Device g_dev;
+
+void init_device(int index) {
+  Device& d = g_dev;
+  d.index = index;
+  cudaDriverGetVersion(&d.driver);
+  if (cudaRuntimeGetVersion(&d.runtime) != cudaSuccess || d.runtime == 0) d.runtime = CUDART_VERSION;
+  cudaError_t e = cudaGetDeviceCount(&d.count);
+  if (e != cudaSuccess) {
+    d.error = "cudaGetDeviceCount: " + cuda_text(e);
+    return;
+  }
+  if (d.count == 0) {
+    d.error = "no CUDA device";
+    return;
+  }
+  if (index < 0 || index >= d.count) {
+    d.error = "no CUDA device " + std::to_string(index) + " (there are " + std::to_string(d.count) + ")";
+    return;
+  }
+  if ((e = cudaSetDevice(index)) != cudaSuccess || (e = cudaFree(nullptr)) != cudaSuccess) {
+    d.error = "cannot open CUDA device " + std::to_string(index) + ": " + cuda_text(e);
+    return;
+  }
+  if ((e = cudaGetDeviceProperties(&d.prop, index)) != cudaSuccess) {
+    d.error = "cudaGetDeviceProperties: " + cuda_text(e);
+    return;
+  }
+  struct {
+    int* v;
+    cudaDeviceAttr a;
+  } attrs[] = {
+      {&d.sms, cudaDevAttrMultiProcessorCount},
+      {&d.max_threads, cudaDevAttrMaxThreadsPerBlock},
+      {&d.smem_default, cudaDevAttrMaxSharedMemoryPerBlock},
+      {&d.smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin},
+      {&d.max_block[0], cudaDevAttrMaxBlockDimX},
+      {&d.max_block[1], cudaDevAttrMaxBlockDimY},
+      {&d.max_block[2], cudaDevAttrMaxBlockDimZ},
+      {&d.max_grid[0], cudaDevAttrMaxGridDimX},
+      {&d.max_grid[1], cudaDevAttrMaxGridDimY},
+      {&d.max_grid[2], cudaDevAttrMaxGridDimZ},
+  };
+  for (auto& a : attrs) {
+    if ((e = cudaDeviceGetAttribute(a.v, a.a, index)) != cudaSuccess) {
+      d.error = "cudaDeviceGetAttribute: " + cuda_text(e);
+      return;
+    }
+  }
+  if (d.smem_optin < d.smem_default) d.smem_optin = d.smem_default;
+  if ((e = cudaStreamCreateWithFlags(&d.stream, cudaStreamNonBlocking)) != cudaSuccess ||
+      (e = cudaEventCreate(&d.start)) != cudaSuccess || (e = cudaEventCreate(&d.stop)) != cudaSuccess) {
+    d.error = "cannot create a stream and events: " + cuda_text(e);
+    return;
+  }
+  d.ready = true;
+}
+
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+std::string hello_text() {
+  const Device& d = g_dev;
+  std::string s = "cuda runner; driver " + version_text(d.driver) + ", runtime " + version_text(d.runtime) + "; ";
+  if (!d.ready) return s + "no GPU: " + d.error;
+  char mem[32];
+  snprintf(mem, sizeof mem, "%.1f GiB", double(d.prop.totalGlobalMem) / double(1ull << 30));
+  return s + "device " + std::to_string(d.index) + " of " + std::to_string(d.count) + ": " + d.prop.name + " (sm_" +
+         std::to_string(d.prop.major) + std::to_string(d.prop.minor) + ", " + std::to_string(d.sms) + " SMs, " + mem +
+         ")";
+}
+
+// ---------------------------------------------------------------------------
+// Requests.
+
+struct Kernel {
+  std::string path, name;
+  const mtl_rt::KernelInfo* info = nullptr;
+  cudaFuncAttributes attr{};
+  int max_threads = 0;
+  int dyn_limit = 0;  // dynamic shared memory the entry is set up for
+};
+std::vector<Kernel*> g_kernels;
+
+struct DevBuf {
+  bool bound = false;
+  unsigned char* base = nullptr;  // cudaMalloc'd, kSlack before data
+  size_t size = 0;
+};
+DevBuf g_buf[mtl_rt::kMaxBuffers];
+bool g_tg_bound[mtl_rt::kMaxTGBuffers];
+size_t g_tg_size[mtl_rt::kMaxTGBuffers];
+
+unsigned char canary_byte(size_t i) { return static_cast<unsigned char>(0xa5u ^ (i * 29u)); }
+
+bool need_device() {
+  if (g_dev.ready) return true;
+  send_err(kErrOther, "no GPU: " + g_dev.error);
+  return false;
+}
+
+void do_hello() {
+  const Device& d = g_dev;
+  Writer w;
+  w.str(hello_text());
+  w.put<uint8_t>(d.ready ? 1 : 0);
+  w.str(d.error);
+  w.str(d.ready ? d.prop.name : "");
+  w.put<uint32_t>(uint32_t(d.ready ? d.prop.major : 0));
+  w.put<uint32_t>(uint32_t(d.ready ? d.prop.minor : 0));
+  w.put<uint32_t>(uint32_t(d.driver));
+  w.put<uint32_t>(uint32_t(d.runtime));
+  w.put<uint32_t>(uint32_t(d.sms));
+  w.put<uint64_t>(uint64_t(d.ready ? d.prop.totalGlobalMem : 0));
+  w.put<uint32_t>(uint32_t(d.max_threads));
+  w.put<uint64_t>(uint64_t(d.smem_default));
+  w.put<uint64_t>(uint64_t(d.smem_optin));
+  w.put<uint32_t>(uint32_t(d.count));
+  w.put<uint32_t>(uint32_t(d.index));
+  send_ok(w);
+}
+
+void do_load(Reader& r) {
+  std::string path = r.str();
+  std::string name = r.str();
+  uint8_t flags = r.get<uint8_t>();
+  if (!r.ok) return send_err(kErrUsage, "malformed LOAD");
+  if (flags & kLoadChecking) return send_err(kErrUsage, "the cuda backend has no checking mode");
+  void* so = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!so) return send_err(kErrOther, std::string("dlopen: ") + dlerror());
+  auto abi = reinterpret_cast<const int*>(dlsym(so, "mtl_cuda_abi"));
+  auto table = reinterpret_cast<const mtl_rt::KernelInfo* (*)(int*)>(dlsym(so, "mtl_cuda_kernels"));
+  if (!abi || !table) return send_err(kErrOther, path + ": not a cuda kernel object (no mtl_cuda_abi or mtl_cuda_kernels)");
+  if (*abi != MTL_CUDA_ABI) {
+    return send_err(kErrOther, path + ": built against cuda ABI " + std::to_string(*abi) + ", the runner speaks " +
+                                   std::to_string(MTL_CUDA_ABI));
+  }
+  int n = 0;
+  const mtl_rt::KernelInfo* infos = table(&n);
+  const mtl_rt::KernelInfo* info = nullptr;
+  std::string names;
+  for (int i = 0; i < n; i++) {
+    if (name == infos[i].name) info = &infos[i];
+    names += (names.empty() ? "" : ", ") + std::string(infos[i].name);
+  }
+  if (!info) return send_err(kErrUsage, "kernel " + name + " not found in " + path + " (has: " + names + ")");
+  if (!need_device()) return;
+  Kernel* k = new Kernel();
+  k->path = path;
+  k->name = name;
+  k->info = info;
+  cudaError_t e = info->attributes(&k->attr);
+  if (e != cudaSuccess) {
+    delete k;
+    cudaGetLastError();
+    std::string hint;
+    if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction) {
+      hint = " (the object holds no code for this GPU's architecture, sm_" + std::to_string(g_dev.prop.major) +
+             std::to_string(g_dev.prop.minor) + ")";
+    }
+    return send_err(kErrOther, "kernel " + name + ": cudaFuncGetAttributes: " + cuda_text(e) + hint);
+  }
+  k->max_threads = std::min(k->attr.maxThreadsPerBlock, info->max_threads > 0 ? info->max_threads : 1024);
+  k->dyn_limit = g_dev.smem_default - int(k->attr.sharedSizeBytes);
+  g_kernels.push_back(k);
+  Writer w;
+  w.put<uint32_t>(uint32_t(g_kernels.size() - 1));
+  w.put<uint64_t>(uint64_t(k->attr.sharedSizeBytes));
+  w.put<uint32_t>(uint32_t(k->max_threads));
+  // The slots, laid out by Metal's rule for reports (nvcc's own layout is
+  // not visible; the total above is).
+  w.put<uint32_t>(uint32_t(info->nslots));
+  size_t off = 0;
+  for (int i = 0; i < info->nslots; i++) {
+    const mtl_rt::TGSlot& s = info->slots[i];
+    size_t a = s.align ? s.align : 1;
+    off = (off + a - 1) / a * a;
+    w.put<int32_t>(s.id);
+    w.put<uint64_t>(off);
+    w.put<uint64_t>(s.size);
+    w.put<uint64_t>(s.elem_size);
+    w.put<uint32_t>(uint32_t(s.rank < 0 ? 0 : std::min(s.rank, 4)));
+    for (int d = 0; d < 4; d++) w.put<uint64_t>(s.extents[d]);
+    w.str(s.name ? s.name : "");
+    off += s.size;
+  }
+  // Appended for the cuda backend: the compiled function's resources.
+  w.str("registers " + std::to_string(k->attr.numRegs) + ", local " + std::to_string(k->attr.localSizeBytes) +
+        " bytes, static shared " + std::to_string(k->attr.sharedSizeBytes) + " bytes, constant " +
+        std::to_string(k->attr.constSizeBytes) + " bytes, max threads " + std::to_string(k->attr.maxThreadsPerBlock) +
+        ", sm_" + std::to_string(k->attr.binaryVersion));
+  send_ok(w);
+}
+
+void free_buffer(int i) {
+  if (g_buf[i].bound) must(cudaFree(g_buf[i].base), "cudaFree");
+  g_buf[i] = DevBuf();
+}
+
+void do_buffer(Reader& r) {
+  uint32_t index = r.get<uint32_t>();
+  uint8_t kind = r.get<uint8_t>();
+  uint64_t size = r.get<uint64_t>();
+  uint8_t has = r.get<uint8_t>();
+  if (!r.ok) return send_err(kErrUsage, "malformed BUFFER");
+  if (has && uint64_t(r.end - r.p) < size) return send_err(kErrUsage, "BUFFER data shorter than its size");
+  if (kind == kThreadgroup) {
+    if (index >= uint32_t(mtl_rt::kMaxTGBuffers)) {
+      return send_err(kErrUsage, "threadgroup buffer index " + std::to_string(index) + ": the cuda backend binds [[threadgroup(0.." +
+                                     std::to_string(mtl_rt::kMaxTGBuffers - 1) + ")]]");
+    }
+    g_tg_size[index] = size_t(size);
+    g_tg_bound[index] = true;
+    return send_ok(Writer());
+  }
+  if (index >= uint32_t(mtl_rt::kMaxBuffers)) {
+    return send_err(kErrUsage, "buffer index " + std::to_string(index) + ": the cuda backend binds [[buffer(0.." +
+                                   std::to_string(mtl_rt::kMaxBuffers - 1) + ")]]");
+  }
+  if (!need_device()) return;
+  free_buffer(int(index));
+  std::vector<unsigned char> host(size_t(size) + 2 * kSlack);
+  for (size_t i = 0; i < kSlack; i++) {
+    host[i] = canary_byte(i);
+    host[kSlack + size_t(size) + i] = canary_byte(kSlack + i);
+  }
+  if (has && size) std::memcpy(host.data() + kSlack, r.p, size_t(size));
+  void* p = nullptr;
+  cudaError_t e = cudaMalloc(&p, host.size());
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return send_err(kErrOther, "cannot allocate buffer " + std::to_string(index) + " of " + std::to_string(size) +
+                                   " bytes on the GPU: " + cuda_text(e));
+  }
+  DevBuf& b = g_buf[index];
+  b.bound = true;
+  b.base = static_cast<unsigned char*>(p);
+  b.size = size_t(size);
+  must(cudaMemcpy(b.base, host.data(), host.size(), cudaMemcpyHostToDevice), "upload buffer");
+  send_ok(Writer());
+}
+
+void do_read(Reader& r) {
+  uint32_t index = r.get<uint32_t>();
+  if (!r.ok || index >= uint32_t(mtl_rt::kMaxBuffers) || !g_buf[index].bound) return send_err(kErrUsage, "READ of an unbound buffer");
+  std::vector<unsigned char> host(g_buf[index].size);
+  if (!host.empty()) must(cudaMemcpy(host.data(), g_buf[index].base + kSlack, host.size(), cudaMemcpyDeviceToHost), "read buffer");
+  send(kOK, host.data(), host.size());
+}
+
+void do_reset() {
+  for (int i = 0; i < mtl_rt::kMaxBuffers; i++) free_buffer(i);
+  for (int i = 0; i < mtl_rt::kMaxTGBuffers; i++) {
+    g_tg_size[i] = 0;
+    g_tg_bound[i] = false;
+  }
+  send_ok(Writer());
+}
+
+// check_canaries reports the first buffer whose slack the dispatch changed,
+// by 4-byte word from the buffer's ends, as the cpu runner does.
+bool check_canaries(std::string* msg) {
+  std::vector<unsigned char> slack(2 * kSlack);
+  for (int i = 0; i < mtl_rt::kMaxBuffers; i++) {
+    const DevBuf& b = g_buf[i];
+    if (!b.bound) continue;
+    must(cudaMemcpy(slack.data(), b.base, kSlack, cudaMemcpyDeviceToHost), "read canaries");
+    must(cudaMemcpy(slack.data() + kSlack, b.base + kSlack + b.size, kSlack, cudaMemcpyDeviceToHost), "read canaries");
+    for (size_t k = 0; k < kSlack; k++) {
+      if (slack[kSlack + k] != canary_byte(kSlack + k)) {
+        *msg = "bad access: buffer " + std::to_string(i) + ", byte offset +" + std::to_string(k / 4 * 4) +
+               " past the end (size " + std::to_string(b.size) + "; canary overwritten)";
+        return false;
+      }
+    }
+    for (size_t k = kSlack; k-- > 0;) {
+      if (slack[k] != canary_byte(k)) {
+        *msg = "bad access: buffer " + std::to_string(i) + ", byte offset -" + std::to_string((kSlack - k + 3) / 4 * 4) +
+               " before the start (size " + std::to_string(b.size) + "; canary overwritten)";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+std::string dims(const uint32_t v[3]) {
+  return std::to_string(v[0]) + "x" + std::to_string(v[1]) + "x" + std::to_string(v[2]);
+}
+
+void do_dispatch(Reader& r) {
+  uint32_t handle = r.get<uint32_t>();
+  uint32_t groups[3], threads[3];
+  for (auto& v : groups) v = r.get<uint32_t>();
+  for (auto& v : threads) v = r.get<uint32_t>();
+  uint32_t repeat = r.get<uint32_t>();
+  uint8_t order = r.get<uint8_t>();
+  uint64_t seed = r.get<uint64_t>();
+  (void)order;  // the GPU schedules threads itself
+  (void)seed;
+  if (!r.ok || handle >= g_kernels.size()) return send_err(kErrUsage, "malformed DISPATCH");
+  const Kernel* k = g_kernels[handle];
+  const Device& d = g_dev;
+  uint64_t T = uint64_t(threads[0]) * threads[1] * threads[2];
+  if (T == 0 || T > uint64_t(k->max_threads)) {
+    return send_err(kErrUsage, "threads per threadgroup " + dims(threads) + " outside 1.." + std::to_string(k->max_threads));
+  }
+  for (int i = 0; i < 3; i++) {
+    if (threads[i] > uint32_t(d.max_block[i])) {
+      return send_err(kErrUsage, "threadgroup " + dims(threads) + ": the GPU allows at most " + std::to_string(d.max_block[0]) +
+                                     "x" + std::to_string(d.max_block[1]) + "x" + std::to_string(d.max_block[2]));
+    }
+    if (groups[i] > uint32_t(d.max_grid[i])) {
+      return send_err(kErrUsage, "grid of " + dims(groups) + " threadgroups: the GPU allows at most " +
+                                     std::to_string(d.max_grid[0]) + "x" + std::to_string(d.max_grid[1]) + "x" +
+                                     std::to_string(d.max_grid[2]));
+    }
+  }
+  mtl_rt::LaunchArgs args{};
+  size_t dyn = 0;
+  for (int i = 0; i < mtl_rt::kMaxTGBuffers; i++) {
+    if (!g_tg_bound[i]) continue;
+    dyn = (dyn + 15) / 16 * 16;
+    args.tg_offset[i] = uint32_t(dyn);
+    dyn += g_tg_size[i];
+  }
+  for (int i = 0; i < mtl_rt::kMaxBuffers; i++) args.buffers[i] = g_buf[i].bound ? g_buf[i].base + kSlack : nullptr;
+  size_t total_smem = k->attr.sharedSizeBytes + dyn;
+  if (total_smem > size_t(d.smem_optin)) {
+    return send_err(kErrLaunch, "threadgroup memory: " + std::to_string(k->attr.sharedSizeBytes) + " bytes static plus " +
+                                    std::to_string(dyn) + " bytes host-sized exceed the GPU's " +
+                                    std::to_string(d.smem_optin) + " bytes per threadgroup");
+  }
+  Kernel* mk = g_kernels[handle];
+  if (dyn > size_t(mk->dyn_limit)) {
+    cudaError_t e = k->info->set_dynamic_smem(int(dyn));
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      return send_err(kErrLaunch, "cannot allow " + std::to_string(dyn) + " bytes of host-sized threadgroup memory: " + cuda_text(e));
+    }
+    mk->dyn_limit = int(dyn);
+  }
+  uint64_t ngroups = uint64_t(groups[0]) * groups[1] * groups[2];
+  Writer w;
+  w.put<uint32_t>(0);  // no per-dispatch times: the events time them together
+  float ms = 0;
+  if (ngroups > 0 && repeat > 0) {
+    dim3 grid(groups[0], groups[1], groups[2]), block(threads[0], threads[1], threads[2]);
+    must(cudaEventRecord(d.start, d.stream), "cudaEventRecord");
+    for (uint32_t rep = 0; rep < repeat; rep++) {
+      cudaError_t e = k->info->launch(grid, block, dyn, d.stream, &args);
+      if (e != cudaSuccess) {
+        cudaError_t sticky = cudaDeviceSynchronize();
+        if (sticky != cudaSuccess) fatal(sticky, "kernel " + k->name);
+        cudaGetLastError();
+        return send_err(kErrLaunch, "the GPU refused to launch " + k->name + " with " + dims(groups) + " threadgroups of " +
+                                        dims(threads) + " threads: " + cuda_text(e));
+      }
+    }
+    must(cudaEventRecord(d.stop, d.stream), "cudaEventRecord");
+    cudaError_t e = cudaEventSynchronize(d.stop);
+    if (e != cudaSuccess) fatal(e, "kernel " + k->name);
+    if ((e = cudaGetLastError()) != cudaSuccess) fatal(e, "kernel " + k->name);
+    must(cudaEventElapsedTime(&ms, d.start, d.stop), "cudaEventElapsedTime");
+  }
+  std::string msg;
+  if (!check_canaries(&msg)) return send_err(kErrBadAccess, msg);
+  w.put<uint32_t>(0);  // no findings
+  w.put<uint64_t>(uint64_t(std::llround(double(ms) * 1e6)));
+  send_ok(w);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int device = 0;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : "";
+    if (a == "-device") device = std::atoi(v), i++;
+  }
+  g_out = dup(1);
+  dup2(2, 1);
+  signal(SIGPIPE, SIG_IGN);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, on_fault);
+  // Exit when metalab goes away, even while a kernel runs.
+  pid_t parent = getppid();
+  std::thread([parent] {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      if (getppid() != parent) _exit(0);
+    }
+  }).detach();
+  init_device(device);
+  std::vector<unsigned char> payload;
+  for (;;) {
+    unsigned char hdr[13];
+    if (!read_full(hdr, sizeof hdr)) _exit(0);  // metalab closed the pipe
+    uint32_t magic, len;
+    std::memcpy(&magic, hdr, 4);
+    std::memcpy(&g_seq, hdr + 4, 4);
+    std::memcpy(&len, hdr + 8, 4);
+    if (magic != kRequestMagic) protocol_exit("bad request magic");
+    if (len > kMaxPayload) protocol_exit("request too large");
+    payload.resize(len);
+    if (len && !read_full(payload.data(), len)) protocol_exit("truncated request");
+    Reader r{payload.data(), payload.data() + len};
+    switch (hdr[12]) {
+      case kHello: do_hello(); break;
+      case kLoad: do_load(r); break;
+      case kBuffer: do_buffer(r); break;
+      case kDispatch: do_dispatch(r); break;
+      case kRead: do_read(r); break;
+      case kReset: do_reset(); break;
+      default: send_err(kErrUsage, "unknown request type " + std::to_string(hdr[12]));
+    }
+  }
+}

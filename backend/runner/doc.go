@@ -1,0 +1,23 @@
+// Package runner is metalab's side of the runner protocol: the framed
+// request/reply exchange (protocol.h, embedded as ProtocolHeader) with a
+// child process that loads compiled kernels and runs them. The cpu
+// backend's runner runs threadgroups as fibers on the host; the cuda
+// backend's runs them on an NVIDIA GPU. Both speak the same protocol, and
+// this package is what the two backends share of it:
+//
+//   - Start and Proc: starting a runner in its own process group with a
+//     private scratch directory, one request at a time (Call) with a
+//     timeout, and the translation of a runner that died into the kernel's
+//     backend.Failure by its exit status (BadAccess, Sandbox, Timeout,
+//     Crash) or into ErrProtocol;
+//   - Encoder and Decoder for payloads, and the protocol's numbers;
+//   - Load and Execute: the LOAD request, and a run's RESET, BUFFER,
+//     DISPATCH and READ sequence;
+//   - Retry: a run that broke the protocol (a kernel that wrote to the
+//     reply channel) is run once more on a fresh runner, and a second
+//     violation is the kernel's Sandbox failure.
+//
+// What a backend keeps for itself: how its runner is built and started
+// (arguments, sandbox, environment), its checking-mode findings, and how it
+// validates a dispatch.
+package runner

@@ -1,0 +1,12 @@
+//go:build !unix
+
+package runner
+
+import (
+	"os"
+	"syscall"
+)
+
+func procAttr() *syscall.SysProcAttr { return nil }
+
+func cpuLimited(*os.ProcessState) bool { return false }
