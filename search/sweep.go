@@ -216,6 +216,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	err = w.run(ctx)
+	if w.session != nil {
+		w.session.Close()
+	}
 	// Whatever happened, the report shows what finished.
 	if rerr := w.finish(); rerr != nil && err == nil {
 		err = rerr
