@@ -100,9 +100,15 @@ func NewSpace(f *msl.File, p *Plan) (*Space, error) {
 	return sp, nil
 }
 
-// siteRef names choice of site s.
+// siteRef names choice of site s, as its id says (the macro flags the
+// site was found under included, where ids carry them).
 func siteRef(s *mutate.FoundSite, choice string) mutate.SiteRef {
-	return mutate.SiteRef{Mutation: s.Mutation.Name, Func: s.Func.Name, Ordinal: s.Ordinal, Hash: s.Hash, Choice: choice}
+	r, err := mutate.ParseSiteRef(s.ID + "=" + choice)
+	if err != nil {
+		// Find made the id and the mutation named the choice: both parse.
+		panic(fmt.Sprintf("site %s choice %s: %v", s.ID, choice, err))
+	}
+	return r
 }
 
 // Build builds the candidate made of atoms (indices into s.Atoms). An
@@ -116,10 +122,10 @@ func (s *Space) Build(atoms []int) (*variants.Variant, error) {
 }
 
 // Infeasible reports whether err says a combination of atoms cannot be
-// built (two choices of one site, overlapping edits).
+// built (two choices of one site, overlapping edits): variants.Build's
+// conflict, which names the two sites that conflict.
 func Infeasible(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "conflict") // TODO: variants.ConflictError once merged
-
+	return err != nil && strings.Contains(err.Error(), " conflict: ")
 }
 
 // sameSite reports whether atom a shares a site with any of set.
