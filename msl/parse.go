@@ -60,6 +60,7 @@ func ParseOptions(filename string, src []byte, opts Options) (*File, error) {
 		TokFile: tf,
 		defs:    map[string][]*Define{},
 	}
+	f.CmdUndefs = append([]string(nil), opts.Undefs...)
 	if len(opts.Defines) > 0 {
 		f.CmdDefines = make(map[string]string, len(opts.Defines))
 		for k, v := range opts.Defines {

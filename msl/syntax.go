@@ -267,6 +267,7 @@ type File struct {
 	Types          map[string]string // typedef and using aliases: name → aliased type text
 	TokFile        *token.File       // line table for Position
 	CmdDefines     map[string]string // -D defines ParseWith was given; Env evaluation consults them after its own Defines
+	CmdUndefs      []string          // -U names ParseOptions was given, in order
 
 	defs  map[string][]*Define // Defines by name, in source order; built by Parse
 	funcs map[string]*Func     // first definition with a body, by name; built by Parse
