@@ -162,4 +162,3 @@ func continued(src []byte, start int) bool {
 	}
 	return i > 0 && src[i-1] == '\\'
 }
-
