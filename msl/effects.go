@@ -29,7 +29,8 @@ type Jump struct {
 	Pos, End int
 	Kind     string // "break", "continue", "return", "goto", "label", "discard_fragment"
 	Stmt     Stmt
-	Depth    int // loops and switches between the jump and the statements analysed: a break or continue at depth 0 leaves them
+	Depth    int // loops and switches around the jump inside the statements analysed: a break at depth 0 leaves them
+	Loops    int // loops around the jump inside the statements analysed: a continue at 0 goes to the next iteration of theirs
 }
 
 // Effects are the reads and writes of a statement range.
@@ -70,7 +71,7 @@ func (e *Effects) WritesSpace(sp AddrSpace) bool {
 func (sc *Scope) Effects(stmts ...Stmt) *Effects {
 	e := newEffects()
 	for _, s := range stmts {
-		sc.stmtEffects(e, s, 0)
+		sc.stmtEffects(e, s, 0, 0)
 	}
 	return e
 }
@@ -93,7 +94,7 @@ func (sc *Scope) SpanEffects(pos, end int, s Stmt) *Effects {
 	return e
 }
 
-func (sc *Scope) stmtEffects(e *Effects, s Stmt, depth int) {
+func (sc *Scope) stmtEffects(e *Effects, s Stmt, depth, loops int) {
 	w := &effWalker{sc: sc, e: e, stmt: s}
 	switch s := s.(type) {
 	case nil:
@@ -102,7 +103,7 @@ func (sc *Scope) stmtEffects(e *Effects, s Stmt, depth int) {
 			return
 		}
 		for _, c := range s.Stmts {
-			sc.stmtEffects(e, c, depth)
+			sc.stmtEffects(e, c, depth, loops)
 		}
 	case *Decl:
 		for _, n := range s.Names {
@@ -118,27 +119,27 @@ func (sc *Scope) stmtEffects(e *Effects, s Stmt, depth int) {
 			}
 		}
 	case *ExprStmt:
-		sc.exprStmtEffects(w, s, depth)
+		sc.exprStmtEffects(w, s, depth, loops)
 	case *For:
 		w.forInit(s)
 		w.span(s.Cond.Pos, s.Cond.End)
 		w.span(s.Post.Pos, s.Post.End)
-		sc.stmtEffects(e, s.Body, depth+1)
+		sc.stmtEffects(e, s.Body, depth+1, loops+1)
 	case *While:
 		w.span(s.Cond.Pos, s.Cond.End)
-		sc.stmtEffects(e, s.Body, depth+1)
+		sc.stmtEffects(e, s.Body, depth+1, loops+1)
 	case *Do:
-		sc.stmtEffects(e, s.Body, depth+1)
+		sc.stmtEffects(e, s.Body, depth+1, loops+1)
 		w.span(s.Cond.Pos, s.Cond.End)
 	case *If:
 		w.span(s.Cond.Pos, s.Cond.End)
-		sc.stmtEffects(e, s.Then, depth)
+		sc.stmtEffects(e, s.Then, depth, loops)
 		if s.Else != nil {
-			sc.stmtEffects(e, s.Else, depth)
+			sc.stmtEffects(e, s.Else, depth, loops)
 		}
 	case *Switch:
 		w.span(s.Cond.Pos, s.Cond.End)
-		sc.stmtEffects(e, s.Body, depth+1)
+		sc.stmtEffects(e, s.Body, depth+1, loops)
 	case *Barrier:
 		e.Barriers = append(e.Barriers, s)
 	case *MacroUse:
@@ -147,7 +148,7 @@ func (sc *Scope) stmtEffects(e *Effects, s Stmt, depth int) {
 		}
 		e.Unknown = append(e.Unknown, UnknownFor{s.Pos, s.End, "macro " + s.Name + " hides a " + s.Hides})
 		if s.Body != nil {
-			sc.stmtEffects(e, s.Body, depth+1)
+			sc.stmtEffects(e, s.Body, depth+1, loops+1)
 		}
 	default:
 		pos, end := s.Span()
@@ -158,7 +159,7 @@ func (sc *Scope) stmtEffects(e *Effects, s Stmt, depth int) {
 // jumpWords are the statements that leave the normal flow.
 var jumpWords = map[string]bool{"break": true, "continue": true, "return": true, "goto": true, "discard_fragment": true}
 
-func (sc *Scope) exprStmtEffects(w *effWalker, s *ExprStmt, depth int) {
+func (sc *Scope) exprStmtEffects(w *effWalker, s *ExprStmt, depth, loops int) {
 	f := sc.File
 	toks := f.SigTokens(s.Pos, s.End)
 	if len(toks) == 0 {
@@ -171,10 +172,10 @@ func (sc *Scope) exprStmtEffects(w *effWalker, s *ExprStmt, depth int) {
 	case first.Kind == Ident && (first.Text == "case" || first.Text == "default") && toks[len(toks)-1].Text == ":":
 		return
 	case first.Kind == Ident && len(toks) == 2 && toks[1].Text == ":" && !stmtKeywords[first.Text]:
-		w.e.Jumps = append(w.e.Jumps, Jump{Pos: s.Pos, End: s.End, Kind: "label", Stmt: s, Depth: depth})
+		w.e.Jumps = append(w.e.Jumps, Jump{Pos: s.Pos, End: s.End, Kind: "label", Stmt: s, Depth: depth, Loops: loops})
 		return
 	case first.Kind == Ident && jumpWords[first.Text]:
-		w.e.Jumps = append(w.e.Jumps, Jump{Pos: s.Pos, End: s.End, Kind: first.Text, Stmt: s, Depth: depth})
+		w.e.Jumps = append(w.e.Jumps, Jump{Pos: s.Pos, End: s.End, Kind: first.Text, Stmt: s, Depth: depth, Loops: loops})
 		if first.Text == "return" && len(toks) > 2 {
 			w.span(toks[1].Pos, toks[len(toks)-2].End)
 		}

@@ -34,6 +34,30 @@ const MaxLoopValues = 4096
 // the constant evaluator, and a loop whose body (or whose pointers) may
 // write the induction variable is not counted.
 func CountLoop(f *File, fn *Func, s *For) (*Loop, string) {
+	return ScopeOf(f, fn).CountLoop(s)
+}
+
+// CountLoop is the package-level CountLoop for a loop of the scope's
+// function, memoised.
+func (sc *Scope) CountLoop(s *For) (*Loop, string) {
+	if m, ok := sc.loops[s]; ok {
+		return m.l, m.why
+	}
+	l, why := sc.countLoop1(s)
+	if sc.loops == nil {
+		sc.loops = map[*For]loopMemo{}
+	}
+	sc.loops[s] = loopMemo{l, why}
+	return l, why
+}
+
+type loopMemo struct {
+	l   *Loop
+	why string
+}
+
+func (sc *Scope) countLoop1(s *For) (*Loop, string) {
+	f, fn := sc.File, sc.Func
 	env := &Env{File: f, Func: fn, At: s.Pos}
 	init := f.SigTokens(s.Init.Pos, s.Init.End)
 	cond := f.SigTokens(s.Cond.Pos, s.Cond.End)
@@ -56,9 +80,17 @@ func CountLoop(f *File, fn *Func, s *For) (*Loop, string) {
 	if eq < 1 || init[eq-1].Kind != Ident {
 		return nil, "init is not `i = start`"
 	}
+	depth := 0
 	for _, t := range init[eq+1:] {
-		if t.Text == "," {
-			return nil, "init declares several variables"
+		switch t.Text {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+		case ",":
+			if depth == 0 {
+				return nil, "init declares several variables"
+			}
 		}
 	}
 	l := &Loop{For: s, Var: init[eq-1].Text, Declared: eq > 1}
@@ -72,7 +104,7 @@ func CountLoop(f *File, fn *Func, s *For) (*Loop, string) {
 		l.VarType = strings.Join(typ, " ")
 	} else {
 		l.InitOnly = true
-		if v := ScopeOf(f, fn).Lookup(l.Var, s.Pos); v != nil && v.Ptr == 0 && !v.Ref && !v.IsArray() {
+		if v := sc.Lookup(l.Var, s.Pos); v != nil && v.Ptr == 0 && !v.Ref && !v.IsArray() {
 			l.VarType = v.Elem
 		}
 	}
@@ -80,7 +112,7 @@ func CountLoop(f *File, fn *Func, s *For) (*Loop, string) {
 	v := l.Var
 	a, ok := evalToks(env, init[eq+1:])
 	if !ok {
-		return nil, fmt.Sprintf("start %q is not a constant", joinTokens(init[eq+1:]))
+		return nil, fmt.Sprintf("start %q is not a constant", toksText(f, init[eq+1:]))
 	}
 	l.Start = a
 
@@ -90,7 +122,7 @@ func CountLoop(f *File, fn *Func, s *For) (*Loop, string) {
 	case len(post) >= 3 && post[0].Text == v && (post[1].Text == "*=" || post[1].Text == "/=" || post[1].Text == "<<=" || post[1].Text == ">>="):
 		k, ok := evalToks(env, post[2:])
 		if !ok || k <= 0 || k > 62 && (post[1].Text == "<<=" || post[1].Text == ">>=") {
-			return nil, fmt.Sprintf("step %q is not a positive constant", joinTokens(post[2:]))
+			return nil, fmt.Sprintf("step %q is not a positive constant", toksText(f, post[2:]))
 		}
 		l.Geo, l.GeoBy = post[1].Text, k
 	case len(post) == 2 && post[0].Text == "++" && post[1].Text == v,
@@ -102,14 +134,14 @@ func CountLoop(f *File, fn *Func, s *For) (*Loop, string) {
 	case len(post) >= 3 && post[0].Text == v && (post[1].Text == "+=" || post[1].Text == "-="):
 		k, ok := evalToks(env, post[2:])
 		if !ok || k <= 0 {
-			return nil, fmt.Sprintf("step %q is not a positive constant", joinTokens(post[2:]))
+			return nil, fmt.Sprintf("step %q is not a positive constant", toksText(f, post[2:]))
 		}
 		l.Step = k
 		if post[1].Text == "-=" {
 			l.Step = -k
 		}
 	default:
-		return nil, fmt.Sprintf("step %q is not ++, --, +=, -= or a geometric update of %s", joinTokens(post), v)
+		return nil, fmt.Sprintf("step %q is not ++, --, +=, -= or a geometric update of %s", toksText(f, post), v)
 	}
 
 	// Cond: i OP B, or B OP i (mirrored).
@@ -125,13 +157,13 @@ func CountLoop(f *File, fn *Func, s *For) (*Loop, string) {
 		l.Op = mirrorOp[cond[len(cond)-2].Text]
 		b, ok = evalToks(env, cond[:len(cond)-2])
 	default:
-		return nil, fmt.Sprintf("condition %q is not `%s OP bound`", joinTokens(cond), v)
+		return nil, fmt.Sprintf("condition %q is not `%s OP bound`", toksText(f, cond), v)
 	}
 	if !ok {
-		return nil, fmt.Sprintf("bound in %q is not a constant", joinTokens(cond))
+		return nil, fmt.Sprintf("bound in %q is not a constant", toksText(f, cond))
 	}
 	l.Bound = b
-	if why := inductionWritten(f, fn, s, v); why != "" {
+	if why := sc.inductionWritten(s, v); why != "" {
 		return nil, why
 	}
 	if !l.count() {
@@ -254,56 +286,43 @@ func evalToks(env *Env, toks []Token) (int64, bool) {
 	return env.Eval(joinTokens(toks))
 }
 
-// inductionWritten returns why the body of s may write v, or "": v next to
-// ++ or --, followed by an assignment operator, or its address taken, in
-// the body or in a macro the body uses.
-func inductionWritten(f *File, fn *Func, s *For, v string) string {
+// inductionWritten returns why the body of s may write the induction
+// variable named v, or "": an assignment, increment or address taken in
+// the body (of that variable, not of another one of the same name), or a
+// macro the body uses that mentions the name.
+func (sc *Scope) inductionWritten(s *For, v string) string {
 	if s.Body == nil {
 		return ""
 	}
+	f := sc.File
+	iv := sc.Lookup(v, s.Cond.Pos)
+	if iv == nil {
+		return "induction variable " + v + " is not declared"
+	}
+	e := sc.Effects(s.Body)
+	if e.AddrTaken[iv] {
+		return fmt.Sprintf("the body writes %s (&%s)", v, v)
+	}
+	if e.Writes[iv] {
+		return fmt.Sprintf("the body writes %s", v)
+	}
+	for _, u := range e.Unknown {
+		for _, t := range f.SigTokens(u.Pos, u.End) {
+			if t.Kind == Ident && t.Text == v && sc.Lookup(v, t.Pos) == iv {
+				return fmt.Sprintf("the body uses %s in a construct the facts do not model (%s)", v, u.Why)
+			}
+		}
+	}
 	pos, end := s.Body.Span()
-	toks := f.SigTokens(pos, end)
-	for i, t := range toks {
-		if t.Kind != Ident {
+	for _, t := range f.SigTokens(pos, end) {
+		if t.Kind != Ident || t.Text == v {
 			continue
 		}
-		if t.Text != v {
-			if d := f.lookupDefine(t.Text, t.Pos); d != nil && macroMentions(f, d, v, 0) {
-				return fmt.Sprintf("the body uses macro %s, which mentions %s", t.Text, v)
-			}
-			continue
-		}
-		if i > 0 && (toks[i-1].Text == "." || toks[i-1].Text == "->") {
-			continue // a member of that name
-		}
-		if i > 0 && (toks[i-1].Text == "++" || toks[i-1].Text == "--" || toks[i-1].Text == "&") {
-			if toks[i-1].Text == "&" && i > 1 && operandEnd(toks[i-2]) {
-				continue // a binary &
-			}
-			return fmt.Sprintf("the body writes %s (%s%s)", v, toks[i-1].Text, v)
-		}
-		if i+1 < len(toks) {
-			switch toks[i+1].Text {
-			case "++", "--", "=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=":
-				return fmt.Sprintf("the body writes %s (%s %s)", v, v, toks[i+1].Text)
-			}
+		if d := f.lookupDefine(t.Text, t.Pos); d != nil && macroMentions(f, d, v, 0) {
+			return fmt.Sprintf("the body uses macro %s, which mentions %s", t.Text, v)
 		}
 	}
 	return ""
-}
-
-// operandEnd reports whether a token ends an operand, so that a following
-// & or * is binary.
-func operandEnd(t Token) bool {
-	switch t.Kind {
-	case Ident:
-		return !stmtKeywords[t.Text] && t.Text != "return"
-	case Int, Float, Char, String:
-		return true
-	case Punct:
-		return t.Text == ")" || t.Text == "]"
-	}
-	return false
 }
 
 // macroMentions reports whether macro d's body, or a macro it uses,
@@ -326,4 +345,12 @@ func macroMentions(f *File, d *Define, name string, depth int) bool {
 		}
 	}
 	return false
+}
+
+// toksText returns the source text spanning toks, blanks collapsed.
+func toksText(f *File, toks []Token) string {
+	if len(toks) == 0 {
+		return ""
+	}
+	return strings.Join(strings.Fields(f.Text(toks[0].Pos, toks[len(toks)-1].End)), " ")
 }

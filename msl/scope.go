@@ -64,12 +64,13 @@ type Scope struct {
 
 	// Memoised facts: a Scope is used for one function of one parsed
 	// file, which never changes.
-	exprs  map[[2]int]exprMemo
-	loops  map[*For]*Loop
-	writes map[Stmt]map[*Var]bool
-	jumps  map[Stmt]bool
-	plans  map[Stmt]*stmtPlan
-	looked map[int]*Var // Lookup results for names used in the body, by offset
+	exprs   map[[2]int]exprMemo
+	loops   map[*For]loopMemo
+	writes  map[Stmt]map[*Var]bool
+	jumps   map[Stmt]bool
+	plans   map[Stmt]*stmtPlan
+	looked  map[int]*Var // Lookup results for names used in the body, by offset
+	funcEff *Effects
 }
 
 // A stmtPlan is what interpreting a statement needs, worked out once.
@@ -166,16 +167,9 @@ func (sc *Scope) parseExpr(pos, end int) (Expr, error) {
 	return x, err
 }
 
-// countLoop is CountLoop, memoised; nil when s is not a counted loop.
+// countLoop is CountLoop without the reason.
 func (sc *Scope) countLoop(s *For) *Loop {
-	if l, ok := sc.loops[s]; ok {
-		return l
-	}
-	l, _ := CountLoop(sc.File, sc.Func, s)
-	if sc.loops == nil {
-		sc.loops = map[*For]*Loop{}
-	}
-	sc.loops[s] = l
+	l, _ := sc.CountLoop(s)
 	return l
 }
 

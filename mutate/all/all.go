@@ -5,12 +5,18 @@ package all
 import (
 	"metalab/mutate"
 	"metalab/mutate/dropbarrier"
+	"metalab/mutate/hoist"
+	"metalab/mutate/preadd"
+	"metalab/mutate/unroll"
 	"metalab/mutate/unrollpragma"
 )
 
 // Mutations is the registry of mutations, an explicit list.
 var Mutations = []*mutate.Mutation{
 	unrollpragma.Mutation,
+	unroll.Mutation,
+	hoist.Mutation,
+	preadd.Mutation,
 	dropbarrier.Mutation,
 }
 

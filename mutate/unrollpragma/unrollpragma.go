@@ -3,7 +3,6 @@ package unrollpragma
 import (
 	_ "embed"
 	"fmt"
-	"strings"
 
 	"metalab/internal/edit"
 	"metalab/msl"
@@ -34,7 +33,7 @@ func run(p *mutate.Pass) error {
 			}
 		case *msl.For:
 			header := s.Rparen + 1
-			if pr := loopPragma(s.Pragmas); pr != nil {
+			if pr := mutate.LoopPragma(s.Pragmas); pr != nil {
 				why := fmt.Sprintf("loop already has pragma %q", pr.Text)
 				if pr.Macro != "" {
 					why = fmt.Sprintf("loop already has pragma %q from macro %s", pr.Text, pr.Macro)
@@ -86,32 +85,6 @@ func countFactors(l *msl.Loop) []int64 {
 		}
 	}
 	return out
-}
-
-// loopPragma returns the first of pragmas that tells the compiler how to
-// treat the loop (unroll, nounroll, clang loop ..., GCC unroll/ivdep), or
-// nil. Other pragmas before a loop (diagnostics, messages) do not stop a
-// loop pragma being added.
-func loopPragma(pragmas []*msl.Pragma) *msl.Pragma {
-	for _, pr := range pragmas {
-		w := strings.Fields(pr.Text)
-		if len(w) == 0 {
-			continue
-		}
-		first := w[0]
-		if i := strings.IndexByte(first, '('); i >= 0 {
-			first = first[:i] // unroll(4)
-		}
-		switch first {
-		case "unroll", "nounroll", "unroll_and_jam", "nounroll_and_jam", "loop":
-			return pr
-		case "clang", "GCC":
-			if len(w) > 1 && (w[1] == "loop" || w[1] == "unroll" || w[1] == "ivdep") {
-				return pr
-			}
-		}
-	}
-	return nil
 }
 
 // placement says where a pragma line for the loop at pos goes: the edit
