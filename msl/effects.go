@@ -363,16 +363,23 @@ func chain(x Expr) (root Expr, subs []Expr, members []*MemberExpr) {
 	for {
 		switch y := x.(type) {
 		case *IndexExpr:
-			subs = append([]Expr{y.I}, subs...)
+			subs = append(subs, y.I)
 			x = y.X
 			continue
 		case *MemberExpr:
-			members = append([]*MemberExpr{y}, members...)
+			members = append(members, y)
 			x = y.X
 			continue
 		case *ParenExpr:
 			x = y.X
 			continue
+		}
+		// Collected outermost first; the callers want source order.
+		for i, j := 0, len(subs)-1; i < j; i, j = i+1, j-1 {
+			subs[i], subs[j] = subs[j], subs[i]
+		}
+		for i, j := 0, len(members)-1; i < j; i, j = i+1, j-1 {
+			members[i], members[j] = members[j], members[i]
 		}
 		return x, subs, members
 	}

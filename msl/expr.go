@@ -23,6 +23,13 @@ type Expr interface {
 type NameExpr struct {
 	Pos, End int
 	Name     string
+
+	sc *Scope // the scope v was resolved in
+	v  *Var
+
+	constDone bool // constVal holds the name's constant value, if constOK
+	constVal  int64
+	constOK   bool
 }
 
 // A LitExpr is a numeric, character or string literal.
@@ -30,6 +37,10 @@ type LitExpr struct {
 	Pos, End int
 	Kind     Kind // Int, Float, Char or String
 	Text     string
+
+	parsed bool // val and cls hold the integer literal's value
+	val    int64
+	ok     bool
 }
 
 // A ParenExpr is a parenthesised expression.

@@ -33,6 +33,8 @@ type Var struct {
 	Scope     Span      // the byte range where the name refers to this variable
 	Decl      *Decl     // the declaration statement; nil for parameters and loop variables
 	Param     *Param    // the parameter; nil otherwise
+
+	id int // index in its Scope
 }
 
 // IsArray reports whether v is an array.
@@ -64,13 +66,42 @@ type Scope struct {
 
 	// Memoised facts: a Scope is used for one function of one parsed
 	// file, which never changes.
-	exprs   map[[2]int]exprMemo
-	loops   map[*For]loopMemo
-	writes  map[Stmt]map[*Var]bool
-	jumps   map[Stmt]bool
-	plans   map[Stmt]*stmtPlan
-	looked  map[int]*Var // Lookup results for names used in the body, by offset
-	funcEff *Effects
+	exprs      map[[2]int]exprMemo
+	loops      map[*For]loopMemo
+	writes     map[Stmt]map[*Var]bool
+	jumps      map[Stmt]bool
+	plans      map[Stmt]*stmtPlan
+	looked     map[int]*Var // Lookup results for names used in the body, by offset
+	funcEff    *Effects
+	footprints map[[2]int]*Footprints
+	types      map[string]bool // IsTypeName, by name
+	pures      map[string]bool // IsPureCall, by name
+}
+
+// isType is File.IsTypeName, memoised.
+func (sc *Scope) isType(name string) bool {
+	if t, ok := sc.types[name]; ok {
+		return t
+	}
+	t := sc.File.IsTypeName(name)
+	if sc.types == nil {
+		sc.types = map[string]bool{}
+	}
+	sc.types[name] = t
+	return t
+}
+
+// isPure is File.IsPureCall, memoised.
+func (sc *Scope) isPure(name string) bool {
+	if t, ok := sc.pures[name]; ok {
+		return t
+	}
+	t := sc.File.IsPureCall(name)
+	if sc.pures == nil {
+		sc.pures = map[string]bool{}
+	}
+	sc.pures[name] = t
+	return t
 }
 
 // A stmtPlan is what interpreting a statement needs, worked out once.
@@ -260,6 +291,7 @@ func endOf2(s Stmt) int {
 }
 
 func (sc *Scope) add(v *Var) {
+	v.id = len(sc.all)
 	sc.vars[v.Name] = append(sc.vars[v.Name], v)
 	sc.all = append(sc.all, v)
 }
@@ -281,6 +313,15 @@ func (sc *Scope) Lookup(name string, at int) *Var {
 	}
 	sc.looked[at] = v
 	return v
+}
+
+// resolve returns the variable n names, remembering it in n.
+func (sc *Scope) resolve(n *NameExpr) *Var {
+	if n.sc == sc {
+		return n.v
+	}
+	n.sc, n.v = sc, sc.Lookup(n.Name, n.Pos)
+	return n.v
 }
 
 func (sc *Scope) lookup(name string, at int) *Var {

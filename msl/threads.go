@@ -272,7 +272,7 @@ type interp struct {
 	thread  int
 	scen    map[string]bool
 	fp      *Footprints
-	env     map[*Var]ival
+	env     *env
 	rec     *Footprint // nil while leading up to the statements
 	top     Stmt
 	must    bool
@@ -285,7 +285,7 @@ type interp struct {
 const maxSteps = 1 << 16
 
 func newInterp(sc *Scope, thread int, scen map[string]bool, fp *Footprints) *interp {
-	return &interp{sc: sc, thread: thread, scen: scen, fp: fp, env: map[*Var]ival{}, must: true}
+	return &interp{sc: sc, thread: thread, scen: scen, fp: fp, env: newEnv(len(sc.all)), must: true}
 }
 
 func (in *interp) unknownf(pos, end int, format string, args ...any) {
@@ -333,7 +333,7 @@ func (in *interp) lead(path []Stmt, pos int) bool {
 		case *For:
 			in.forgetLoop(s)
 			if lv := in.sc.plan(s).loop; lv != nil {
-				in.env[lv] = unknown()
+				in.env.set(lv, unknown())
 			}
 		case *While:
 			in.forgetLoop(s)
@@ -356,19 +356,28 @@ func (in *interp) lead(path []Stmt, pos int) bool {
 // a backward slice over variable definitions. Statements that may return
 // are kept, so that a thread that leaves early does not reach stmts.
 func (sc *Scope) slice(path []Stmt, pos int, stmts []Stmt) map[Stmt]bool {
+	// Only integer and pointer values are followed (array contents,
+	// floating-point values and the like are unknown anyway), so only
+	// integer and pointer variables matter.
 	need := map[*Var]bool{}
-	for _, s := range stmts {
-		for v := range sc.Effects(s).Reads {
-			need[v] = true
+	addReads := func(e *Effects) {
+		for v := range e.Reads {
+			if v.IsArray() {
+				continue
+			}
+			if _, isInt := clsOf(sc.File.CanonicalType(v.Elem)); isInt || v.Ptr > 0 || v.Ref {
+				need[v] = true
+			}
 		}
+	}
+	for _, s := range stmts {
+		addReads(sc.Effects(s))
 	}
 	keep := map[Stmt]bool{}
 	for i := len(path) - 2; i >= 0; i-- {
 		switch s := path[i].(type) {
 		case *If:
-			for v := range sc.SpanEffects(s.Cond.Pos, s.Cond.End, s).Reads {
-				need[v] = true
-			}
+			addReads(sc.SpanEffects(s.Cond.Pos, s.Cond.End, s))
 		case *For, *While, *Do:
 			// Loop-carried values: whatever the loop writes is unknown
 			// anyway; its condition does not decide which threads get here.
@@ -395,9 +404,7 @@ func (sc *Scope) slice(path []Stmt, pos int, stmts []Stmt) map[Stmt]bool {
 					continue
 				}
 				keep[c] = true
-				for v := range e.Reads {
-					need[v] = true
-				}
+				addReads(e)
 			}
 		}
 	}
@@ -407,7 +414,7 @@ func (sc *Scope) slice(path []Stmt, pos int, stmts []Stmt) map[Stmt]bool {
 // forgetLoop makes every variable written in s unknown.
 func (in *interp) forgetLoop(s Stmt) {
 	for v := range in.sc.writesOf(s) {
-		in.env[v] = unknown()
+		in.env.set(v, unknown())
 	}
 }
 
@@ -449,16 +456,16 @@ func (in *interp) stmt(s Stmt) {
 				continue
 			}
 			if v.IsArray() {
-				delete(in.env, v) // names its own storage
+				in.env.del(v) // names its own storage
 				continue
 			}
 			if di.none {
-				in.env[v] = unknown()
+				in.env.set(v, unknown())
 				continue
 			}
 			if di.err != nil {
 				in.unknownf(s.Pos, s.End, "%v", di.err)
-				in.env[v] = unknown()
+				in.env.set(v, unknown())
 				continue
 			}
 			val := in.eval(di.x)
@@ -466,10 +473,10 @@ func (in *interp) stmt(s Stmt) {
 				val = unknown()
 			}
 			if v.Ptr > 0 {
-				in.env[v] = val
+				in.env.set(v, val)
 				continue
 			}
-			in.env[v] = convert(val, v.Elem)
+			in.env.set(v, convert(val, v.Elem))
 		}
 	case *ExprStmt:
 		pl := in.sc.plan(s)
@@ -529,40 +536,55 @@ func (in *interp) stmt(s Stmt) {
 // unknown.
 func (in *interp) branches(then, els Stmt) {
 	saved := in.must
-	base := copyEnv(in.env)
+	base := in.env.clone()
 	in.must = false
 	in.stmt(then)
 	a := in.env
 	stopA := in.stopped
-	in.env = copyEnv(base)
+	in.env = base.clone()
 	in.stopped = false
 	in.stmt(els)
 	b := in.env
 	stopB := in.stopped
 	in.stopped = stopA && stopB
-	merged := map[*Var]ival{}
-	for v, x := range a {
-		if y, ok := b[v]; ok && x == y {
-			merged[v] = x
-		} else {
-			merged[v] = unknown()
+	for i := range a.vals {
+		if a.has[i] != b.has[i] || a.vals[i] != b.vals[i] {
+			a.has[i], a.vals[i] = true, unknown()
 		}
 	}
-	for v := range b {
-		if _, ok := a[v]; !ok {
-			merged[v] = unknown()
-		}
-	}
-	in.env = merged
+	in.env = a
 	in.must = saved
 }
 
-func copyEnv(m map[*Var]ival) map[*Var]ival {
-	out := make(map[*Var]ival, len(m))
-	for k, v := range m {
-		out[k] = v
+// An env holds the values of a thread's variables, by Var.id.
+type env struct {
+	vals []ival
+	has  []bool
+}
+
+func newEnv(n int) *env { return &env{vals: make([]ival, n), has: make([]bool, n)} }
+
+func (e *env) set(v *Var, x ival) {
+	if v.id < len(e.vals) {
+		e.vals[v.id], e.has[v.id] = x, true
 	}
-	return out
+}
+
+func (e *env) get(v *Var) (ival, bool) {
+	if v.id < len(e.vals) && e.has[v.id] {
+		return e.vals[v.id], true
+	}
+	return ival{}, false
+}
+
+func (e *env) del(v *Var) {
+	if v.id < len(e.vals) {
+		e.vals[v.id], e.has[v.id] = ival{}, false
+	}
+}
+
+func (e *env) clone() *env {
+	return &env{vals: append([]ival(nil), e.vals...), has: append([]bool(nil), e.has...)}
 }
 
 // forStmt runs a counted loop iteration by iteration; any other loop once
@@ -575,7 +597,7 @@ func (in *interp) forStmt(s *For) {
 			in.eval(pl.x)
 		}
 		if pl.loop != nil {
-			in.env[pl.loop] = unknown()
+			in.env.set(pl.loop, unknown())
 		}
 		in.loopOnce(s, s.Body, []Span{s.Cond, s.Post})
 		return
@@ -593,7 +615,7 @@ func (in *interp) forStmt(s *For) {
 		cls = i32
 	}
 	for _, val := range l.Values {
-		in.env[iv] = intVal(val, cls)
+		in.env.set(iv, intVal(val, cls))
 		in.stmt(s.Body)
 		if in.stopped {
 			return
@@ -602,9 +624,9 @@ func (in *interp) forStmt(s *For) {
 	if len(l.Values) > 0 {
 		last := l.Values[len(l.Values)-1]
 		if l.Geo == "" {
-			in.env[iv] = intVal(last+l.Step, cls)
+			in.env.set(iv, intVal(last+l.Step, cls))
 		} else {
-			in.env[iv] = unknown()
+			in.env.set(iv, unknown())
 		}
 	}
 }
@@ -684,7 +706,11 @@ func (in *interp) eval(x Expr) ival {
 		if x.Kind != Int {
 			return unknown()
 		}
-		n, ok := parseIntLit(x.Text)
+		if !x.parsed {
+			x.val, x.ok = parseIntLit(x.Text)
+			x.parsed = true
+		}
+		n, ok := x.val, x.ok
 		if !ok {
 			return unknown()
 		}
@@ -708,11 +734,15 @@ func (in *interp) eval(x Expr) ival {
 		if x.Name == "false" {
 			return intVal(0, i32)
 		}
-		v := in.sc.Lookup(x.Name, x.Pos)
+		v := in.sc.resolve(x)
 		if v == nil {
-			env := &Env{File: in.sc.File, Func: in.sc.Func, At: x.Pos}
-			if n, ok := env.Eval(x.Name); ok {
-				return intVal(n, i32)
+			if !x.constDone {
+				env := &Env{File: in.sc.File, Func: in.sc.Func, At: x.Pos}
+				x.constVal, x.constOK = env.Eval(x.Name)
+				x.constDone = true
+			}
+			if x.constOK {
+				return intVal(x.constVal, i32)
 			}
 			return unknown()
 		}
@@ -725,7 +755,7 @@ func (in *interp) eval(x Expr) ival {
 			}
 			return intVal(0, i32)
 		}
-		if val, ok := in.env[v]; ok {
+		if val, ok := in.env.get(v); ok {
 			return val
 		}
 		if v.IsArray() || v.Ptr > 0 && v.Kind == ParamVar {
@@ -953,7 +983,7 @@ func promote(c icls) icls { return c }
 func (in *interp) store(x Expr, val ival, compound bool) {
 	switch y := Unparen(x).(type) {
 	case *NameExpr:
-		v := in.sc.Lookup(y.Name, y.Pos)
+		v := in.sc.resolve(y)
 		if v == nil {
 			in.unknownf(y.Pos, y.End, "assignment to unknown name %s", y.Name)
 			return
@@ -963,10 +993,10 @@ func (in *interp) store(x Expr, val ival, compound bool) {
 			return
 		}
 		if v.Ptr > 0 {
-			in.env[v] = val
+			in.env.set(v, val)
 			return
 		}
-		in.env[v] = convert(val, v.Elem)
+		in.env.set(v, convert(val, v.Elem))
 	case *IndexExpr, *MemberExpr:
 		in.access(y, compound, true, val)
 	case *UnaryExpr:
@@ -986,7 +1016,7 @@ func (in *interp) addr(x Expr) ival {
 	p, ok := in.elemAddr(x)
 	if !ok {
 		if n, isName := Unparen(x).(*NameExpr); isName {
-			if v := in.sc.Lookup(n.Name, n.Pos); v != nil && !v.IsMemory() {
+			if v := in.sc.resolve(n); v != nil && !v.IsMemory() {
 				in.unknownf(n.Pos, n.End, "address of %s taken", n.Name)
 			}
 		}
@@ -1024,7 +1054,7 @@ func (in *interp) elemAddr(x Expr) (ival, bool) {
 			in.eval(s)
 		}
 		if n, ok := root.(*NameExpr); ok {
-			if v := in.sc.Lookup(n.Name, n.Pos); v != nil && (v.Ptr > 0 || v.IsArray()) {
+			if v := in.sc.resolve(n); v != nil && (v.Ptr > 0 || v.IsArray()) {
 				return ival{known: false, base: v}, true
 			}
 		}
@@ -1039,7 +1069,7 @@ func (in *interp) elemAddr(x Expr) (ival, bool) {
 		dims = nil // a pointer into an array: plain element offsets
 	}
 	if n, ok := root.(*NameExpr); ok {
-		if rv := in.sc.Lookup(n.Name, n.Pos); rv != v {
+		if rv := in.sc.resolve(n); rv != v {
 			dims = nil // through a pointer variable
 		}
 	}
@@ -1071,7 +1101,7 @@ func (in *interp) elemAddr(x Expr) (ival, bool) {
 func (in *interp) access(x Expr, read, write bool, _ ival) ival {
 	root, subs, members := chain(x)
 	if n, ok := root.(*NameExpr); ok {
-		v := in.sc.Lookup(n.Name, n.Pos)
+		v := in.sc.resolve(n)
 		if v != nil && len(subs) == 0 && len(members) > 0 {
 			if tv, ok := in.threadVar(v, members[0].Name); ok && len(members) == 1 {
 				return tv
@@ -1079,7 +1109,7 @@ func (in *interp) access(x Expr, read, write bool, _ ival) ival {
 			if !v.IsMemory() {
 				// A plain value's member: v.x.
 				if write {
-					in.env[v] = unknown()
+					in.env.set(v, unknown())
 				}
 				return unknown()
 			}
@@ -1093,7 +1123,7 @@ func (in *interp) access(x Expr, read, write bool, _ ival) ival {
 				in.eval(s)
 			}
 			if write {
-				in.env[v] = unknown()
+				in.env.set(v, unknown())
 			}
 			return unknown()
 		}
@@ -1153,7 +1183,7 @@ func (in *interp) call(x *CallExpr) ival {
 	case name == "threadgroup_barrier" || name == "simdgroup_barrier":
 		evalArgs()
 		return unknown()
-	case len(x.Args) == 1 && in.sc.File.IsTypeName(name):
+	case len(x.Args) == 1 && in.sc.isType(name):
 		evalArgs()
 		return convert(args[0], name)
 	case (name == "max" || name == "min") && len(x.Args) == 2:
@@ -1174,7 +1204,7 @@ func (in *interp) call(x *CallExpr) ival {
 		}
 		in.touch(x, p, true, !strings.HasPrefix(name, "atomic_load"))
 		return unknown()
-	case in.sc.File.IsPureCall(name) || IsCollective(name):
+	case in.sc.isPure(name) || IsCollective(name):
 		evalArgs()
 		return unknown()
 	}
@@ -1228,86 +1258,124 @@ func Conflicts(a, b *Footprints) []Conflict {
 }
 
 func deviceAlias(v *Var, ta, tb []Touch) (Conflict, bool) {
+	// Any write on one side against any touch on the other; different
+	// variables, so even one thread's accesses may be to another thread's
+	// element.
 	for _, x := range ta {
-		for _, y := range tb {
-			if x.Write || y.Write {
-				return Conflict{Var: v, A: x, B: y}, true
+		if x.Write {
+			if len(tb) > 0 {
+				return Conflict{Var: v, A: x, B: tb[0]}, true
 			}
+			break
+		}
+	}
+	for _, y := range tb {
+		if y.Write {
+			if len(ta) > 0 {
+				return Conflict{Var: v, A: ta[0], B: y}, true
+			}
+			break
 		}
 	}
 	return Conflict{}, false
 }
 
+// two keeps the touches of up to two distinct threads.
+type two struct {
+	n int
+	t [2]Touch
+}
+
+func (w *two) add(t Touch) {
+	for i := 0; i < w.n; i++ {
+		if w.t[i].Thread == t.Thread {
+			return
+		}
+	}
+	if w.n < 2 {
+		w.t[w.n] = t
+		w.n++
+	}
+}
+
+// other returns a kept touch by a thread other than thread.
+func (w *two) other(thread int) (Touch, bool) {
+	for i := 0; i < w.n; i++ {
+		if w.t[i].Thread != thread {
+			return w.t[i], true
+		}
+	}
+	return Touch{}, false
+}
+
 // conflictIn finds two touches of one element, by different threads, at
-// least one a write.
+// least one a write, in linear time.
 func conflictIn(v *Var, ta, tb []Touch) (Conflict, bool) {
 	if len(ta) == 0 || len(tb) == 0 {
 		return Conflict{}, false
 	}
-	type who struct {
-		thread int
-		t      Touch
-	}
-	// The first two distinct threads writing and touching each element of a.
-	writes := map[int64][]who{}
-	any := map[int64][]who{}
-	var unknownW, unknownA []Touch
-	add := func(m map[int64][]who, off int64, t Touch) {
-		l := m[off]
-		for _, w := range l {
-			if w.thread == t.Thread {
-				return
-			}
-		}
-		if len(l) < 2 {
-			m[off] = append(l, who{t.Thread, t})
-		}
-	}
+	writes := map[int64]*two{}
+	touches := map[int64]*two{}
+	var anyW, anyT, unkW, unkT two
 	for _, t := range ta {
+		anyT.add(t)
+		if t.Write {
+			anyW.add(t)
+		}
 		if t.Off < 0 {
+			unkT.add(t)
 			if t.Write {
-				unknownW = append(unknownW, t)
+				unkW.add(t)
 			}
-			unknownA = append(unknownA, t)
 			continue
 		}
 		if t.Write {
-			add(writes, t.Off, t)
-		}
-		add(any, t.Off, t)
-	}
-	other := func(l []who, thread int) (Touch, bool) {
-		for _, w := range l {
-			if w.thread != thread {
-				return w.t, true
+			w := writes[t.Off]
+			if w == nil {
+				w = &two{}
+				writes[t.Off] = w
 			}
+			w.add(t)
 		}
-		return Touch{}, false
+		w := touches[t.Off]
+		if w == nil {
+			w = &two{}
+			touches[t.Off] = w
+		}
+		w.add(t)
 	}
 	for _, t := range tb {
 		if t.Off < 0 {
-			for _, u := range ta {
-				if u.Thread != t.Thread && (u.Write || t.Write) {
-					return Conflict{Var: v, A: u, B: t}, true
-				}
+			// An unknown element may be any other thread's.
+			src := &anyW
+			if t.Write {
+				src = &anyT
+			}
+			if u, ok := src.other(t.Thread); ok {
+				return Conflict{Var: v, A: u, B: t}, true
 			}
 			continue
 		}
-		for _, u := range unknownA {
-			if u.Thread != t.Thread && (u.Write || t.Write) {
+		src := &unkW
+		if t.Write {
+			src = &unkT
+		}
+		if u, ok := src.other(t.Thread); ok {
+			return Conflict{Var: v, A: u, B: t}, true
+		}
+		if w := writes[t.Off]; w != nil {
+			if u, ok := w.other(t.Thread); ok {
 				return Conflict{Var: v, A: u, B: t}, true
 			}
 		}
-		if u, ok := other(writes[t.Off], t.Thread); ok {
-			return Conflict{Var: v, A: u, B: t}, true
-		}
 		if t.Write {
-			if u, ok := other(any[t.Off], t.Thread); ok {
-				return Conflict{Var: v, A: u, B: t}, true
+			if w := touches[t.Off]; w != nil {
+				if u, ok := w.other(t.Thread); ok {
+					return Conflict{Var: v, A: u, B: t}, true
+				}
 			}
 		}
 	}
-	_ = unknownW
 	return Conflict{}, false
 }
 

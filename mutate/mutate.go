@@ -35,6 +35,23 @@ type Pass struct {
 	Func     *msl.Func  // the owned function being inspected; Body is non-nil
 	Report   func(Site) // records a place the mutation applies
 	Skip     func(Skip) // records a place looked at and skipped, for --why
+
+	scopes map[*msl.Func]*msl.Scope // shared by the passes of one Find
+}
+
+// Scope returns the variables and memoised facts of Func. Passes of one
+// Find share it, so facts one mutation computed (thread footprints, say)
+// serve the others.
+func (p *Pass) Scope() *msl.Scope {
+	if p.scopes == nil {
+		p.scopes = map[*msl.Func]*msl.Scope{}
+	}
+	sc := p.scopes[p.Func]
+	if sc == nil {
+		sc = msl.ScopeOf(p.File, p.Func)
+		p.scopes[p.Func] = sc
+	}
+	return sc
 }
 
 // A Site is a place in the function where a mutation applies.
@@ -177,6 +194,7 @@ func FindAll(f *msl.File, muts []*Mutation, fns []string) ([]*FoundSite, []*Foun
 	// Ordinals count per (mutation, function name), so overloads of one
 	// name share a sequence, in source order.
 	next := map[[2]string]int{}
+	scopes := map[*msl.Func]*msl.Scope{}
 	for _, fn := range funcs {
 		for _, m := range muts {
 			var got []Site
@@ -188,6 +206,7 @@ func FindAll(f *msl.File, muts []*Mutation, fns []string) ([]*FoundSite, []*Foun
 				Skip: func(s Skip) {
 					skips = append(skips, &FoundSkip{Mutation: m, Func: fn, Skip: s})
 				},
+				scopes: scopes,
 			}
 			if err := m.Run(pass); err != nil {
 				return nil, nil, fmt.Errorf("mutation %s on %s: %w", m.Name, fn.Name, err)

@@ -4,9 +4,13 @@ package all
 
 import (
 	"metalab/mutate"
+	"metalab/mutate/crossbarrier"
 	"metalab/mutate/dropbarrier"
+	"metalab/mutate/elidebarrier"
 	"metalab/mutate/hoist"
+	"metalab/mutate/mergebarriers"
 	"metalab/mutate/preadd"
+	"metalab/mutate/splitpartials"
 	"metalab/mutate/unroll"
 	"metalab/mutate/unrollpragma"
 )
@@ -17,6 +21,10 @@ var Mutations = []*mutate.Mutation{
 	unroll.Mutation,
 	hoist.Mutation,
 	preadd.Mutation,
+	splitpartials.Mutation,
+	crossbarrier.Mutation,
+	mergebarriers.Mutation,
+	elidebarrier.Mutation,
 	dropbarrier.Mutation,
 }
 

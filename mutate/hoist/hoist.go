@@ -44,7 +44,7 @@ type loopSite struct {
 }
 
 func run(p *mutate.Pass) error {
-	sc := msl.ScopeOf(p.File, p.Func)
+	sc := p.Scope()
 	parents := msl.Parents(p.Func.Body)
 	var sites []*loopSite
 	mutate.Inspect(p.Func, func(s msl.Stmt) bool {

@@ -55,7 +55,7 @@ type group struct {
 
 func run(p *mutate.Pass) error {
 	f := p.File
-	sc := msl.ScopeOf(f, p.Func)
+	sc := p.Scope()
 	parents := msl.Parents(p.Func.Body)
 	var occs []*occ
 	mutate.Inspect(p.Func, func(s msl.Stmt) bool {

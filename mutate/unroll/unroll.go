@@ -28,7 +28,7 @@ const (
 )
 
 func run(p *mutate.Pass) error {
-	sc := msl.ScopeOf(p.File, p.Func)
+	sc := p.Scope()
 	parents := msl.Parents(p.Func.Body)
 	mutate.Inspect(p.Func, func(s msl.Stmt) bool {
 		switch s := s.(type) {

@@ -1,0 +1,69 @@
+package mutate
+
+import (
+	"sort"
+
+	"metalab/internal/edit"
+	"metalab/msl"
+)
+
+// RemoveStmt returns the edit that removes statement [pos, end) from src:
+// the whole line, a trailing // comment included, when the statement is
+// alone on its line (so no blank line is left), otherwise just the
+// statement and the spaces that separate it from its neighbours. With
+// empty set (a statement that is the body of an if, for, while or do, or
+// that follows a label), it is replaced by an empty statement `;` so the
+// control flow around it keeps its shape.
+func RemoveStmt(src []byte, pos, end int, empty bool) edit.Edit {
+	if empty {
+		return edit.Edit{Start: pos, End: end, New: ";"}
+	}
+	start, first := LineStart(src, pos)
+	next, last := LineEnd(src, end)
+	if !last && lineCommentFollows(src, end) {
+		// A trailing // comment is about the statement; it goes with it.
+		last = true
+	}
+	switch {
+	case first && last:
+		return edit.Edit{Start: start, End: next}
+	case last:
+		// Trailing statement: drop the spaces before it too.
+		i := pos
+		for i > 0 && (src[i-1] == ' ' || src[i-1] == '\t') {
+			i--
+		}
+		return edit.Edit{Start: i, End: end}
+	default:
+		i := end
+		for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
+			i++
+		}
+		return edit.Edit{Start: pos, End: i}
+	}
+}
+
+// NeedsEmpty reports whether removing s must leave an empty statement: it
+// is the direct body of a control statement, or it follows a label or a
+// case.
+func NeedsEmpty(f *msl.File, parents map[msl.Stmt]msl.Stmt, s msl.Stmt) bool {
+	if _, ok := parents[s].(*msl.Block); !ok && parents[s] != nil {
+		return true
+	}
+	pos, _ := s.Span()
+	return AfterLabel(f, pos)
+}
+
+// AfterLabel reports whether the significant token before off is the
+// colon of a label or case: a label must label a statement.
+func AfterLabel(f *msl.File, off int) bool {
+	i := sort.Search(len(f.Tokens), func(i int) bool { return f.Tokens[i].Pos >= off })
+	for i--; i >= 0; i-- {
+		switch f.Tokens[i].Kind {
+		case msl.Comment, msl.Directive, msl.Skipped:
+			continue
+		}
+		return f.Tokens[i].Text == ":"
+	}
+	return false
+}
