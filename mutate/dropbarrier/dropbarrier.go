@@ -54,4 +54,3 @@ func run(p *mutate.Pass) error {
 	})
 	return nil
 }
-
