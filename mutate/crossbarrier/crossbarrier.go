@@ -110,11 +110,15 @@ func site(p *mutate.Pass, sc *msl.Scope, blk *msl.Block, ivs []msl.Interval, k, 
 // describe names a statement for messages: its first line, shortened.
 func describe(f *msl.File, st msl.Stmt) string {
 	pos, end := st.Span()
-	t := f.Text(pos, end)
-	if i := strings.IndexByte(t, '\n'); i >= 0 {
-		t = t[:i]
+	line := f.Position(pos).Line
+	last := pos
+	for _, tok := range f.SigTokens(pos, end) {
+		if f.Position(tok.Pos).Line != line {
+			break
+		}
+		last = tok.End
 	}
-	t = strings.Join(strings.Fields(t), " ")
+	t := strings.Join(strings.Fields(f.Text(pos, last)), " ")
 	if len(t) > 48 {
 		t = t[:45] + "..."
 	}

@@ -181,6 +181,16 @@ func analyse(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, s msl
 		}
 		ls.cands = append(ls.cands, c)
 	}
+	// A load all of whose occurrences lie in hoisted declarations, or in
+	// other hoisted loads, moves with them: it is not a candidate of its own.
+	var kept []*cand
+	for _, c := range ls.cands {
+		if c.decl == nil && coveredBy(c, ls.cands) {
+			continue
+		}
+		kept = append(kept, c)
+	}
+	ls.cands = kept
 	if len(ls.cands) == 0 {
 		return nil
 	}
@@ -192,6 +202,33 @@ func analyse(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, s msl
 	ls.at, ls.indent = at, indent
 	sort.SliceStable(ls.cands, func(i, j int) bool { return ls.cands[i].pos < ls.cands[j].pos })
 	return ls
+}
+
+// coveredBy reports whether every occurrence of load c lies inside another
+// candidate: a hoisted declaration or an enclosing hoisted load.
+func coveredBy(c *cand, cands []*cand) bool {
+	for _, o := range c.occ {
+		op, oe := o.Expr.Span()
+		in := false
+		for _, d := range cands {
+			if d == c {
+				continue
+			}
+			if d.decl != nil && op >= d.decl.Pos && oe <= d.decl.End {
+				in = true
+			}
+			for _, x := range d.occ {
+				xp, xe := x.Expr.Span()
+				if op >= xp && oe <= xe && (xp != op || xe != oe) {
+					in = true
+				}
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	return true
 }
 
 // label returns a short description of a candidate for messages.
@@ -272,12 +309,12 @@ func declCand(sc *msl.Scope, lf *msl.LoopFacts, body *msl.Block, parents map[msl
 			fault = fw
 		}
 	}
-	parent, ok := parents[lf.Loop].(*msl.Block)
-	if !ok {
-		return refuse("the loop is not a statement of a block")
-	}
-	if why := clash(sc, lf, body, d, v, parent); why != "" {
-		return refuse(why)
+	// A loop that is not a statement of a block has nowhere to put the
+	// declaration; analyse says so once for the loop.
+	if parent, ok := parents[lf.Loop].(*msl.Block); ok {
+		if why := clash(sc, lf, body, d, v, parent); why != "" {
+			return refuse(why)
+		}
 	}
 	text := strings.TrimSpace(string(f.Src[d.Pos:d.End]))
 	switch {
@@ -286,7 +323,11 @@ func declCand(sc *msl.Scope, lf *msl.LoopFacts, body *msl.Block, parents map[msl
 		k := n.NamePos - d.Pos
 		head := string(f.Src[d.Pos:n.NamePos])
 		if i := strings.LastIndex(head, "*"); i >= 0 && k <= len(text) {
-			text = head[:i+1] + " const" + head[i+1:] + text[k:]
+			rest := head[i+1:]
+			if !strings.HasPrefix(rest, " ") {
+				rest = " " + rest
+			}
+			text = head[:i+1] + " const" + rest + text[k:]
 		}
 	case v.Ptr == 0 && !v.Const:
 		text = "const " + text
@@ -644,6 +685,9 @@ func choice(f *msl.File, sc *msl.Scope, ls *loopSite, name, msg string, cands []
 			if decls[declOf(o.Stmt)] {
 				continue // moves with its declaration, which is hoisted too
 			}
+			if nestedIn(o, c, cands) {
+				continue // inside another hoisted load, which reads it once
+			}
 			pos, end := o.Expr.Span()
 			edits = append(edits, edit.Edit{Start: pos, End: end, New: c.name})
 		}
@@ -656,6 +700,24 @@ func choice(f *msl.File, sc *msl.Scope, ls *loopSite, name, msg string, cands []
 	}
 	edits = append(edits, edit.Edit{Start: ls.at, End: ls.at, New: ins.String(), Key: "decl " + strings.Join(names, " ")})
 	return mutate.Choice{Name: name, Message: msg, Edits: edits}
+}
+
+// nestedIn reports whether occurrence o of load c lies inside an
+// occurrence of another load among cands.
+func nestedIn(o msl.Access, c *cand, cands []*cand) bool {
+	op, oe := o.Expr.Span()
+	for _, d := range cands {
+		if d == c || d.decl != nil {
+			continue
+		}
+		for _, x := range d.occ {
+			xp, xe := x.Expr.Span()
+			if op >= xp && oe <= xe && (xp != op || xe != oe) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func declOf(s msl.Stmt) *msl.Decl {

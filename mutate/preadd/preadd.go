@@ -95,7 +95,7 @@ func run(p *mutate.Pass) error {
 			key := fmt.Sprintf("%d\x00%s\x00%s", startOf(l), normText(f, o.base), termsText(f, inv, false))
 			g := groups[key]
 			if g == nil {
-				g = &group{loop: l, base: text(f, o.base), inv: termsText(f, inv, false)}
+				g = &group{loop: l, base: text(f, o.base), inv: termsText(f, inv, true)}
 				groups[key] = g
 				order = append(order, g)
 			}
@@ -115,7 +115,7 @@ func run(p *mutate.Pass) error {
 	for _, g := range order {
 		at, indent, why := mutate.DeclPoint(f, parents, g.loop)
 		if why != "" {
-			p.Skip(mutate.Skip{Pos: startOf(g.loop), End: headerEnd(g.loop), Reason: fmt.Sprintf("pre-add %s + %s: %s", g.base, g.inv, why)})
+			p.Skip(mutate.Skip{Pos: startOf(g.loop), End: headerEnd(g.loop), Reason: fmt.Sprintf("pre-add %s%s: %s", g.base, g.inv, why)})
 			continue
 		}
 		g.at, g.indent = at, indent
@@ -362,7 +362,7 @@ func split(sc *msl.Scope, lf *msl.LoopFacts, o *occ) (inv, rest []term, why stri
 	if len(inv) == 0 || len(rest) == 0 || !named {
 		return nil, nil, "-"
 	}
-	label := fmt.Sprintf("pre-add %s + %s", text(f, o.base), termsText(f, inv, false))
+	label := fmt.Sprintf("pre-add %s%s", text(f, o.base), termsText(f, inv, true))
 	if o.idx == nil {
 		return inv, rest, "" // pointer arithmetic adds term by term
 	}
@@ -540,7 +540,7 @@ func report(p *mutate.Pass, sc *msl.Scope, g *group) {
 	p.Report(mutate.Site{
 		Pos:     startOf(g.loop),
 		End:     headerEnd(g.loop),
-		Message: fmt.Sprintf("%s + %s, %d %s in the %s", g.base, g.inv, n, acc, kind),
-		Choices: []mutate.Choice{{Name: "preadd", Message: fmt.Sprintf("declare %s = %s + %s before the loop", g.name, g.base, g.inv), Edits: clean}},
+		Message: fmt.Sprintf("%s%s, %d %s in the %s", g.base, g.inv, n, acc, kind),
+		Choices: []mutate.Choice{{Name: "preadd", Message: fmt.Sprintf("declare %s = %s%s before the loop", g.name, g.base, g.inv), Edits: clean}},
 	})
 }

@@ -95,9 +95,18 @@ func site(p *mutate.Pass, sc *msl.Scope, x *msl.Var) {
 		}
 		return -1
 	}
-	type marks struct{ dw, dr, aw, ar bool }
+	type marks struct {
+		dw, dr, aw, ar bool
+		line           int // of the interval's first access
+	}
 	m := make([]marks, len(ivs))
 	byIv := make([][]msl.Access, len(ivs))
+	note := func(k int, a msl.Access) {
+		l := f.Position(startOf2(a.Expr)).Line
+		if m[k].line == 0 || l < m[k].line {
+			m[k].line = l
+		}
+	}
 	for _, a := range direct {
 		k := top(a.Stmt)
 		if k < 0 {
@@ -107,6 +116,7 @@ func site(p *mutate.Pass, sc *msl.Scope, x *msl.Var) {
 		m[k].dw = m[k].dw || a.Write
 		m[k].dr = m[k].dr || a.Read
 		byIv[k] = append(byIv[k], a)
+		note(k, a)
 	}
 	for _, a := range via {
 		k := top(a.Stmt)
@@ -116,13 +126,9 @@ func site(p *mutate.Pass, sc *msl.Scope, x *msl.Var) {
 		}
 		m[k].aw = m[k].aw || a.Write
 		m[k].ar = m[k].ar || a.Read
+		note(k, a)
 	}
-	line := func(k int) int {
-		if len(ivs[k].Stmts) == 0 {
-			return 0
-		}
-		return f.Position(startOf(ivs[k].Stmts[0])).Line
-	}
+	line := func(k int) int { return m[k].line }
 	var rounds []*round
 	var cur *round
 	read := false
@@ -202,7 +208,15 @@ func site(p *mutate.Pass, sc *msl.Scope, x *msl.Var) {
 	}
 	var spans []string
 	for _, r := range directRounds {
-		spans = append(spans, fmt.Sprintf("%d-%d", roundLine(f, ivs, r.from, true), roundLine(f, ivs, r.to, false)))
+		lo, hi := 0, 0
+		for _, a := range r.accesses {
+			l := f.Position(startOf2(a.Expr)).Line
+			if lo == 0 || l < lo {
+				lo = l
+			}
+			hi = max(hi, l)
+		}
+		spans = append(spans, fmt.Sprintf("%d-%d", lo, hi))
 	}
 	msg := fmt.Sprintf("%s: %d rounds (lines %s)", x.Name, len(directRounds), strings.Join(spans, ", "))
 	if len(rounds) > len(directRounds) {
@@ -217,18 +231,9 @@ func startOf(s msl.Stmt) int {
 	return p
 }
 
-// roundLine returns the first line of interval k (or the last, for the
-// end of a round).
-func roundLine(f *msl.File, ivs []msl.Interval, k int, first bool) int {
-	st := ivs[k].Stmts
-	if len(st) == 0 {
-		return 0
-	}
-	if first {
-		return f.Position(startOf(st[0])).Line
-	}
-	_, e := st[len(st)-1].Span()
-	return f.Position(e - 1).Line
+func startOf2(x msl.Expr) int {
+	p, _ := x.Span()
+	return p
 }
 
 // aliasesOf returns the local pointers initialised to point into x and
@@ -298,6 +303,12 @@ func escapes(sc *msl.Scope, x *msl.Var, direct []msl.Access, aliases map[*msl.Va
 	ok := map[int]bool{}
 	for _, a := range direct {
 		pos, _ := a.Expr.Span()
+		if len(a.Subs) != len(x.Dims) {
+			// Passed whole to a function, or an access the facts could not
+			// follow.
+			p := f.Position(pos)
+			return fmt.Sprintf("its address is used at %d:%d other than for an element or an alias", p.Line, p.Column)
+		}
 		ok[pos] = true
 	}
 	var inits []msl.Span
