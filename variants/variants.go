@@ -54,7 +54,12 @@ func Build(f *msl.File, found []*mutate.FoundSite, refs []mutate.SiteRef) (*Vari
 		c    *mutate.Choice
 	}
 	var picks []chosen
+	flags := mutate.FlagsOf(f)
 	for _, r := range refs {
+		// Checked first: under other flags the site may not exist at all.
+		if !r.Flags.Equal(flags) {
+			return nil, &mutate.FlagsError{Ref: r, Listed: r.Flags, Now: flags}
+		}
 		s, c, err := mutate.Resolve(found, r)
 		if err != nil {
 			return nil, err

@@ -17,6 +17,8 @@ import (
 	"metalab/internal/cli/sites"
 	"metalab/internal/cli/tgmem"
 	"metalab/msl"
+	"metalab/mutate"
+	"metalab/variants"
 )
 
 // An ExitCode is the process exit status.
@@ -24,9 +26,11 @@ type ExitCode int
 
 // Exit statuses.
 const (
-	ExitOK    ExitCode = 0 // success
-	ExitError ExitCode = 1 // failure, or a negative result
-	ExitUsage ExitCode = 2 // bad flags or arguments
+	ExitOK       ExitCode = 0 // success
+	ExitError    ExitCode = 1 // failure, or a negative result
+	ExitUsage    ExitCode = 2 // bad flags or arguments
+	ExitConflict ExitCode = 3 // the chosen sites cannot be applied together: an infeasible combination
+	ExitRef      ExitCode = 4 // a site ref does not name a site of the source as listed: stale, unknown, or listed under other -D/-U
 )
 
 // NewCmdRoot returns the root command with every subcommand. Adding a
@@ -78,6 +82,8 @@ func Run(f *cmdutil.Factory, args []string) ExitCode {
 	errOut := f.IOStreams.ErrOut
 	var flagErr *cmdutil.FlagError
 	var list msl.ErrorList
+	var conflict *variants.ConflictError
+	var refErr mutate.RefError
 	switch {
 	case errors.Is(err, cmdutil.ErrSilent):
 		return ExitError
@@ -89,6 +95,12 @@ func Run(f *cmdutil.Factory, args []string) ExitCode {
 		}
 		fmt.Fprintf(errOut, "Run '%s --help' for usage.\n", name)
 		return ExitUsage
+	case errors.As(err, &conflict):
+		fmt.Fprintf(errOut, "metalab: %v\n", err)
+		return ExitConflict
+	case errors.As(err, &refErr):
+		fmt.Fprintf(errOut, "metalab: %v\n", err)
+		return ExitRef
 	case errors.As(err, &list):
 		// One error a line, the first msl.MaxShown of them.
 		fmt.Fprintln(errOut, list.Error())
