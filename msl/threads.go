@@ -106,13 +106,15 @@ func (sc *Scope) ThreadFootprints(stmts []Stmt) *Footprints {
 	return fp
 }
 
-// scenarioConsts returns the bool function constants the statements (and
-// the code leading to them) test, at most four of them.
+// scenarioConsts returns the bool function constants the function tests,
+// at most four of them. They are the function's, not the statements', so
+// that every footprint of one function has the same scenarios in the same
+// order, and footprints of different statement ranges compare scenario by
+// scenario.
 func (sc *Scope) scenarioConsts(stmts []Stmt) []string {
 	seen := map[string]bool{}
 	var out []string
-	lo := sc.Func.Body.Lbrace
-	_, hi := stmts[len(stmts)-1].Span()
+	lo, hi := sc.Func.Body.Lbrace, sc.Func.Body.Rbrace+1
 	for _, t := range sc.File.SigTokens(lo, hi) {
 		if t.Kind != Ident || seen[t.Text] {
 			continue
@@ -1230,11 +1232,8 @@ type Conflict struct {
 // conflict too. It returns at most one conflict per variable.
 func Conflicts(a, b *Footprints) []Conflict {
 	var out []Conflict
-	for k := range a.Scenarios {
-		if k >= len(b.Scenarios) {
-			break
-		}
-		fa, fb := a.Scenarios[k], b.Scenarios[k]
+	for _, pair := range scenarioPairs(a, b) {
+		fa, fb := pair[0], pair[1]
 		for v, ta := range fa.Touches {
 			if c, ok := conflictIn(v, ta, fb.Touches[v]); ok {
 				c.Scenario = fa.Scenario
@@ -1254,6 +1253,26 @@ func Conflicts(a, b *Footprints) []Conflict {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].A.Pos < out[j].A.Pos })
+	return out
+}
+
+// scenarioPairs pairs the scenarios of a and b that agree on every
+// function constant both set.
+func scenarioPairs(a, b *Footprints) [][2]*Footprint {
+	var out [][2]*Footprint
+	for _, fa := range a.Scenarios {
+		for _, fb := range b.Scenarios {
+			agree := true
+			for k, v := range fa.Scenario {
+				if w, ok := fb.Scenario[k]; ok && w != v {
+					agree = false
+				}
+			}
+			if agree {
+				out = append(out, [2]*Footprint{fa, fb})
+			}
+		}
+	}
 	return out
 }
 
