@@ -67,3 +67,33 @@ func AfterLabel(f *msl.File, off int) bool {
 	}
 	return false
 }
+
+// Guards returns edits that replace the text of src in [from, to) with
+// itself, leaving out the ranges of holes (the choice's own edits, which
+// must not overlap its guards). A guard changes nothing; it makes the
+// choice conflict with any other choice that edits the text its proof
+// read, so that two proofs made against the same base are never combined
+// when one could invalidate the other.
+func Guards(src []byte, from, to int, holes []edit.Edit) []edit.Edit {
+	from, to = max(from, 0), min(to, len(src))
+	if from >= to {
+		return nil
+	}
+	hs := append([]edit.Edit(nil), holes...)
+	edit.Sort(hs)
+	var out []edit.Edit
+	at := from
+	for _, h := range hs {
+		if h.End <= at && h.Start < at || h.Start >= to {
+			continue
+		}
+		if h.Start > at {
+			out = append(out, edit.Edit{Start: at, End: h.Start, New: string(src[at:h.Start])})
+		}
+		at = max(at, h.End)
+	}
+	if at < to {
+		out = append(out, edit.Edit{Start: at, End: to, New: string(src[at:to])})
+	}
+	return out
+}

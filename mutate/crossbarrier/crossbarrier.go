@@ -76,10 +76,16 @@ func site(p *mutate.Pass, sc *msl.Scope, blk *msl.Block, ivs []msl.Interval, k, 
 			if !ok {
 				refused = append(refused, "up: the barrier shares its line with other code")
 			} else {
-				choices = append(choices, mutate.Choice{Name: "up", Message: "move it before the barrier above", Edits: []edit.Edit{
-					{Start: at, End: at, New: text},
-					{Start: start, End: next},
-				}})
+				own := []edit.Edit{{Start: at, End: at, New: text}, {Start: start, End: next}}
+				// The proof read the interval it joins (from the barrier
+				// that opens it), the barrier and the statements it jumps.
+				from := at
+				if join := ivs[k-1]; join.Before != nil {
+					from, _ = join.Before.Span()
+				} else if len(join.Stmts) > 0 {
+					from, _ = join.Stmts[0].Span()
+				}
+				choices = append(choices, mutate.Choice{Name: "up", Message: "move it before the barrier above", Edits: append(own, mutate.Guards(f.Src, from, start, own)...)})
 			}
 		}
 	}
@@ -93,10 +99,14 @@ func site(p *mutate.Pass, sc *msl.Scope, blk *msl.Block, ivs []msl.Interval, k, 
 			if !ok {
 				refused = append(refused, "down: the barrier shares its line with other code")
 			} else {
-				choices = append(choices, mutate.Choice{Name: "down", Message: "move it after the barrier below", Edits: []edit.Edit{
-					{Start: start, End: next},
-					{Start: at, End: at, New: text},
-				}})
+				own := []edit.Edit{{Start: start, End: next}, {Start: at, End: at, New: text}}
+				to := at
+				if join := ivs[k+1]; join.After != nil {
+					_, to = join.After.Span()
+				} else if len(join.Stmts) > 0 {
+					_, to = join.Stmts[len(join.Stmts)-1].Span()
+				}
+				choices = append(choices, mutate.Choice{Name: "down", Message: "move it after the barrier below", Edits: append(own, mutate.Guards(f.Src, next, to, own)...)})
 			}
 		}
 	}

@@ -49,7 +49,7 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, b *msl.B
 		skip("the barrier is not a statement of a block")
 		return
 	}
-	before, after, why := Around(sc, blk, b)
+	before, after, prev, next, why := Around(sc, blk, b)
 	if why != "" {
 		skip(why)
 		return
@@ -71,11 +71,27 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, b *msl.B
 	if as := append(append([]string{}, fa.Assumes...), fb.Assumes...); len(as) > 0 {
 		msg += " (assuming " + strings.Join(dedupe(as), ", ") + ")"
 	}
+	del := mutate.RemoveStmt(f.Src, b.Pos, b.End, mutate.AfterLabel(f, b.Pos))
+	// The proof read both intervals and the barriers that bound them.
+	from, to := b.Pos, b.End
+	if len(before) > 0 {
+		from, _ = before[0].Span()
+	}
+	if prev != nil {
+		from, _ = prev.Span()
+	}
+	if len(after) > 0 {
+		_, to = after[len(after)-1].Span()
+	}
+	if next != nil {
+		_, to = next.Span()
+	}
+	edits := append([]edit.Edit{del}, mutate.Guards(f.Src, from, to, []edit.Edit{del})...)
 	p.Report(mutate.Site{
 		Pos:     b.Pos,
 		End:     b.End,
 		Message: msg,
-		Choices: []mutate.Choice{{Name: "elide", Message: "remove the barrier", Edits: []edit.Edit{mutate.RemoveStmt(f.Src, b.Pos, b.End, mutate.AfterLabel(f, b.Pos))}}},
+		Choices: []mutate.Choice{{Name: "elide", Message: "remove the barrier", Edits: edits}},
 	})
 }
 
@@ -92,10 +108,11 @@ func dedupe(s []string) []string {
 }
 
 // Around returns the statements of the intervals before and after barrier
-// b, a statement of block blk. It reports why not when an interval reaches
-// outside the block: only the function body's intervals may run to its
-// start or end.
-func Around(sc *msl.Scope, blk *msl.Block, b msl.Stmt) (before, after []msl.Stmt, why string) {
+// b, a statement of block blk, and the barriers that bound them (nil at the
+// function body's start or end). It reports why not when an interval
+// reaches outside the block: only the function body's intervals may run
+// to its start or end.
+func Around(sc *msl.Scope, blk *msl.Block, b msl.Stmt) (before, after []msl.Stmt, prev, next msl.Stmt, why string) {
 	ivs := msl.Intervals(blk)
 	k := -1
 	for i, iv := range ivs {
@@ -105,16 +122,16 @@ func Around(sc *msl.Scope, blk *msl.Block, b msl.Stmt) (before, after []msl.Stmt
 		}
 	}
 	if k < 0 {
-		return nil, nil, "the barrier is not a statement of its block"
+		return nil, nil, nil, nil, "the barrier is not a statement of its block"
 	}
 	body := blk == sc.Func.Body
 	if ivs[k].Before == nil && !body {
-		return nil, nil, "no barrier precedes it in its block: the interval before it reaches outside the block (a loop's previous iteration or the code before)"
+		return nil, nil, nil, nil, "no barrier precedes it in its block: the interval before it reaches outside the block (a loop's previous iteration or the code before)"
 	}
 	if ivs[k+1].After == nil && !body {
-		return nil, nil, "no barrier follows it in its block: the interval after it reaches outside the block (a loop's next iteration or the code after)"
+		return nil, nil, nil, nil, "no barrier follows it in its block: the interval after it reaches outside the block (a loop's next iteration or the code after)"
 	}
-	return ivs[k].Stmts, ivs[k+1].Stmts, ""
+	return ivs[k].Stmts, ivs[k+1].Stmts, ivs[k].Before, ivs[k+1].After, ""
 }
 
 // Describe explains a conflict with positions.

@@ -72,13 +72,19 @@ func merge(f *msl.File, a, b *msl.Barrier) (mutate.Choice, bool) {
 	if !okA || !okB {
 		return mutate.Choice{}, false
 	}
-	drop := mutate.RemoveStmt(f.Src, b.Pos, b.End, false)
+	// The whole stretch from the end of the first barrier to the end of
+	// the second is rewritten, so that nothing another choice inserts
+	// between them (where the pair's proof says nothing is) can combine
+	// with the merge.
+	drop := dropSecond(f, a, b)
 	same := strings.Join(fa, "|") == strings.Join(fb, "|")
 	switch {
 	case a.Name == b.Name && same, a.Name == "threadgroup_barrier" && b.Name == "simdgroup_barrier" && same:
 		return mutate.Choice{Name: "merge", Message: "remove the second barrier", Edits: []edit.Edit{drop}}, true
 	case b.Name == "threadgroup_barrier" && a.Name == "simdgroup_barrier" && same:
-		return mutate.Choice{Name: "merge", Message: "remove the first barrier, a simdgroup barrier", Edits: []edit.Edit{mutate.RemoveStmt(f.Src, a.Pos, a.End, false)}}, true
+		first := mutate.RemoveStmt(f.Src, a.Pos, a.End, false)
+		guard := mutate.Guards(f.Src, a.Pos, b.End, []edit.Edit{first})
+		return mutate.Choice{Name: "merge", Message: "remove the first barrier, a simdgroup barrier", Edits: append([]edit.Edit{first}, guard...)}, true
 	case a.Name == b.Name:
 		union := append(append([]string{}, fa...), fb...)
 		sort.Strings(union)
@@ -94,4 +100,12 @@ func merge(f *msl.File, a, b *msl.Barrier) (mutate.Choice, bool) {
 		}}, true
 	}
 	return mutate.Choice{}, false
+}
+
+// dropSecond returns the edit that removes barrier b, the statement after
+// barrier a, as one replacement of everything from the end of a to the end
+// of b's removal.
+func dropSecond(f *msl.File, a, b *msl.Barrier) edit.Edit {
+	rm := mutate.RemoveStmt(f.Src, b.Pos, b.End, false)
+	return edit.Edit{Start: a.End, End: rm.End, New: string(f.Src[a.End:rm.Start]) + rm.New}
 }

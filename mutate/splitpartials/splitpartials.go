@@ -203,8 +203,14 @@ func site(p *mutate.Pass, sc *msl.Scope, x *msl.Var) {
 	}
 	var choices []mutate.Choice
 	names := newNames(sc, x, len(directRounds))
+	// The proof read the whole block of the rounds: guards make any other
+	// choice that edits it conflict with the split.
+	guard := func(c mutate.Choice) mutate.Choice {
+		c.Edits = append(c.Edits, mutate.Guards(f.Src, region.Lbrace, region.Rbrace+1, c.Edits)...)
+		return c
+	}
 	for k := 2; k <= len(directRounds); k++ {
-		choices = append(choices, declChoice(sc, x, directRounds, k, names, bytes), dimChoice(sc, x, directRounds, k, bytes))
+		choices = append(choices, guard(declChoice(sc, x, directRounds, k, names, bytes)), guard(dimChoice(sc, x, directRounds, k, bytes)))
 	}
 	var spans []string
 	for _, r := range directRounds {
