@@ -293,11 +293,11 @@ func declCand(sc *msl.Scope, lf *msl.LoopFacts, body *msl.Block, parents map[msl
 	if ok, why := sc.OnEveryIteration(body, d); !ok {
 		return refuse(why)
 	}
+	if sc.FuncEffects().AddrTaken[v] {
+		return refuse(fmt.Sprintf("the address of %s is taken, so it may be written through a pointer", name))
+	}
 	if others := otherWrites(sc, lf, d, v); others != "" {
 		return refuse(others)
-	}
-	if sc.FuncEffects().AddrTaken[v] {
-		return refuse(fmt.Sprintf("the address of %s is taken", name))
 	}
 	fault := ""
 	for _, a := range e.Accesses {

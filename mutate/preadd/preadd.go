@@ -33,6 +33,7 @@ type occ struct {
 	base    msl.Expr // the pointer, array or array row
 	baseVar *msl.Var
 	idx     msl.Expr // the subscript (nil for a pointer chain)
+	value   string   // for a subscript of a value that is not a pointer or array (a vector), its name; such an occurrence only yields a reason
 	terms   []term
 	flat    bool // parentheses were removed to find the terms
 	stmt    msl.Stmt
@@ -241,6 +242,10 @@ func subscript(sc *msl.Scope, e *msl.IndexExpr) *occ {
 	switch b := base.(type) {
 	case *msl.NameExpr:
 		v = sc.Lookup(b.Name, b.Pos)
+		if v != nil && v.Ptr == 0 && !v.Ref && !v.IsArray() {
+			terms, flat := flatten(e.I, false, false)
+			return &occ{x: e, base: e.X, baseVar: v, idx: e.I, terms: terms, flat: flat, value: v.Name}
+		}
 		if v == nil || !(v.Ptr == 1 && len(v.Dims) == 0 || v.Ptr == 0 && len(v.Dims) == 1) {
 			return nil
 		}
@@ -363,6 +368,9 @@ func split(sc *msl.Scope, lf *msl.LoopFacts, o *occ) (inv, rest []term, why stri
 		return nil, nil, "-"
 	}
 	label := fmt.Sprintf("pre-add %s%s", text(f, o.base), termsText(f, inv, true))
+	if o.value != "" {
+		return nil, nil, fmt.Sprintf("%s: %s is not a pointer or an array (a vector's component)", label, o.value)
+	}
 	if o.idx == nil {
 		return inv, rest, "" // pointer arithmetic adds term by term
 	}
