@@ -80,6 +80,7 @@ func (sc *Scope) ThreadFootprints(stmts []Stmt) *Footprints {
 	consts := sc.scenarioConsts(stmts)
 	needed := sc.slice(path, first, stmts)
 	n := 1 << len(consts)
+	total := 0
 	for k := 0; k < n; k++ {
 		scen := map[string]bool{}
 		for i, c := range consts {
@@ -87,9 +88,16 @@ func (sc *Scope) ThreadFootprints(stmts []Stmt) *Footprints {
 		}
 		f := &Footprint{Scenario: scen, Touches: map[*Var][]Touch{}}
 		for t := 0; t < MaxThreads; t++ {
+			if total > maxTotalSteps {
+				p, e := stmts[0].Span()
+				fp.Unknown = append(fp.Unknown, UnknownFor{p, e, fmt.Sprintf("more than %d statements to follow over all threads", maxTotalSteps)})
+				return fp
+			}
 			in := newInterp(sc, t, scen, fp)
 			in.needed = needed
-			if !in.lead(path, first) {
+			reached := in.lead(path, first)
+			total += in.steps
+			if !reached {
 				continue // the thread does not reach the statements
 			}
 			in.rec = f
@@ -100,6 +108,7 @@ func (sc *Scope) ThreadFootprints(stmts []Stmt) *Footprints {
 					break
 				}
 			}
+			total += in.steps
 		}
 		fp.Scenarios = append(fp.Scenarios, f)
 	}
@@ -283,8 +292,14 @@ type interp struct {
 	needed  map[Stmt]bool // the statements leading up that the analysed ones depend on
 }
 
-// maxSteps bounds the statements one thread interprets.
-const maxSteps = 1 << 16
+// maxSteps bounds the statements one thread interprets, and
+// maxTotalSteps those of one footprint over all threads and scenarios, so
+// that a kernel with long loops is refused quickly rather than followed
+// for minutes.
+const (
+	maxSteps      = 1 << 14
+	maxTotalSteps = 1 << 23
+)
 
 func newInterp(sc *Scope, thread int, scen map[string]bool, fp *Footprints) *interp {
 	return &interp{sc: sc, thread: thread, scen: scen, fp: fp, env: newEnv(len(sc.all)), must: true}
