@@ -96,7 +96,8 @@ func (sc *Scope) ThreadFootprints(stmts []Stmt) *Footprints {
 			in := newInterp(sc, t, scen, fp)
 			in.needed = needed
 			reached := in.lead(path, first)
-			total += in.steps
+			led := in.steps
+			total += led
 			if !reached {
 				continue // the thread does not reach the statements
 			}
@@ -108,7 +109,7 @@ func (sc *Scope) ThreadFootprints(stmts []Stmt) *Footprints {
 					break
 				}
 			}
-			total += in.steps
+			total += in.steps - led
 		}
 		fp.Scenarios = append(fp.Scenarios, f)
 	}
