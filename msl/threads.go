@@ -664,17 +664,6 @@ func (in *interp) loopOnce(s Stmt, body Stmt, conds []Span) {
 	in.stopped = false
 }
 
-func (in *interp) evalSpan(pos, end int) ival {
-	if end <= pos {
-		return unknown()
-	}
-	x, err := in.sc.parseExpr(pos, end)
-	if err != nil {
-		in.unknownf(pos, end, "%v", err)
-		return unknown()
-	}
-	return in.eval(x)
-}
 
 // threadVar returns the value of a parameter with a thread-identifying
 // attribute, for this thread.
@@ -966,13 +955,13 @@ func arith(op string, a, b ival) ival {
 		if b.n < 0 || b.n > 63 {
 			return unknown()
 		}
-		return intVal(norm(a.n, promote(a.cls))<<uint(b.n), promote(a.cls))
+		// Classes are at least 32 bits wide: promotion keeps them.
+		return intVal(norm(a.n, a.cls)<<uint(b.n), a.cls)
 	case ">>":
 		if b.n < 0 || b.n > 63 {
 			return unknown()
 		}
-		ac := promote(a.cls)
-		return intVal(norm(a.n, ac)>>uint(b.n), ac)
+		return intVal(norm(a.n, a.cls)>>uint(b.n), a.cls)
 	case "&":
 		return intVal(x&y, c)
 	case "|":
@@ -995,7 +984,6 @@ func arith(op string, a, b ival) ival {
 	return unknown()
 }
 
-func promote(c icls) icls { return c }
 
 // store assigns val to the lvalue x.
 func (in *interp) store(x Expr, val ival, compound bool) {
