@@ -664,7 +664,6 @@ func (in *interp) loopOnce(s Stmt, body Stmt, conds []Span) {
 	in.stopped = false
 }
 
-
 // threadVar returns the value of a parameter with a thread-identifying
 // attribute, for this thread.
 func (in *interp) threadVar(v *Var, member string) (ival, bool) {
@@ -983,7 +982,6 @@ func arith(op string, a, b ival) ival {
 	}
 	return unknown()
 }
-
 
 // store assigns val to the lvalue x.
 func (in *interp) store(x Expr, val ival, compound bool) {
