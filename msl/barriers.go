@@ -47,7 +47,7 @@ func Intervals(b *Block) []Interval {
 // Footprints is ThreadFootprints, memoised by the statements' range.
 func (sc *Scope) Footprints(stmts []Stmt) *Footprints {
 	if len(stmts) == 0 {
-		return &Footprints{Threads: MaxThreads}
+		return sc.ThreadFootprints(nil)
 	}
 	p, _ := stmts[0].Span()
 	_, e := stmts[len(stmts)-1].Span()

@@ -68,7 +68,16 @@ func (fp *Footprints) Why() string {
 // loop are unknown, as they may come from an earlier iteration).
 func (sc *Scope) ThreadFootprints(stmts []Stmt) *Footprints {
 	fp := &Footprints{Threads: MaxThreads}
+	consts := sc.scenarioConsts(stmts)
 	if len(stmts) == 0 {
+		// Nothing is touched, in every scenario.
+		for k := 0; k < 1<<len(consts); k++ {
+			scen := map[string]bool{}
+			for i, c := range consts {
+				scen[c] = k&(1<<i) != 0
+			}
+			fp.Scenarios = append(fp.Scenarios, &Footprint{Scenario: scen, Touches: map[*Var][]Touch{}})
+		}
 		return fp
 	}
 	first, _ := stmts[0].Span()
@@ -77,7 +86,6 @@ func (sc *Scope) ThreadFootprints(stmts []Stmt) *Footprints {
 		fp.Unknown = append(fp.Unknown, UnknownFor{first, first, "statements not found in the function"})
 		return fp
 	}
-	consts := sc.scenarioConsts(stmts)
 	needed := sc.slice(path, first, stmts)
 	n := 1 << len(consts)
 	total := 0

@@ -1,7 +1,9 @@
 package mutate
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 
 	"metalab/internal/edit"
 	"metalab/msl"
@@ -96,4 +98,33 @@ func Guards(src []byte, from, to int, holes []edit.Edit) []edit.Edit {
 		out = append(out, edit.Edit{Start: at, End: to, New: string(src[at:to])})
 	}
 	return out
+}
+
+// Conditional returns a description of the first preprocessor conditional
+// (#if, #ifdef, #ifndef, #elif, #else, #endif) or inactive branch in
+// src[pos:end), or "". Text holding one is not copied or moved: which
+// configuration a line belongs to would change.
+func Conditional(f *msl.File, pos, end int) string {
+	i := sort.Search(len(f.Tokens), func(i int) bool { return f.Tokens[i].End > pos })
+	for ; i < len(f.Tokens) && f.Tokens[i].Pos < end; i++ {
+		t := f.Tokens[i]
+		switch t.Kind {
+		case msl.Skipped:
+			return fmt.Sprintf("an inactive preprocessor branch at %s", short(f, t.Pos))
+		case msl.Directive:
+			w := strings.Fields(strings.TrimPrefix(strings.TrimSpace(t.Text), "#"))
+			if len(w) > 0 {
+				switch w[0] {
+				case "if", "ifdef", "ifndef", "elif", "else", "endif":
+					return fmt.Sprintf("a #%s at %s", w[0], short(f, t.Pos))
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func short(f *msl.File, off int) string {
+	p := f.Position(off)
+	return fmt.Sprintf("%d:%d", p.Line, p.Column)
 }

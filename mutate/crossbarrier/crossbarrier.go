@@ -65,6 +65,10 @@ func site(p *mutate.Pass, sc *msl.Scope, blk *msl.Block, ivs []msl.Interval, k, 
 		p.Skip(mutate.Skip{Pos: pos, End: end, Reason: "move " + label + ": it shares its lines with other code"})
 		return
 	}
+	if c := mutate.Conditional(f, start, next); c != "" {
+		p.Skip(mutate.Skip{Pos: pos, End: end, Reason: "move " + label + ": it holds " + c})
+		return
+	}
 	text := string(f.Src[start:next])
 	if b := ivs[k].Before; b != nil {
 		jumped := ivs[k].Stmts[:j]
@@ -115,6 +119,16 @@ func site(p *mutate.Pass, sc *msl.Scope, blk *msl.Block, ivs []msl.Interval, k, 
 		return
 	}
 	p.Report(mutate.Site{Pos: pos, End: end, Message: label, Choices: choices})
+}
+
+func startOf(s msl.Stmt) int {
+	p, _ := s.Span()
+	return p
+}
+
+func endOf(s msl.Stmt) int {
+	_, e := s.Span()
+	return e
 }
 
 // describe names a statement for messages: its first line, shortened.
@@ -207,6 +221,17 @@ func check(sc *msl.Scope, blk *msl.Block, st msl.Stmt, jumped []msl.Stmt, b msl.
 		return "no interval on the other side"
 	}
 	join := ivs[k]
+	// Neither what it jumps nor the interval it joins may hold a
+	// preprocessor conditional: the proof would rest on one configuration's
+	// statements, and the move could change the configuration it is in.
+	lo, hi := startOf(st), endOf(st)
+	for _, x := range append(append([]msl.Stmt{b}, jumped...), join.Stmts...) {
+		p, e := x.Span()
+		lo, hi = min(lo, p), max(hi, e)
+	}
+	if c := mutate.Conditional(f, lo, hi); c != "" {
+		return "the statements between it and where it would go hold " + c
+	}
 	body := blk == sc.Func.Body
 	if up && join.Before == nil && !body || !up && join.After == nil && !body {
 		return "the interval on the other side reaches outside the block (a loop's other iteration or the code around it)"

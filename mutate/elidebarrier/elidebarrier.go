@@ -54,6 +54,17 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, b *msl.B
 		skip(why)
 		return
 	}
+	lo, hi := b.Pos, b.End
+	if len(before) > 0 {
+		lo, _ = before[0].Span()
+	}
+	if len(after) > 0 {
+		_, hi = after[len(after)-1].Span()
+	}
+	if c := mutate.Conditional(f, lo, hi); c != "" {
+		skip("its intervals hold " + c + "; not analysed")
+		return
+	}
 	fa, fb := sc.Footprints(before), sc.Footprints(after)
 	for _, fp := range []*msl.Footprints{fa, fb} {
 		if w := fp.Why(); w != "" {

@@ -123,6 +123,9 @@ func analyse(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, s msl
 	skip := func(pos, end int, why string) {
 		p.Skip(mutate.Skip{Pos: pos, End: end, Reason: why})
 	}
+	if lp, le := s.Span(); mutate.Conditional(f, lp, le) != "" {
+		return nil // moving declarations out could change their configuration
+	}
 	trips := ""
 	if lf.RunsOnce() {
 		if lf.Counted != nil {

@@ -39,6 +39,10 @@ func run(p *mutate.Pass) error {
 				p.Skip(mutate.Skip{Pos: bp, End: be, Reason: "adjacent barriers, one hidden behind a macro"})
 				continue
 			}
+			if c := mutate.Conditional(f, ba.Pos, bb.End); c != "" {
+				p.Skip(mutate.Skip{Pos: bp, End: be, Reason: "adjacent barriers with " + c + " between them"})
+				continue
+			}
 			if c, ok := merge(f, ba, bb); ok {
 				p.Report(mutate.Site{Pos: bb.Pos, End: bb.End, Message: "follows another barrier directly", Choices: []mutate.Choice{c}})
 			} else {

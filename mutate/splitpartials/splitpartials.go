@@ -81,6 +81,10 @@ func site(p *mutate.Pass, sc *msl.Scope, x *msl.Var) {
 		skip("its accesses are not in one block")
 		return
 	}
+	if c := mutate.Conditional(f, region.Lbrace, region.Rbrace+1); c != "" {
+		skip("the block of its rounds holds %s", c)
+		return
+	}
 	ivs := msl.Intervals(region)
 	top := func(s msl.Stmt) int {
 		for q := s; q != nil; q = parents[q] {

@@ -55,6 +55,10 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, s *msl.F
 	skip := func(why string) {
 		p.Skip(mutate.Skip{Pos: s.Pos, End: header, Reason: why})
 	}
+	if c := mutate.Conditional(f, s.Pos, s.End); c != "" {
+		skip("the loop holds " + c + ": copies would change which configuration its lines belong to")
+		return
+	}
 	l, why := sc.CountLoop(s)
 	if l == nil {
 		skip("trip count unknown: " + why)
