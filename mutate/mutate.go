@@ -196,6 +196,14 @@ func FindAll(f *msl.File, muts []*Mutation, fns []string) ([]*FoundSite, []*Foun
 	next := map[[2]string]int{}
 	scopes := map[*msl.Func]*msl.Scope{}
 	for _, fn := range funcs {
+		if rb := fn.Body.Rbrace; rb < 0 || rb >= len(f.Src) || f.Src[rb] != '}' || f.Src[fn.Body.Lbrace] != '{' {
+			// A body the parser had to close itself (malformed input): its
+			// extent is a guess, and edits near its end could leave it.
+			for _, m := range muts {
+				skips = append(skips, &FoundSkip{Mutation: m, Func: fn, Skip: Skip{Pos: fn.Pos, End: fn.End, Reason: "the function's body is not closed; it is not mutated"}})
+			}
+			continue
+		}
 		for _, m := range muts {
 			var got []Site
 			pass := &Pass{
