@@ -131,6 +131,19 @@ func endOf(s msl.Stmt) int {
 	return e
 }
 
+// touches reports whether a footprint touches threadgroup or device
+// memory at all.
+func touches(fp *msl.Footprints) bool {
+	for _, sf := range fp.Scenarios {
+		for _, ts := range sf.Touches {
+			if len(ts) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // describe names a statement for messages: its first line, shortened.
 func describe(f *msl.File, st msl.Stmt) string {
 	pos, end := st.Span()
@@ -236,7 +249,16 @@ func check(sc *msl.Scope, blk *msl.Block, st msl.Stmt, jumped []msl.Stmt, b msl.
 	if up && join.Before == nil && !body || !up && join.After == nil && !body {
 		return "the interval on the other side reaches outside the block (a loop's other iteration or the code around it)"
 	}
-	fs, fj := sc.Footprints([]msl.Stmt{st}), sc.Footprints(join.Stmts)
+	fs := sc.Footprints([]msl.Stmt{st})
+	if w := fs.Why(); w == "" && !touches(fs) {
+		return "" // it touches no shared memory: nothing to protect
+	}
+	for _, x := range join.Stmts {
+		if msl.ContainsBarrier(x) {
+			return "the interval on the other side holds a statement with barriers of its own; not analysed"
+		}
+	}
+	fj := sc.Footprints(join.Stmts)
 	for _, fp := range []*msl.Footprints{fs, fj} {
 		if w := fp.Why(); w != "" {
 			pos := f.Position(fp.Unknown[0].Pos)

@@ -65,6 +65,13 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, b *msl.B
 		skip("its intervals hold " + c + "; not analysed")
 		return
 	}
+	for _, x := range append(append([]msl.Stmt{}, before...), after...) {
+		if msl.ContainsBarrier(x) {
+			pos := f.Position(startOf(x))
+			skip(fmt.Sprintf("its intervals hold a statement with barriers of its own (at %d:%d); not analysed", pos.Line, pos.Column))
+			return
+		}
+	}
 	fa, fb := sc.Footprints(before), sc.Footprints(after)
 	for _, fp := range []*msl.Footprints{fa, fb} {
 		if w := fp.Why(); w != "" {
@@ -104,6 +111,11 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, b *msl.B
 		Message: msg,
 		Choices: []mutate.Choice{{Name: "elide", Message: "remove the barrier", Edits: edits}},
 	})
+}
+
+func startOf(s msl.Stmt) int {
+	p, _ := s.Span()
+	return p
 }
 
 func dedupe(s []string) []string {
