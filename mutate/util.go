@@ -202,3 +202,18 @@ func IsLoopPragma(pr *msl.Pragma) bool {
 	}
 	return false
 }
+
+// HeaderEnd returns the end of a loop statement's header (after the `)` of
+// a for or while, after `do`), the range a loop's site names.
+func HeaderEnd(s msl.Stmt) int {
+	switch l := s.(type) {
+	case *msl.For:
+		return l.Rparen + 1
+	case *msl.While:
+		return l.Cond.End + 1
+	case *msl.Do:
+		return l.Pos + len("do")
+	}
+	p, _ := s.Span()
+	return p
+}

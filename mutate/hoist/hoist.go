@@ -98,18 +98,6 @@ func startOf(s msl.Stmt) int {
 	return p
 }
 
-// headerEnd returns the end of a loop's header, the range its site names.
-func headerEnd(s msl.Stmt) int {
-	switch l := s.(type) {
-	case *msl.For:
-		return l.Rparen + 1
-	case *msl.While:
-		return l.Cond.End + 1
-	case *msl.Do:
-		return l.Pos + len("do")
-	}
-	return startOf(s)
-}
 
 // analyse finds what can be hoisted out of loop s.
 func analyse(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, s msl.Stmt) *loopSite {
@@ -119,7 +107,7 @@ func analyse(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, s msl
 	if !ok {
 		return nil
 	}
-	ls := &loopSite{loop: s, header: headerEnd(s)}
+	ls := &loopSite{loop: s, header: mutate.HeaderEnd(s)}
 	skip := func(pos, end int, why string) {
 		p.Skip(mutate.Skip{Pos: pos, End: end, Reason: why})
 	}

@@ -116,7 +116,7 @@ func run(p *mutate.Pass) error {
 	for _, g := range order {
 		at, indent, why := mutate.DeclPoint(f, parents, g.loop)
 		if why != "" {
-			p.Skip(mutate.Skip{Pos: startOf(g.loop), End: headerEnd(g.loop), Reason: fmt.Sprintf("pre-add %s%s: %s", g.base, g.inv, why)})
+			p.Skip(mutate.Skip{Pos: startOf(g.loop), End: mutate.HeaderEnd(g.loop), Reason: fmt.Sprintf("pre-add %s%s: %s", g.base, g.inv, why)})
 			continue
 		}
 		g.at, g.indent = at, indent
@@ -156,17 +156,6 @@ func startOf(s msl.Stmt) int {
 	return p
 }
 
-func headerEnd(s msl.Stmt) int {
-	switch l := s.(type) {
-	case *msl.For:
-		return l.Rparen + 1
-	case *msl.While:
-		return l.Cond.End + 1
-	case *msl.Do:
-		return l.Pos + len("do")
-	}
-	return startOf(s)
-}
 
 func text(f *msl.File, x msl.Expr) string {
 	pos, end := x.Span()
@@ -547,7 +536,7 @@ func report(p *mutate.Pass, sc *msl.Scope, g *group) {
 	}
 	p.Report(mutate.Site{
 		Pos:     startOf(g.loop),
-		End:     headerEnd(g.loop),
+		End:     mutate.HeaderEnd(g.loop),
 		Message: fmt.Sprintf("%s%s, %d %s in the %s", g.base, g.inv, n, acc, kind),
 		Choices: []mutate.Choice{{Name: "preadd", Message: fmt.Sprintf("declare %s = %s%s before the loop", g.name, g.base, g.inv), Edits: clean}},
 	})
