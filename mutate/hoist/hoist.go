@@ -98,7 +98,6 @@ func startOf(s msl.Stmt) int {
 	return p
 }
 
-
 // analyse finds what can be hoisted out of loop s.
 func analyse(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, s msl.Stmt) *loopSite {
 	f := p.File

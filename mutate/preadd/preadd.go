@@ -156,7 +156,6 @@ func startOf(s msl.Stmt) int {
 	return p
 }
 
-
 func text(f *msl.File, x msl.Expr) string {
 	pos, end := x.Span()
 	return f.Text(pos, end)
