@@ -32,12 +32,15 @@ var behaviourChanging = map[string]bool{"drop-barrier": true}
 
 // opStats are the numbers the test reports per mutation.
 type opStats struct {
-	Sites       int `json:"sites"`        // sites found on the bundled kernels
-	Variants    int `json:"variants"`     // variants checked that apply it
-	Passes      int `json:"passes"`       // of those, bitwise identical and race-free
-	RaceCatches int `json:"race_catches"` // caught by the race probe (outputs differ between thread orders)
-	Parity      int `json:"parity_catches"`
-	Infeasible  int `json:"infeasible"` // compositions refused as conflicting
+	Sites       int `json:"sites"`          // sites found on the specs' sources
+	Alone       int `json:"alone"`          // variants applying one of its choices alone
+	AlonePasses int `json:"alone_passes"`   // of those, bitwise identical and race-free
+	RaceCatches int `json:"race_catches"`   // of those, caught by the race probe (outputs differ between thread orders)
+	Parity      int `json:"parity_catches"` // of those, caught by parity (outputs differ from the baseline's)
+	Composed    int `json:"composed"`       // compositions (at once or in sequence) that apply it
+	ComposedOK  int `json:"composed_passes"`
+	Caught      int `json:"composed_caught"` // compositions caught, each including drop-barrier
+	Infeasible  int `json:"infeasible"`      // compositions refused as conflicting
 }
 
 // A candidate is one variant to check and what it applied.
@@ -79,10 +82,10 @@ func TestProperty(t *testing.T) {
 	elapsed := time.Since(start)
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode %s, %s\n", map[bool]string{true: "all", false: "sample"}[full], elapsed.Round(time.Second))
-	fmt.Fprintf(&b, "%-16s %6s %9s %7s %6s %7s %11s\n", "MUTATION", "SITES", "VARIANTS", "PASSES", "RACE", "PARITY", "INFEASIBLE")
+	fmt.Fprintf(&b, "%-16s %6s %6s %6s %5s %7s %9s %7s %7s %11s\n", "MUTATION", "SITES", "ALONE", "PASS", "RACE", "PARITY", "COMPOSED", "PASS", "CAUGHT", "INFEASIBLE")
 	for _, m := range all.Mutations {
 		s := stats[m.Name]
-		fmt.Fprintf(&b, "%-16s %6d %9d %7d %6d %7d %11d\n", m.Name, s.Sites, s.Variants, s.Passes, s.RaceCatches, s.Parity, s.Infeasible)
+		fmt.Fprintf(&b, "%-16s %6d %6d %6d %5d %7d %9d %7d %7d %11d\n", m.Name, s.Sites, s.Alone, s.AlonePasses, s.RaceCatches, s.Parity, s.Composed, s.ComposedOK, s.Caught, s.Infeasible)
 	}
 	t.Logf("property test summary:\n%s", b.String())
 	if out := os.Getenv("METALAB_PROPERTY_REPORT"); out != "" {
@@ -256,16 +259,26 @@ func runSpec(t *testing.T, back backend.Backend, path string, full bool, stats m
 	for i, r := range rep.Variants {
 		c := cands[i]
 		changing := slices.ContainsFunc(c.ops, func(op string) bool { return behaviourChanging[op] })
+		caught := r.Status == check.FailRace || r.Status == check.FailParity
 		for _, op := range dedupe(c.ops) {
 			st := stats[op]
-			st.Variants++
-			switch r.Status {
-			case check.Pass:
-				st.Passes++
-			case check.FailRace:
-				st.RaceCatches++
-			case check.FailParity:
-				st.Parity++
+			if len(c.ops) == 1 {
+				st.Alone++
+				switch r.Status {
+				case check.Pass:
+					st.AlonePasses++
+				case check.FailRace:
+					st.RaceCatches++
+				case check.FailParity:
+					st.Parity++
+				}
+				continue
+			}
+			st.Composed++
+			if r.Status == check.Pass {
+				st.ComposedOK++
+			} else if caught {
+				st.Caught++
 			}
 		}
 		switch {
