@@ -62,6 +62,29 @@
 // out like a 4-vector), packed vectors, matrices, atomics, arrays, typedefs
 // and the file's structs.
 //
+// # Loop facts
+//
+// The facts mutations consult live here, so that operators only decide and
+// edit. [File.ParseExpr] turns a statement's byte range into an [Expr] tree
+// whose nodes keep their offsets. [ScopeOf] resolves the names of a
+// function body to [Var]s with their address spaces, element types and
+// constness, and memoises what follows for that function: [Scope.TypeOf]
+// infers integer and vector types; [Scope.Effects] says what statements
+// read and write — variables (def/use), memory by address space
+// ([Access]), barriers, calls, jumps — and what it cannot model;
+// [Scope.CountLoop] gives a counted loop's trip count and iteration values
+// (bounds and step from the constant evaluator); [Scope.LoopFacts],
+// [Scope.Invariant], [Scope.ExprInvariant] and [Scope.OnEveryIteration]
+// say what a loop leaves unchanged and which statements run on every
+// iteration; [Scope.MayAlias] judges type-based aliasing. For barrier work,
+// [Intervals] splits a block at its barriers and
+// [Scope.ThreadFootprints] interprets a statement range for each of the
+// 1024 threads of the largest threadgroup (lane, SIMD group and index
+// known; constants and counted-loop counters followed; loads unknown), once
+// per value of the bool function constants the function tests, recording
+// which element each thread reads and writes; [Conflicts] finds two threads
+// touching one element, one of them writing.
+//
 // # Threadgroup memory
 //
 // [ThreadgroupMemory] lists the threadgroup variables a kernel declares in

@@ -100,6 +100,7 @@ func parseFile(filename string, src []byte, opts Options, inc *includer, setup f
 	}
 	l.run()
 	f.Tokens, f.Includes = l.toks, l.incs
+	f.CmdUndefs = append([]string(nil), opts.Undefs...)
 	if len(opts.Defines) > 0 {
 		f.CmdDefines = make(map[string]string, len(opts.Defines))
 		for k, v := range opts.Defines {

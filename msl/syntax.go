@@ -283,6 +283,7 @@ type File struct {
 	Includes       []*Include        // #include directives, in order, with the headers read for them
 	Expansions     []*Expansion      // file-scope macro uses whose expansion defines functions (kernels written inside #define bodies)
 	Warnings       ErrorList         // what the front end could not see through (unknown macros, headers not found, -D overridden), positioned; never fatal
+	CmdUndefs      []string          // -U names ParseOptions was given, in order
 
 	defs  map[string][]*Define // Defines by name, in source order; built by Parse
 	funcs map[string]*Func     // first definition with a body, by name; built by Parse

@@ -35,6 +35,23 @@ type Pass struct {
 	Func     *msl.Func  // the owned function being inspected; Body is non-nil
 	Report   func(Site) // records a place the mutation applies
 	Skip     func(Skip) // records a place looked at and skipped, for --why
+
+	scopes map[*msl.Func]*msl.Scope // shared by the passes of one Find
+}
+
+// Scope returns the variables and memoised facts of Func. Passes of one
+// Find share it, so facts one mutation computed (thread footprints, say)
+// serve the others.
+func (p *Pass) Scope() *msl.Scope {
+	if p.scopes == nil {
+		p.scopes = map[*msl.Func]*msl.Scope{}
+	}
+	sc := p.scopes[p.Func]
+	if sc == nil {
+		sc = msl.ScopeOf(p.File, p.Func)
+		p.scopes[p.Func] = sc
+	}
+	return sc
 }
 
 // A Site is a place in the function where a mutation applies.
@@ -113,12 +130,18 @@ func validChoiceName(s string) bool {
 
 // A FoundSite is a Site reported by a mutation, with its stable id.
 type FoundSite struct {
-	ID       string // "<mutation>/<function>/<ordinal>-<hash>", e.g. "unroll-pragma/reduce/2-a1b2c3"
+	ID       string // "<mutation>/<function>/<ordinal>-<hash>[@<flags>]", e.g. "unroll-pragma/reduce/2-a1b2c3"
 	Mutation *Mutation
 	Func     *msl.Func
 	Ordinal  int    // 0-based position among this mutation's sites in this function, in source order
-	Hash     string // first 6 hex digits of the sha256 of the site's text
+	Hash     string // first 6 hex digits of the sha256 of the site's text and its occurrence among identical texts
+	Flags    Flags  // the macro flags the source was parsed under
 	Site
+}
+
+// Ref returns the ref naming the site's choice (its first when "").
+func (s *FoundSite) Ref(choice string) SiteRef {
+	return SiteRef{Mutation: s.Mutation.Name, Func: s.Func.Name, Ordinal: s.Ordinal, Hash: s.Hash, Flags: s.Flags, Choice: choice}
 }
 
 // Choice returns the site's choice named name; "" means the first choice.
@@ -131,7 +154,7 @@ func (s *FoundSite) Choice(name string) (*Choice, error) {
 			return &s.Choices[i], nil
 		}
 	}
-	return nil, fmt.Errorf("site %s has no choice %q (choices: %s)", s.ID, name, strings.Join(s.ChoiceNames(), ", "))
+	return nil, &UnknownChoiceError{ID: s.ID, Choice: name, Choices: s.ChoiceNames()}
 }
 
 // ChoiceNames returns the names of the site's choices, in order.
@@ -167,13 +190,23 @@ func FindAll(f *msl.File, muts []*Mutation, fns []string) ([]*FoundSite, []*Foun
 	}
 	var sites []*FoundSite
 	var skips []*FoundSkip
+	flags := FlagsOf(f)
 	// Ordinals count per (mutation, function name), so overloads of one
 	// name share a sequence, in source order.
 	next := map[[2]string]int{}
+	scopes := map[*msl.Func]*msl.Scope{}
 	for _, fn := range funcs {
 		// A function a macro writes has its offsets in the expansion's
 		// file; skips there are reported at the #define's text.
 		ff := f.FileOf(fn)
+		if rb := fn.Body.Rbrace; rb < 0 || rb >= len(ff.Src) || ff.Src[rb] != '}' || ff.Src[fn.Body.Lbrace] != '{' {
+			// A body the parser had to close itself (malformed input): its
+			// extent is a guess, and edits near its end could leave it.
+			for _, m := range muts {
+				skips = append(skips, &FoundSkip{Mutation: m, Func: fn, Skip: Skip{Pos: ff.OriginPos(fn.Pos), End: ff.OriginPos(fn.End), Reason: "the function's body is not closed; it is not mutated"}})
+			}
+			continue
+		}
 		for _, m := range muts {
 			var got []Site
 			pass := &Pass{
@@ -185,11 +218,21 @@ func FindAll(f *msl.File, muts []*Mutation, fns []string) ([]*FoundSite, []*Foun
 					s.Pos, s.End = ff.OriginPos(s.Pos), ff.OriginPos(s.End)
 					skips = append(skips, &FoundSkip{Mutation: m, Func: fn, Skip: s})
 				},
+				scopes: scopes,
 			}
 			if err := m.Run(pass); err != nil {
 				return nil, nil, fmt.Errorf("mutation %s on %s: %w", m.Name, fn.Name, err)
 			}
 			slices.SortStableFunc(got, func(a, b Site) int { return a.Pos - b.Pos })
+			// Identical site texts are told apart by their occurrence, k
+			// of n, so that a shifted ordinal is noticed.
+			count := map[string]int{}
+			for _, s := range got {
+				if s.Pos >= 0 && s.End <= len(ff.Src) && s.Pos <= s.End {
+					count[string(ff.Src[s.Pos:s.End])]++
+				}
+			}
+			seen := map[string]int{}
 			for _, s := range got {
 				// Inside a macro body, or after a macro the front end
 				// cannot see: a skip for every mutation alike.
@@ -205,13 +248,16 @@ func FindAll(f *msl.File, muts []*Mutation, fns []string) ([]*FoundSite, []*Foun
 				key := [2]string{m.Name, fn.Name}
 				ord := next[key]
 				next[key]++
-				h := hashText(f.Src[s.Pos:s.End])
+				text := string(f.Src[s.Pos:s.End])
+				h := hashSite(text, seen[text], count[text])
+				seen[text]++
 				sites = append(sites, &FoundSite{
-					ID:       SiteRef{Mutation: m.Name, Func: fn.Name, Ordinal: ord, Hash: h}.ID(),
+					ID:       SiteRef{Mutation: m.Name, Func: fn.Name, Ordinal: ord, Hash: h, Flags: flags}.ID(),
 					Mutation: m,
 					Func:     fn,
 					Ordinal:  ord,
 					Hash:     h,
+					Flags:    flags,
 					Site:     s,
 				})
 			}
@@ -292,28 +338,37 @@ func validateSite(f *msl.File, fn *msl.Func, s Site) error {
 	return nil
 }
 
-// hashText returns the first 6 hex digits of the sha256 of b.
-func hashText(b []byte) string {
-	s := sha256.Sum256(b)
+// hashSite returns the first 6 hex digits of the sha256 of a site's text
+// and its occurrence k of n among the sites of its mutation in its
+// function with that very text.
+func hashSite(text string, k, n int) string {
+	s := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d/%d", text, k, n)))
 	return hex.EncodeToString(s[:3])
 }
 
 // A SiteRef names a site, and optionally one of its choices, as written on
-// the command line: "unroll-pragma/reduce/2-a1b2c3=full".
+// the command line: "unroll-pragma/reduce/2-a1b2c3=full", or with the
+// macro flags the sites were listed under,
+// "unroll-pragma/reduce/2-a1b2c3@BLOCK:64,-DEBUG=full".
 type SiteRef struct {
 	Mutation string
 	Func     string
 	Ordinal  int
-	Hash     string
+	Hash     string // "" names the site by ordinal alone
+	Flags    Flags  // the macro flags the site was listed under
 	Choice   string // "" means the site's first choice
 }
 
 // ID returns the site id part of r, without the choice.
 func (r SiteRef) ID() string {
-	if r.Hash == "" {
-		return fmt.Sprintf("%s/%s/%d", r.Mutation, r.Func, r.Ordinal)
+	id := fmt.Sprintf("%s/%s/%d", r.Mutation, r.Func, r.Ordinal)
+	if r.Hash != "" {
+		id += "-" + r.Hash
 	}
-	return fmt.Sprintf("%s/%s/%d-%s", r.Mutation, r.Func, r.Ordinal, r.Hash)
+	if tag := r.Flags.Tag(); tag != "" {
+		id += "@" + tag
+	}
+	return id
 }
 
 // String returns r in the form ParseSiteRef accepts.
@@ -324,16 +379,30 @@ func (r SiteRef) String() string {
 	return r.ID() + "=" + r.Choice
 }
 
-// ParseSiteRef parses "<mutation>/<function>/<ordinal>[-<hash>][=<choice>]".
+// ParseSiteRef parses "<mutation>/<function>/<ordinal>[-<hash>][@<flags>][=<choice>]".
 // The hash guards a saved id against a source that changed since the sites
-// were listed; a ref without it names the site by ordinal alone.
+// were listed; a ref without it names the site by ordinal alone. The flags
+// are those the sites were listed under (see Flags.Tag); a ref without them
+// was listed under none.
 func ParseSiteRef(s string) (SiteRef, error) {
 	bad := func(why string) (SiteRef, error) {
-		return SiteRef{}, fmt.Errorf("bad site %q: %s (want <mutation>/<function>/<n>[-<hash>][=<choice>])", s, why)
+		return SiteRef{}, fmt.Errorf("bad site %q: %s (want <mutation>/<function>/<n>[-<hash>][@<flags>][=<choice>])", s, why)
 	}
 	id, choice, hasChoice := strings.Cut(s, "=")
 	if hasChoice && !validChoiceName(choice) {
 		return bad("bad choice name")
+	}
+	id, tag, hasTag := strings.Cut(id, "@")
+	var flags Flags
+	if hasTag {
+		fl, err := ParseFlagsTag(tag)
+		if err != nil || tag == "" {
+			if err == nil {
+				err = errors.New("empty macro flags after '@'")
+			}
+			return bad(err.Error())
+		}
+		flags = fl
 	}
 	parts := strings.Split(id, "/")
 	if len(parts) != 3 {
@@ -353,24 +422,30 @@ func ParseSiteRef(s string) (SiteRef, error) {
 	if hasHash && (len(hash) != 6 || strings.Trim(hash, "0123456789abcdef") != "") {
 		return bad("hash must be 6 lowercase hex digits")
 	}
-	return SiteRef{Mutation: parts[0], Func: parts[1], Ordinal: ord, Hash: hash, Choice: choice}, nil
+	return SiteRef{Mutation: parts[0], Func: parts[1], Ordinal: ord, Hash: hash, Flags: flags, Choice: choice}, nil
 }
 
 // Resolve finds the site ref names among found (sites of the current
-// source) and the chosen choice. It refuses a stale ref, whose site text no
-// longer hashes to the ref's hash, and a ref to no site.
+// source) and the chosen choice. It refuses, with a typed error, a ref
+// listed under other macro flags than found was (*FlagsError), a stale ref
+// whose site text no longer hashes to the ref's hash (*StaleError), a ref
+// to no site (*UnknownSiteError) and an unknown choice
+// (*UnknownChoiceError).
 func Resolve(found []*FoundSite, ref SiteRef) (*FoundSite, *Choice, error) {
 	n := 0
 	for _, s := range found {
 		if s.Mutation.Name != ref.Mutation || s.Func.Name != ref.Func {
 			continue
 		}
+		if !s.Flags.Equal(ref.Flags) {
+			return nil, nil, &FlagsError{Ref: ref, Listed: ref.Flags, Now: s.Flags}
+		}
 		n++
 		if s.Ordinal != ref.Ordinal {
 			continue
 		}
 		if ref.Hash != "" && s.Hash != ref.Hash {
-			return nil, nil, fmt.Errorf("stale site %s: the text of %s site %d in %s now hashes to %s; list sites again", ref.ID(), ref.Mutation, ref.Ordinal, ref.Func, s.Hash)
+			return nil, nil, &StaleError{Ref: ref, Now: s.Hash}
 		}
 		c, err := s.Choice(ref.Choice)
 		if err != nil {
@@ -378,7 +453,7 @@ func Resolve(found []*FoundSite, ref SiteRef) (*FoundSite, *Choice, error) {
 		}
 		return s, c, nil
 	}
-	return nil, nil, fmt.Errorf("no site %s: %s has %d %s site(s)", ref.ID(), ref.Func, n, ref.Mutation)
+	return nil, nil, &UnknownSiteError{Ref: ref, Count: n}
 }
 
 // Inspect calls visit for each statement of fn's body in depth-first

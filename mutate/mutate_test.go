@@ -3,6 +3,7 @@ package mutate_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"testing"
 
@@ -238,5 +239,113 @@ func TestExtractDoc(t *testing.T) {
 	}
 	if got := mutate.ExtractDoc("package p\n"); got != "" {
 		t.Errorf("ExtractDoc(no doc) = %q", got)
+	}
+}
+
+// barriers reports every barrier statement as a site, so identical texts
+// repeat.
+var barriers = &mutate.Mutation{Name: "barriers", Doc: "d", Run: func(p *mutate.Pass) error {
+	mutate.Inspect(p.Func, func(s msl.Stmt) bool {
+		if b, ok := s.(*msl.Barrier); ok {
+			p.Report(mutate.Site{Pos: b.Pos, End: b.End, Message: "b", Choices: []mutate.Choice{{Name: "drop", Edits: []edit.Edit{{Start: b.Pos, End: b.End}}}}})
+		}
+		return true
+	})
+	return nil
+}}
+
+// TestIdenticalTexts checks that sites with identical texts get distinct
+// hashes, so that an ordinal that shifts onto another identical site (a
+// barrier removed before it) is refused rather than resolved to the wrong
+// place.
+func TestIdenticalTexts(t *testing.T) {
+	const three = "kernel void k() {\n    threadgroup_barrier(mem_flags::mem_threadgroup);\n    threadgroup_barrier(mem_flags::mem_threadgroup);\n    threadgroup_barrier(mem_flags::mem_threadgroup);\n}\n"
+	f := parse(t, three)
+	found, err := mutate.Find(f, []*mutate.Mutation{barriers}, nil)
+	if err != nil || len(found) != 3 {
+		t.Fatalf("found %d sites, %v", len(found), err)
+	}
+	seen := map[string]bool{}
+	for _, s := range found {
+		if seen[s.Hash] {
+			t.Errorf("two sites share hash %s", s.Hash)
+		}
+		seen[s.Hash] = true
+	}
+	// The first barrier removed: ordinal 1 now names the old third one.
+	two := strings.Replace(three, "    threadgroup_barrier(mem_flags::mem_threadgroup);\n", "", 1)
+	found2, err := mutate.Find(parse(t, two), []*mutate.Mutation{barriers}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range found[:2] {
+		ref, _ := mutate.ParseSiteRef(s.ID)
+		_, _, err := mutate.Resolve(found2, ref)
+		var stale *mutate.StaleError
+		if !errors.As(err, &stale) {
+			t.Errorf("Resolve(%s) on the shifted source = %v, want a *StaleError", s.ID, err)
+		}
+	}
+}
+
+func TestTypedRefErrors(t *testing.T) {
+	f := parse(t, src)
+	found, err := mutate.Find(f, []*mutate.Mutation{calls}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := found[0].Ref("")
+	var unknown *mutate.UnknownSiteError
+	r := ref
+	r.Ordinal = 9
+	if _, _, err := mutate.Resolve(found, r); !errors.As(err, &unknown) || unknown.Count != 2 {
+		t.Errorf("unknown ordinal: %v", err)
+	}
+	var choice *mutate.UnknownChoiceError
+	r = ref
+	r.Choice = "nope"
+	if _, _, err := mutate.Resolve(found, r); !errors.As(err, &choice) || choice.Choice != "nope" {
+		t.Errorf("unknown choice: %v", err)
+	}
+	var flags *mutate.FlagsError
+	r = ref
+	r.Flags = mutate.NewFlags(map[string]string{"N": "4"}, []string{"X"})
+	if _, _, err := mutate.Resolve(found, r); !errors.As(err, &flags) || !strings.Contains(err.Error(), "-D N=4 was dropped; -U X was dropped") {
+		t.Errorf("other flags: %v", err)
+	}
+	for _, e := range []error{&mutate.StaleError{}, unknown, choice, flags} {
+		if _, ok := e.(mutate.RefError); !ok {
+			t.Errorf("%T is not a RefError", e)
+		}
+	}
+}
+
+func TestFlags(t *testing.T) {
+	fl := mutate.NewFlags(map[string]string{"B": "a b,c=d", "A": ""}, []string{"Z", "Y", "Z"})
+	if got := fl.Tag(); got != "A:1,B:a%20b%2Cc%3Dd,-Y,-Z" {
+		t.Errorf("Tag = %q", got)
+	}
+	if got := fl.String(); got != "-D A=1 -D B=a b,c=d -U Y -U Z" {
+		t.Errorf("String = %q", got)
+	}
+	back, err := mutate.ParseFlagsTag(fl.Tag())
+	if err != nil || back != fl {
+		t.Errorf("ParseFlagsTag(Tag) = %v, %v", back, err)
+	}
+	ref, err := mutate.ParseSiteRef("unroll/k/2-a1b2c3@" + fl.Tag() + "=by2")
+	if err != nil || ref.Flags != fl || ref.Choice != "by2" || ref.Hash != "a1b2c3" {
+		t.Fatalf("ParseSiteRef = %+v, %v", ref, err)
+	}
+	if ref.String() != "unroll/k/2-a1b2c3@"+fl.Tag()+"=by2" {
+		t.Errorf("String = %s", ref)
+	}
+	for _, bad := range []string{"unroll/k/2@", "unroll/k/2@1A:1", "unroll/k/2@A", "unroll/k/2@A:%zz"} {
+		if _, err := mutate.ParseSiteRef(bad); err == nil {
+			t.Errorf("ParseSiteRef(%q) succeeded", bad)
+		}
+	}
+	now := mutate.NewFlags(map[string]string{"A": "2", "C": "1"}, []string{"Y"})
+	if got := strings.Join(fl.Diff(now), "; "); got != "-D A=1 is now -D A=2; -D B=a b,c=d was dropped; -D C=1 was added; -U Z was dropped" {
+		t.Errorf("Diff = %q", got)
 	}
 }

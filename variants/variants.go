@@ -24,15 +24,29 @@ type Variant struct {
 	Sha256     string           // hex sha256 of Source
 	BasePath   string           // the base file's name as parsed
 	BaseSha256 string           // hex sha256 of the base source
+	Flags      mutate.Flags     // the macro flags (-D, -U) the base was parsed and the refs resolved under
 	Refs       []mutate.SiteRef // applied refs, sorted by id, choices filled in
 	Edits      []edit.Edit      // the merged edits, against the base, sorted
 }
 
+// A ConflictError reports two refs that cannot be applied together: two
+// choices of one site, or choices whose edits overlap. The combination is
+// infeasible; that is an answer about the combination, not a failure.
+type ConflictError struct {
+	A, B mutate.SiteRef
+	Why  string // "a site takes at most one choice", "their edits overlap (...)"
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("sites %s and %s conflict: %s", e.A, e.B, e.Why)
+}
+
 // Build resolves refs against the sites found in f (the base), merges the
 // chosen choices' edits, checks that they stay inside the functions the
-// sites belong to and applies them. A ref to a stale or unknown site, two
-// refs to one site, and combinations whose edits conflict are errors that
-// name the sites involved. With no refs, the variant is the base itself.
+// sites belong to and applies them. A ref to a stale or unknown site, or
+// one listed under other macro flags, is a mutate.RefError; two refs to one
+// site, and combinations whose edits overlap, are a *ConflictError naming
+// both. With no refs, the variant is the base itself.
 func Build(f *msl.File, found []*mutate.FoundSite, refs []mutate.SiteRef) (*Variant, error) {
 	type chosen struct {
 		site *mutate.FoundSite
@@ -40,7 +54,12 @@ func Build(f *msl.File, found []*mutate.FoundSite, refs []mutate.SiteRef) (*Vari
 		c    *mutate.Choice
 	}
 	var picks []chosen
+	flags := mutate.FlagsOf(f)
 	for _, r := range refs {
+		// Checked first: under other flags the site may not exist at all.
+		if !r.Flags.Equal(flags) {
+			return nil, &mutate.FlagsError{Ref: r, Listed: r.Flags, Now: flags}
+		}
 		s, c, err := mutate.Resolve(found, r)
 		if err != nil {
 			return nil, err
@@ -48,7 +67,7 @@ func Build(f *msl.File, found []*mutate.FoundSite, refs []mutate.SiteRef) (*Vari
 		r.Choice = c.Name
 		for _, p := range picks {
 			if p.site == s {
-				return nil, fmt.Errorf("sites %s and %s conflict: a site takes at most one choice", p.ref, r)
+				return nil, &ConflictError{A: p.ref, B: r, Why: "a site takes at most one choice"}
 			}
 		}
 		picks = append(picks, chosen{s, r, c})
@@ -56,7 +75,7 @@ func Build(f *msl.File, found []*mutate.FoundSite, refs []mutate.SiteRef) (*Vari
 	slices.SortFunc(picks, func(a, b chosen) int { return strings.Compare(a.ref.String(), b.ref.String()) })
 
 	var merged []edit.Edit
-	var owners []string // owners[i] is the ref whose edits merged[i] came from
+	var owners []mutate.SiteRef // owners[i] is the ref whose edits merged[i] came from
 	var scopes []edit.Span
 	for _, p := range picks {
 		m, err := edit.Merge(merged, p.c.Edits)
@@ -64,17 +83,17 @@ func Build(f *msl.File, found []*mutate.FoundSite, refs []mutate.SiteRef) (*Vari
 			var ce *edit.ConflictError
 			if errors.As(err, &ce) {
 				other := owners[slices.Index(merged, ce.X)]
-				return nil, fmt.Errorf("sites %s and %s conflict: their edits overlap (%v, %v)", other, p.ref, ce.X, ce.Y)
+				return nil, &ConflictError{A: other, B: p.ref, Why: fmt.Sprintf("their edits overlap (%v, %v)", ce.X, ce.Y)}
 			}
 			return nil, fmt.Errorf("merge %s: %w", p.ref, err)
 		}
 		// Recompute owners for the merged order.
-		next := make([]string, len(m))
+		next := make([]mutate.SiteRef, len(m))
 		for i, e := range m {
 			if j := slices.Index(merged, e); j >= 0 {
 				next[i] = owners[j]
 			} else {
-				next[i] = p.ref.String()
+				next[i] = p.ref
 			}
 		}
 		merged, owners = m, next
@@ -95,6 +114,7 @@ func Build(f *msl.File, found []*mutate.FoundSite, refs []mutate.SiteRef) (*Vari
 		Sha256:     sum(out),
 		BasePath:   f.Name,
 		BaseSha256: sum(f.Src),
+		Flags:      mutate.FlagsOf(f),
 		Edits:      merged,
 	}
 	var names []string

@@ -1,6 +1,7 @@
 package variants_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -142,5 +143,41 @@ func TestBuildConflict(t *testing.T) {
 	want := "sites " + found[0].ID + "=x and " + found[1].ID + "=x conflict"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Build error = %v, want containing %q", err, want)
+	}
+	var ce *variants.ConflictError
+	if !errors.As(err, &ce) || ce.A.Mutation != "aa" || ce.B.Mutation != "bb" {
+		t.Errorf("Build error = %#v, want a *ConflictError naming both", err)
+	}
+}
+
+// TestBuildFlags checks that a variant records the macro flags, and that a
+// ref listed under other flags is refused even where the site does not
+// exist under the current ones.
+func TestBuildFlags(t *testing.T) {
+	const k = "kernel void k(device float *p [[buffer(0)]]) {\n    for (int i = 0; i < N; ++i) { p[i] = 0.0f; }\n}\n"
+	f, err := msl.ParseOptions("k.metal", []byte(k), msl.Options{Defines: map[string]string{"N": "8"}, Undefs: []string{"DEBUG"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := mutate.Find(f, []*mutate.Mutation{unrollpragma.Mutation}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := variants.Build(f, found, refs(t, found[0].ID+"=count8"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Flags.String() != "-D N=8 -U DEBUG" || !strings.HasSuffix(v.Refs[0].ID(), "@N:8,-DEBUG") {
+		t.Errorf("flags %s, refs %v", v.Flags, v.Refs)
+	}
+	plain, err := msl.Parse("k.metal", []byte(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	foundPlain, _ := mutate.Find(plain, []*mutate.Mutation{unrollpragma.Mutation}, nil)
+	_, err = variants.Build(plain, foundPlain, refs(t, found[0].ID+"=count8"))
+	var fe *mutate.FlagsError
+	if !errors.As(err, &fe) || fe.Now.String() != "no macro flags" {
+		t.Errorf("Build under other flags = %v, want a *mutate.FlagsError", err)
 	}
 }

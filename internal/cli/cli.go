@@ -26,6 +26,8 @@ import (
 	sweepcmd "metalab/internal/cli/sweep"
 	"metalab/internal/cli/tgmem"
 	"metalab/msl"
+	"metalab/mutate"
+	"metalab/variants"
 )
 
 // An ExitCode is the process exit status.
@@ -33,10 +35,12 @@ type ExitCode int
 
 // Exit statuses.
 const (
-	ExitOK    ExitCode = 0 // success
-	ExitError ExitCode = 1 // failure, or a negative result
-	ExitUsage ExitCode = 2 // bad flags or arguments
-	ExitEnv   ExitCode = 3 // this machine cannot do it: no compiler, a full disk, an unwritable cache
+	ExitOK       ExitCode = 0 // success
+	ExitError    ExitCode = 1 // failure, or a negative result
+	ExitUsage    ExitCode = 2 // bad flags or arguments
+	ExitEnv      ExitCode = 3 // this machine cannot do it: no compiler, a full disk, an unwritable cache
+	ExitConflict ExitCode = 4 // the chosen sites cannot be applied together: an infeasible combination
+	ExitRef      ExitCode = 5 // a site ref does not name a site of the source as listed: stale, unknown, or listed under other -D/-U
 )
 
 // NewCmdRoot returns the root command with every subcommand. Adding a
@@ -129,11 +133,17 @@ func Run(f *cmdutil.Factory, args []string) ExitCode {
 func classify(err error) ExitCode {
 	var flagErr *cmdutil.FlagError
 	var envErr *backend.EnvError
+	var conflict *variants.ConflictError
+	var refErr mutate.RefError
 	switch {
 	case errors.As(err, &flagErr):
 		return ExitUsage
 	case errors.As(err, &envErr):
 		return ExitEnv
+	case errors.As(err, &conflict):
+		return ExitConflict
+	case errors.As(err, &refErr):
+		return ExitRef
 	}
 	return ExitError
 }

@@ -28,7 +28,10 @@ func TestRunExitCodes(t *testing.T) {
 		{name: "unknown_fn", args: []string{"mutate", "k.metal", "--fn", "x", "--apply", "drop-barrier/x/0-000000"}, want: ExitUsage, wantStderr: `no function "x"`},
 		{name: "malformed", args: []string{"sites", "bad.metal"}, want: ExitError, wantStderr: "bad.metal:1:"},
 		{name: "missing_file", args: []string{"sites", "none.metal"}, want: ExitError, wantStderr: "metalab: read kernel: "},
-		{name: "stale", args: []string{"mutate", "k.metal", "--fn", "k", "--apply", "drop-barrier/k/0-000000"}, want: ExitError, wantStderr: "stale site"},
+		{name: "stale", args: []string{"mutate", "k.metal", "--fn", "k", "--apply", "drop-barrier/k/0-000000"}, want: ExitRef, wantStderr: "stale site"},
+		{name: "unknown_site", args: []string{"mutate", "k.metal", "--fn", "k", "--apply", "drop-barrier/k/3"}, want: ExitRef, wantStderr: "no site drop-barrier/k/3"},
+		{name: "other_flags", args: []string{"mutate", "k.metal", "--fn", "k", "-D", "N=2", "--apply", "drop-barrier/k/0"}, want: ExitRef, wantStderr: "was listed with no macro flags but is resolved with -D N=2 (-D N=2 was added)"},
+		{name: "conflict", args: []string{"mutate", "k.metal", "--fn", "k", "--apply", "drop-barrier/k/0", "--apply", "drop-barrier/k/0"}, want: ExitConflict, wantStderr: "conflict: a site takes at most one choice"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

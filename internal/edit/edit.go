@@ -13,9 +13,10 @@ import (
 // An Edit replaces the bytes [Start, End) of a source with New.
 // Start == End is a pure insertion; New == "" with Start < End is a deletion.
 type Edit struct {
-	Start int    `json:"start"` // byte offset
-	End   int    `json:"end"`   // byte offset, Start <= End
-	New   string `json:"new"`   // replacement text
+	Start int    `json:"start"`         // byte offset
+	End   int    `json:"end"`           // byte offset, Start <= End
+	New   string `json:"new"`           // replacement text
+	Key   string `json:"key,omitempty"` // for an insertion: orders it among keyed insertions at its offset; see Merge
 }
 
 // String formats e for error messages, e.g. `[10,14)->"x"`.
@@ -37,7 +38,15 @@ func compare(a, b Edit) int {
 		return a.Start - b.Start
 	}
 	// Insertions (End == Start) sort before replacements at the same offset.
-	return a.End - b.End
+	if a.End != b.End {
+		return a.End - b.End
+	}
+	// Insertions at one offset sort by key, unkeyed ones first, in their
+	// original order.
+	if a.isInsert() {
+		return strings.Compare(a.Key, b.Key)
+	}
+	return 0
 }
 
 // validate returns a sorted copy of edits, or an error if any edit is out of
@@ -102,7 +111,10 @@ func (e *ConflictError) Error() string {
 // the same source into one sorted set. Edits present in both sets are kept
 // once. Overlapping edits, and distinct insertions at the same offset (whose
 // order would be ambiguous), yield a *ConflictError naming one edit of each
-// set. An overlap within one set is reported as a plain error.
+// set, unless both insertions carry a Key: keyed insertions say they may
+// go in either order (independent declarations before a loop, say), and
+// are placed in key order. An overlap within one set is reported as a plain
+// error.
 func Merge(x, y []Edit) ([]Edit, error) {
 	type tagged struct {
 		e   Edit
@@ -130,7 +142,7 @@ func Merge(x, y []Edit) ([]Edit, error) {
 		}
 		p := all[i-1]
 		overlap := p.e.End > t.e.Start ||
-			(p.set != t.set && p.e.isInsert() && t.e.isInsert() && p.e.Start == t.e.Start)
+			(p.set != t.set && p.e.isInsert() && t.e.isInsert() && p.e.Start == t.e.Start && (p.e.Key == "" || t.e.Key == ""))
 		if !overlap {
 			continue
 		}

@@ -114,6 +114,18 @@ func TestMerge(t *testing.T) {
 			conflict: &edit.ConflictError{X: edit.Edit{Start: 2, End: 2, New: "a"}, Y: edit.Edit{Start: 2, End: 2, New: "b"}},
 		},
 		{
+			name:     "same_offset_one_keyed",
+			x:        []edit.Edit{{Start: 2, End: 2, New: "a", Key: "a"}},
+			y:        []edit.Edit{{Start: 2, End: 2, New: "b"}},
+			conflict: &edit.ConflictError{X: edit.Edit{Start: 2, End: 2, New: "a", Key: "a"}, Y: edit.Edit{Start: 2, End: 2, New: "b"}},
+		},
+		{
+			name: "same_offset_keyed_inserts",
+			x:    []edit.Edit{{Start: 2, End: 2, New: "b", Key: "2"}},
+			y:    []edit.Edit{{Start: 2, End: 2, New: "a", Key: "1"}},
+			want: "01ab23456789",
+		},
+		{
 			name: "insert_before_other_deletion",
 			x:    []edit.Edit{{Start: 2, End: 2, New: "#"}},
 			y:    []edit.Edit{{Start: 2, End: 4}},

@@ -5,10 +5,12 @@
 // For each for loop of the function it reports a site whose choices insert,
 // on their own line just before the loop and indented like it, one of
 // `#pragma clang loop unroll(full)` (choice full), `#pragma clang loop
-// unroll_count(N)` (choices count2, count4, count8: those not above the
-// loop's trip count when the loop header gives a constant trip count,
-// otherwise count2 and count4) and `#pragma clang loop unroll(disable)`
-// (choice disable). A pragma only changes how the compiler schedules the
+// unroll_count(N)` (choices countN: count2, count4 and count8 where they
+// do not exceed the loop's trip count, and every other divisor of the trip
+// count up to 16 below the count itself, such as count3 and count6 for 12
+// iterations, when the header gives a constant trip count; otherwise count2
+// and count4) and `#pragma clang loop unroll(disable)` (choice disable).
+// Trip counts are msl's counted-loop facts (msl.CountLoop). A pragma only changes how the compiler schedules the
 // loop, never what it computes. A `for` that follows other code on its line
 // (`if (c) for`, `{ for`) is moved to a new line, indented like the line it
 // was on, with the pragma on the line between; a pragma is not a statement,

@@ -23,7 +23,9 @@ func TestChoices(t *testing.T) {
 		{"for (int i = 0; i < 1; ++i)", "full,disable"},
 		{"for (int i = 0; i < 2; ++i)", "full,count2,disable"},
 		{"for (int i = 0; i < 7; ++i)", "full,count2,count4,disable"},
-		{"for (int i = 0; i < 64; ++i)", "full,count2,count4,count8,disable"},
+		{"for (int i = 0; i < 64; ++i)", "full,count2,count4,count8,count16,disable"},
+		{"for (int i = 0; i < 6; ++i)", "full,count2,count3,count4,disable"},
+		{"for (int i = 0; i < 60; ++i)", "full,count2,count3,count4,count5,count6,count8,count10,count12,count15,disable"},
 		{"for (int i = 0; i < n; ++i)", "full,count2,count4,disable"},
 	}
 	for _, tt := range tests {

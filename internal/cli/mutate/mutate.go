@@ -43,8 +43,15 @@ func NewCmdMutate(f *cmdutil.Factory, runF func(*MutateOptions) error) *cobra.Co
 		Long: `Apply the chosen choices of the given sites (ids from 'metalab sites') to
 the kernel and write the variant's source, to -o or standard output. The
 variant's deterministic name and sha256 are printed (to standard error when
-the source goes to standard output). A site's choice defaults to its first.
-Several --apply compose; choices whose edits overlap are refused.`,
+the source goes to standard output), with the macro flags it was built
+under. A site's choice defaults to its first. Several --apply compose;
+choices whose edits overlap are refused. A variant is a kernel like any
+other: list its sites and mutate it again to compose further.
+
+Exit status: 0 a variant was built; 3 the chosen sites cannot be applied
+together (an infeasible combination); 4 a site ref does not name a site of
+this source as listed (stale, unknown, or listed under other -D/-U, which
+the message names); 1 other failures; 2 usage errors.`,
 		Example: "  metalab mutate kernels/example.metal --fn reduce --apply unroll-pragma/reduce/0-1a2b3c=count4 -o /tmp/v.metal",
 		Args:    cmdutil.ExactArgs(1, "<kernel.metal>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -92,6 +99,7 @@ type jsonOut struct {
 	Sha256     string      `json:"sha256"`
 	Base       string      `json:"base"`
 	BaseSha256 string      `json:"base_sha256"`
+	Flags      []string    `json:"flags,omitempty"` // the -D/-U the base was parsed and the refs resolved under
 	Refs       []string    `json:"refs"`
 	Edits      []edit.Edit `json:"edits"`
 	Output     string      `json:"output,omitempty"`
@@ -136,7 +144,7 @@ func mutateRun(opts *MutateOptions) error {
 		}
 	}
 	if opts.JSON {
-		out := jsonOut{Name: v.Name, Sha256: v.Sha256, Base: v.BasePath, BaseSha256: v.BaseSha256, Edits: v.Edits, Output: opts.Output}
+		out := jsonOut{Name: v.Name, Sha256: v.Sha256, Base: v.BasePath, BaseSha256: v.BaseSha256, Flags: v.Flags.Args(), Edits: v.Edits, Output: opts.Output}
 		for _, r := range v.Refs {
 			out.Refs = append(out.Refs, r.String())
 		}
@@ -153,6 +161,9 @@ func mutateRun(opts *MutateOptions) error {
 		info = opts.IO.ErrOut
 	}
 	_, err = fmt.Fprintf(info, "variant %s\nsha256 %s\n", v.Name, v.Sha256)
+	if err == nil && !v.Flags.IsZero() {
+		_, err = fmt.Fprintf(info, "flags %s\n", v.Flags)
+	}
 	if opts.Output != "" && err == nil {
 		_, err = fmt.Fprintf(info, "wrote %s\n", opts.Output)
 	}

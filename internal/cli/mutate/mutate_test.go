@@ -60,14 +60,14 @@ struct Op {
 };
 `
 
-// ids returns the site ids of kernel.
+// ids returns the site ids of kernel of unroll-pragma, then drop-barrier.
 func ids(t *testing.T) []string {
 	t.Helper()
 	f, err := msl.Parse("k.metal", []byte(kernel))
 	if err != nil {
 		t.Fatal(err)
 	}
-	found, err := mutate.Find(f, all.Mutations, nil)
+	found, err := mutate.Find(f, []*mutate.Mutation{all.Lookup("unroll-pragma"), all.Lookup("drop-barrier")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,5 +158,55 @@ func TestMutateRunErrors(t *testing.T) {
 	_, _, err = runMutate(t, &MutateOptions{File: "k.metal", Apply: []string{stale}, Output: "x", WriteFile: func(string, []byte) error { wrote = true; return nil }})
 	if err == nil || wrote {
 		t.Errorf("failed mutate wrote output (err %v)", err)
+	}
+}
+
+// TestMutateRunFlags checks that a ref listed under -D resolves under the
+// same -D, is refused with a *mutate.FlagsError under others, and that
+// the variant records the flags.
+func TestMutateRunFlags(t *testing.T) {
+	src := "kernel void k(device float *p [[buffer(0)]]) {\n    for (int i = 0; i < N; ++i) { p[i] = 0; }\n}\n"
+	f, err := msl.ParseOptions("k.metal", []byte(src), msl.Options{Defines: map[string]string{"N": "4"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found, err := mutate.Find(f, []*mutate.Mutation{all.Lookup("unroll")}, nil)
+	if err != nil || len(found) != 1 {
+		t.Fatalf("sites: %v %v", found, err)
+	}
+	id := found[0].ID
+	if !strings.HasSuffix(id, "@N:4") {
+		t.Fatalf("id %s lacks the flags", id)
+	}
+	run := func(defines []string) (string, error) {
+		ios, _, out, _ := cmdutil.Test()
+		r, err := mutate.ParseSiteRef(id + "=full")
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := &MutateOptions{IO: ios, ReadFile: func(string) ([]byte, error) { return []byte(src), nil }, WriteFile: cmdutil.WriteFileAtomic,
+			File: "k.metal", Fns: []string{"k"}, Refs: []mutate.SiteRef{r}, Defines: defines, JSON: true}
+		err = mutateRun(opts)
+		return out.String(), err
+	}
+	out, err := run([]string{"N=4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js jsonOut
+	if err := json.Unmarshal([]byte(out), &js); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(js.Flags, " ") != "-D N=4" || !strings.Contains(js.Source, "p[3] = 0") {
+		t.Errorf("JSON = %+v", js)
+	}
+	_, err = run([]string{"N=8"})
+	var fe *mutate.FlagsError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "-D N=4 is now -D N=8") {
+		t.Errorf("other flags: %v", err)
+	}
+	_, err = run(nil)
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "-D N=4 was dropped") {
+		t.Errorf("no flags: %v", err)
 	}
 }

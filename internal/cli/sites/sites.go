@@ -39,7 +39,14 @@ func NewCmdSites(f *cmdutil.Factory, runF func(*SitesOptions) error) *cobra.Comm
 		Short: "List the mutation sites of a kernel",
 		Long: `List every place a mutation applies in the kernel's functions, with a
 stable site id, its position and its choices. With --why, also list the
-places mutations looked at and skipped, with the reason.`,
+places mutations looked at and skipped, with the reason.
+
+A site id is <mutation>/<function>/<ordinal>-<hash>: the ordinal counts the
+mutation's sites in the function, the hash covers the site's text and its
+occurrence among sites with identical text, so an id either names the same
+place or is refused as stale. Sites listed under -D/-U carry the flags after
+'@' (unroll/k/0-1a2b3c@BLOCK:64,-DEBUG): mutate refuses such an id under
+other flags and says which changed.`,
 		Example: "  metalab sites kernels/example.metal --fn reduce -D BLOCK=64\n  metalab sites kernels/example.metal --op unroll-pragma --why",
 		Args:    cmdutil.ExactArgs(1, "<kernel.metal>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -102,6 +109,7 @@ type jsonSkip struct {
 
 type jsonOut struct {
 	File  string     `json:"file"`
+	Flags []string   `json:"flags,omitempty"` // the -D/-U flags the sites were listed under, as arguments; their ids carry them after '@'
 	Sites []jsonSite `json:"sites"`
 	Skips []jsonSkip `json:"skips,omitzero"` // with --why, always present ([] when none)
 }
@@ -123,7 +131,7 @@ func sitesRun(opts *SitesOptions) error {
 	if err != nil {
 		return err
 	}
-	out := jsonOut{File: opts.File, Sites: []jsonSite{}}
+	out := jsonOut{File: opts.File, Flags: mutate.FlagsOf(f).Args(), Sites: []jsonSite{}}
 	for _, s := range found {
 		p := f.Position(s.Pos)
 		js := jsonSite{ID: s.ID, Mutation: s.Mutation.Name, Function: s.Func.Name, Line: p.Line, Col: p.Column, Pos: s.Pos, End: s.End, Message: s.Message}
@@ -147,6 +155,11 @@ func sitesRun(opts *SitesOptions) error {
 
 func printTable(opts *SitesOptions, out jsonOut) error {
 	w := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
+	if len(out.Flags) > 0 {
+		// Site ids carry the flags after '@': mutate refuses them under
+		// other flags, which would change what an ordinal names.
+		fmt.Fprintf(w, "macro flags: %s\n\n", strings.Join(out.Flags, " "))
+	}
 	if len(out.Sites) == 0 {
 		fmt.Fprintf(w, "no sites in %s\n", out.File)
 	} else {

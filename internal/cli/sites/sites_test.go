@@ -26,7 +26,7 @@ func TestNewCmdSites(t *testing.T) {
 		{name: "defines", args: []string{"k.metal", "-D", "BLOCK=64", "--define", "FAST"},
 			want: SitesOptions{File: "k.metal", Defines: []string{"BLOCK=64", "FAST"}}},
 		{name: "bad_define", args: []string{"k.metal", "-D", "=3"}, wantErr: `bad -D "=3"`},
-		{name: "unknown_op", args: []string{"k.metal", "--op", "vectorize"}, wantErr: `unknown --op "vectorize" (mutations: unroll-pragma, drop-barrier)`},
+		{name: "unknown_op", args: []string{"k.metal", "--op", "vectorize"}, wantErr: `unknown --op "vectorize" (mutations: unroll-pragma, unroll, hoist, preadd, split-partials, cross-barrier, merge-barriers, elide-barrier, drop-barrier)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,5 +145,35 @@ func TestSitesRunDefines(t *testing.T) {
 	var fe *cmdutil.FlagError
 	if !errors.As(err, &fe) {
 		t.Errorf("bad define error = %v, want a FlagError", err)
+	}
+}
+
+// TestSitesRunFlags checks that sites listed under -D/-U say so, in the
+// table and in JSON, and that their ids carry the flags.
+func TestSitesRunFlags(t *testing.T) {
+	out, _, err := run(t, &SitesOptions{File: "k.metal", Defines: []string{"BLOCK=8"}, Undefs: []string{"USE_BARRIER"}}, definedKernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "macro flags: -D BLOCK=8 -U USE_BARRIER\n") || !strings.Contains(out, "@BLOCK:8,-USE_BARRIER ") {
+		t.Errorf("table:\n%s", out)
+	}
+	out, _, err = run(t, &SitesOptions{File: "k.metal", Defines: []string{"BLOCK=8"}, JSON: true}, definedKernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js jsonOut
+	if err := json.Unmarshal([]byte(out), &js); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(js.Flags, " ") != "-D BLOCK=8" || len(js.Sites) == 0 || !strings.HasSuffix(js.Sites[0].ID, "@BLOCK:8") {
+		t.Errorf("JSON = %+v", js)
+	}
+	out, _, err = run(t, &SitesOptions{File: "k.metal"}, definedKernel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "macro flags") || strings.Contains(out, "@") {
+		t.Errorf("without flags:\n%s", out)
 	}
 }

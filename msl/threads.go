@@ -1,0 +1,1438 @@
+package msl
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// This file evaluates statements thread by thread, to prove facts about
+// which threads of a threadgroup touch which elements of shared memory:
+// that two statement ranges never touch one element from two different
+// threads (so no barrier needs to separate them), and that a round of
+// stores covers every element the round later reads.
+//
+// Each thread is interpreted concretely: its simd lane, simd group and
+// index in the threadgroup are known, as are constants, loop counters of
+// counted loops and locals computed from those. Loads from memory,
+// parameters and anything else are unknown. Function constants of type
+// bool that the statements test are enumerated as scenarios, because they
+// are uniform: every thread sees the same value. A construct the
+// interpreter cannot follow makes the footprint unknown, and the callers
+// refuse.
+
+// SIMDWidth is the number of threads of a SIMD group on Apple GPUs.
+const SIMDWidth = 32
+
+// MaxThreads is the largest threadgroup Metal allows.
+const MaxThreads = 1024
+
+// A Touch is one access of one element by one thread.
+type Touch struct {
+	Thread int
+	Off    int64 // element offset from the start of the variable; -1 when unknown
+	Write  bool
+	Read   bool
+	Must   bool // executed whenever the thread runs the statements (not under an unknown condition)
+	Pos    int  // the access expression's offset
+	Stmt   Stmt // the top-level statement of the analysed range it is in
+}
+
+// A Footprint is what a statement range touches, thread by thread, in one
+// scenario.
+type Footprint struct {
+	Scenario map[string]bool // values of the bool function constants tested
+	Touches  map[*Var][]Touch
+}
+
+// A Footprints is the footprint of a statement range in every scenario.
+type Footprints struct {
+	Threads   int
+	Scenarios []*Footprint
+	Unknown   []UnknownFor // why the footprint is not exact; callers must refuse when non-empty
+	Assumes   []string     // assumptions the footprint rests on ("one-dimensional threadgroups")
+}
+
+// Why returns the first reason the footprint is unknown, or "".
+func (fp *Footprints) Why() string {
+	if len(fp.Unknown) == 0 {
+		return ""
+	}
+	return fp.Unknown[0].Why
+}
+
+// ThreadFootprints evaluates stmts, consecutive statements of one block of
+// the function, for every thread of a threadgroup of MaxThreads threads
+// and every scenario, after evaluating the code that leads to them (the
+// enclosing blocks' earlier statements; variables written in an enclosing
+// loop are unknown, as they may come from an earlier iteration).
+func (sc *Scope) ThreadFootprints(stmts []Stmt) *Footprints {
+	fp := &Footprints{Threads: MaxThreads}
+	consts := sc.scenarioConsts(stmts)
+	if len(stmts) == 0 {
+		// Nothing is touched, in every scenario.
+		for k := 0; k < 1<<len(consts); k++ {
+			scen := map[string]bool{}
+			for i, c := range consts {
+				scen[c] = k&(1<<i) != 0
+			}
+			fp.Scenarios = append(fp.Scenarios, &Footprint{Scenario: scen, Touches: map[*Var][]Touch{}})
+		}
+		return fp
+	}
+	first, _ := stmts[0].Span()
+	path := stmtPath(sc.Func.Body, first)
+	if path == nil {
+		fp.Unknown = append(fp.Unknown, UnknownFor{first, first, "statements not found in the function"})
+		return fp
+	}
+	needed := sc.slice(path, first, stmts)
+	n := 1 << len(consts)
+	total := 0
+	for k := 0; k < n; k++ {
+		scen := map[string]bool{}
+		for i, c := range consts {
+			scen[c] = k&(1<<i) != 0
+		}
+		f := &Footprint{Scenario: scen, Touches: map[*Var][]Touch{}}
+		for t := 0; t < MaxThreads; t++ {
+			if total > maxTotalSteps {
+				p, e := stmts[0].Span()
+				fp.Unknown = append(fp.Unknown, UnknownFor{p, e, fmt.Sprintf("more than %d statements to follow over all threads", maxTotalSteps)})
+				return fp
+			}
+			in := newInterp(sc, t, scen, fp)
+			in.needed = needed
+			reached := in.lead(path, first)
+			led := in.steps
+			total += led
+			if !reached {
+				continue // the thread does not reach the statements
+			}
+			in.rec = f
+			for _, s := range stmts {
+				in.top = s
+				in.stmt(s)
+				if in.stopped {
+					break
+				}
+			}
+			total += in.steps - led
+		}
+		fp.Scenarios = append(fp.Scenarios, f)
+	}
+	return fp
+}
+
+// scenarioConsts returns the bool function constants the function tests,
+// at most four of them. They are the function's, not the statements', so
+// that every footprint of one function has the same scenarios in the same
+// order, and footprints of different statement ranges compare scenario by
+// scenario.
+func (sc *Scope) scenarioConsts(stmts []Stmt) []string {
+	seen := map[string]bool{}
+	var out []string
+	lo, hi := sc.Func.Body.Lbrace, sc.Func.Body.Rbrace+1
+	for _, t := range sc.File.SigTokens(lo, hi) {
+		if t.Kind != Ident || seen[t.Text] {
+			continue
+		}
+		seen[t.Text] = true
+		v := sc.Lookup(t.Text, t.Pos)
+		if v != nil && v.Kind == GlobalVar && v.Attr("function_constant") != nil && v.Elem == "bool" {
+			out = append(out, t.Text)
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 4 {
+		out = out[:4]
+	}
+	return out
+}
+
+// stmtPath returns the chain of statements from body down to the
+// statement starting at pos, or nil.
+func stmtPath(body *Block, pos int) []Stmt {
+	var path []Stmt
+	var find func(s Stmt) bool
+	find = func(s Stmt) bool {
+		if s == nil || isNilStmt(s) {
+			return false
+		}
+		p, e := s.Span()
+		if pos < p || pos >= e {
+			return false
+		}
+		path = append(path, s)
+		if p == pos {
+			if _, ok := s.(*Block); !ok {
+				return true
+			}
+		}
+		var kids []Stmt
+		switch s := s.(type) {
+		case *Block:
+			kids = s.Stmts
+		case *For:
+			kids = []Stmt{s.Body}
+		case *While:
+			kids = []Stmt{s.Body}
+		case *Do:
+			kids = []Stmt{s.Body}
+		case *If:
+			kids = []Stmt{s.Then, s.Else}
+		case *Switch:
+			kids = []Stmt{s.Body}
+		case *MacroUse:
+			kids = []Stmt{s.Body}
+		}
+		for _, k := range kids {
+			if find(k) {
+				return true
+			}
+		}
+		if p == pos {
+			return true
+		}
+		path = path[:len(path)-1]
+		return false
+	}
+	if !find(body) {
+		return nil
+	}
+	return path
+}
+
+// An ival is a value the interpreter knows, or not: an integer of a type
+// class, or a pointer into a variable.
+type ival struct {
+	known bool
+	n     int64
+	cls   icls
+	base  *Var // for pointers: the variable pointed into; n is the element offset
+}
+
+// An icls is the integer type class of a value.
+type icls int8
+
+const (
+	i32 icls = iota
+	u32
+	i64
+	u64
+)
+
+func unknown() ival { return ival{} }
+
+func intVal(n int64, c icls) ival { return ival{known: true, n: norm(n, c), cls: c} }
+
+func norm(n int64, c icls) int64 {
+	switch c {
+	case i32:
+		return int64(int32(n))
+	case u32:
+		return int64(uint32(n))
+	}
+	return n
+}
+
+// clsOf returns the type class of a scalar type name, and whether it is an
+// integer type at all.
+func clsOf(typ string) (icls, bool) {
+	switch strings.TrimSpace(strings.TrimPrefix(typ, "metal::")) {
+	case "int", "short", "char", "int8_t", "int16_t", "int32_t", "bool", "signed char", "signed":
+		return i32, true
+	case "uint", "ushort", "uchar", "unsigned", "unsigned int", "uint8_t", "uint16_t", "uint32_t", "unsigned short", "unsigned char":
+		return u32, true
+	case "long", "int64_t", "ptrdiff_t", "long long":
+		return i64, true
+	case "ulong", "size_t", "uint64_t", "unsigned long", "unsigned long long", "uintptr_t":
+		return u64, true
+	}
+	return 0, false
+}
+
+// narrow truncates n to a narrow type's width.
+func narrow(n int64, typ string) int64 {
+	switch strings.TrimSpace(typ) {
+	case "short", "int16_t":
+		return int64(int16(n))
+	case "ushort", "uint16_t", "unsigned short":
+		return int64(uint16(n))
+	case "char", "int8_t", "signed char":
+		return int64(int8(n))
+	case "uchar", "uint8_t", "unsigned char":
+		return int64(uint8(n))
+	case "bool":
+		if n != 0 {
+			return 1
+		}
+		return 0
+	}
+	return n
+}
+
+func convert(v ival, typ string) ival {
+	if !v.known || v.base != nil {
+		if v.base != nil && strings.Contains(typ, "*") {
+			return v
+		}
+		return unknown()
+	}
+	c, ok := clsOf(typ)
+	if !ok {
+		return unknown()
+	}
+	return intVal(narrow(norm(v.n, c), typ), c)
+}
+
+// An interp interprets statements for one thread.
+type interp struct {
+	sc      *Scope
+	thread  int
+	scen    map[string]bool
+	fp      *Footprints
+	env     *env
+	rec     *Footprint // nil while leading up to the statements
+	top     Stmt
+	must    bool
+	stopped bool // the thread returned
+	steps   int
+	needed  map[Stmt]bool // the statements leading up that the analysed ones depend on
+}
+
+// maxSteps bounds the statements one thread interprets, and
+// maxTotalSteps those of one footprint over all threads and scenarios, so
+// that a kernel with long loops is refused quickly rather than followed
+// for minutes.
+const (
+	maxSteps      = 1 << 14
+	maxTotalSteps = 1 << 23
+)
+
+func newInterp(sc *Scope, thread int, scen map[string]bool, fp *Footprints) *interp {
+	return &interp{sc: sc, thread: thread, scen: scen, fp: fp, env: newEnv(len(sc.all)), must: true}
+}
+
+func (in *interp) unknownf(pos, end int, format string, args ...any) {
+	if in.rec == nil {
+		return
+	}
+	why := fmt.Sprintf(format, args...)
+	for _, u := range in.fp.Unknown {
+		if u.Pos == pos && u.Why == why {
+			return
+		}
+	}
+	in.fp.Unknown = append(in.fp.Unknown, UnknownFor{pos, end, why})
+}
+
+func (in *interp) assume(a string) {
+	for _, x := range in.fp.Assumes {
+		if x == a {
+			return
+		}
+	}
+	in.fp.Assumes = append(in.fp.Assumes, a)
+}
+
+// lead interprets the code leading to the statement at pos along path,
+// without recording accesses. It reports whether the thread reaches it.
+func (in *interp) lead(path []Stmt, pos int) bool {
+	for i, s := range path[:len(path)-1] {
+		next := path[i+1]
+		switch s := s.(type) {
+		case *Block:
+			for _, c := range s.Stmts {
+				cp, _ := c.Span()
+				if cp >= pos || c == next {
+					break
+				}
+				if !in.needed[c] {
+					continue
+				}
+				in.stmt(c)
+				if in.stopped {
+					return false
+				}
+			}
+		case *For:
+			in.forgetLoop(s)
+			if lv := in.sc.plan(s).loop; lv != nil {
+				in.env.set(lv, unknown())
+			}
+		case *While:
+			in.forgetLoop(s)
+		case *Do:
+			in.forgetLoop(s)
+		case *If:
+			c := in.cond(s.Cond)
+			if c.known && (c.n != 0) != (next == s.Then) {
+				return false
+			}
+		case *Switch, *MacroUse:
+			in.forgetLoop(s)
+		}
+	}
+	return !in.stopped
+}
+
+// slice returns the statements before pos along path that the values of
+// the variables stmts (and the conditions along path) read may depend on:
+// a backward slice over variable definitions. Statements that may return
+// are kept, so that a thread that leaves early does not reach stmts.
+func (sc *Scope) slice(path []Stmt, pos int, stmts []Stmt) map[Stmt]bool {
+	// Only integer and pointer values are followed (array contents,
+	// floating-point values and the like are unknown anyway), so only
+	// integer and pointer variables matter.
+	need := map[*Var]bool{}
+	addReads := func(e *Effects) {
+		for v := range e.Reads {
+			if v.IsArray() {
+				continue
+			}
+			if _, isInt := clsOf(sc.File.CanonicalType(v.Elem)); isInt || v.Ptr > 0 || v.Ref {
+				need[v] = true
+			}
+		}
+	}
+	for _, s := range stmts {
+		addReads(sc.Effects(s))
+	}
+	keep := map[Stmt]bool{}
+	for i := len(path) - 2; i >= 0; i-- {
+		switch s := path[i].(type) {
+		case *If:
+			addReads(sc.SpanEffects(s.Cond.Pos, s.Cond.End, s))
+		case *For, *While, *Do:
+			// Loop-carried values: whatever the loop writes is unknown
+			// anyway; its condition does not decide which threads get here.
+		case *Block:
+			next := path[i+1]
+			var before []Stmt
+			for _, c := range s.Stmts {
+				cp, _ := c.Span()
+				if cp >= pos || c == next {
+					break
+				}
+				before = append(before, c)
+			}
+			for k := len(before) - 1; k >= 0; k-- {
+				c := before[k]
+				e := sc.Effects(c)
+				use := len(e.Jumps) > 0
+				for v := range e.Writes {
+					if need[v] {
+						use = true
+					}
+				}
+				if !use {
+					continue
+				}
+				keep[c] = true
+				addReads(e)
+			}
+		}
+	}
+	return keep
+}
+
+// forgetLoop makes every variable written in s unknown.
+func (in *interp) forgetLoop(s Stmt) {
+	for v := range in.sc.writesOf(s) {
+		in.env.set(v, unknown())
+	}
+}
+
+func (in *interp) cond(sp Span) ival {
+	if sp.End <= sp.Pos {
+		return intVal(1, i32)
+	}
+	x, err := in.sc.parseExpr(sp.Pos, sp.End)
+	if err != nil {
+		in.unknownf(sp.Pos, sp.End, "%v", err)
+		return unknown()
+	}
+	return in.eval(x)
+}
+
+func (in *interp) stmt(s Stmt) {
+	if in.stopped || s == nil || isNilStmt(s) {
+		return
+	}
+	in.steps++
+	if in.steps > maxSteps {
+		p, e := s.Span()
+		in.unknownf(p, e, "too many statements to follow")
+		in.stopped = true
+		return
+	}
+	switch s := s.(type) {
+	case *Block:
+		for _, c := range s.Stmts {
+			in.stmt(c)
+			if in.stopped {
+				return
+			}
+		}
+	case *Decl:
+		for _, di := range in.sc.plan(s).inits {
+			v := di.v
+			if v == nil {
+				continue
+			}
+			if v.IsArray() {
+				in.env.del(v) // names its own storage
+				continue
+			}
+			if di.none {
+				in.env.set(v, unknown())
+				continue
+			}
+			if di.err != nil {
+				in.unknownf(s.Pos, s.End, "%v", di.err)
+				in.env.set(v, unknown())
+				continue
+			}
+			val := in.eval(di.x)
+			if di.braced && v.Ptr == 0 {
+				val = unknown()
+			}
+			if v.Ptr > 0 {
+				in.env.set(v, val)
+				continue
+			}
+			in.env.set(v, convert(val, v.Elem))
+		}
+	case *ExprStmt:
+		pl := in.sc.plan(s)
+		switch pl.kind {
+		case "empty", "label":
+			return
+		case "return":
+			if pl.x != nil {
+				in.eval(pl.x)
+			}
+			if in.must {
+				in.stopped = true
+			}
+			in.must = false
+			return
+		case "break", "continue", "goto", "discard_fragment":
+			in.unknownf(s.Pos, s.End, "%s inside the statements", pl.kind)
+			in.must = false
+			return
+		}
+		if pl.err != nil {
+			in.unknownf(s.Pos, s.End, "%v", pl.err)
+			return
+		}
+		in.eval(pl.x)
+	case *If:
+		c := in.cond(s.Cond)
+		switch {
+		case c.known && c.n != 0:
+			in.stmt(s.Then)
+		case c.known:
+			in.stmt(s.Else)
+		default:
+			in.branches(s.Then, s.Else)
+		}
+	case *For:
+		in.forStmt(s)
+	case *While:
+		in.loopOnce(s, s.Body, []Span{s.Cond})
+	case *Do:
+		in.loopOnce(s, s.Body, []Span{s.Cond})
+	case *Switch:
+		in.cond(s.Cond)
+		in.loopOnce(s, s.Body, nil)
+	case *Barrier:
+	case *MacroUse:
+		in.unknownf(s.Pos, s.End, "macro %s hides a %s", s.Name, s.Hides)
+		in.forgetLoop(s)
+	default:
+		p, e := s.Span()
+		in.unknownf(p, e, "unmodelled statement")
+	}
+}
+
+// branches interprets both arms of an if whose condition is unknown: their
+// accesses may happen, and variables they assign differently become
+// unknown.
+func (in *interp) branches(then, els Stmt) {
+	saved := in.must
+	base := in.env.clone()
+	in.must = false
+	in.stmt(then)
+	a := in.env
+	stopA := in.stopped
+	in.env = base.clone()
+	in.stopped = false
+	in.stmt(els)
+	b := in.env
+	stopB := in.stopped
+	in.stopped = stopA && stopB
+	for i := range a.vals {
+		if a.has[i] != b.has[i] || a.vals[i] != b.vals[i] {
+			a.has[i], a.vals[i] = true, unknown()
+		}
+	}
+	in.env = a
+	in.must = saved
+}
+
+// An env holds the values of a thread's variables, by Var.id.
+type env struct {
+	vals []ival
+	has  []bool
+}
+
+func newEnv(n int) *env { return &env{vals: make([]ival, n), has: make([]bool, n)} }
+
+func (e *env) set(v *Var, x ival) {
+	if v.id < len(e.vals) {
+		e.vals[v.id], e.has[v.id] = x, true
+	}
+}
+
+func (e *env) get(v *Var) (ival, bool) {
+	if v.id < len(e.vals) && e.has[v.id] {
+		return e.vals[v.id], true
+	}
+	return ival{}, false
+}
+
+func (e *env) del(v *Var) {
+	if v.id < len(e.vals) {
+		e.vals[v.id], e.has[v.id] = ival{}, false
+	}
+}
+
+func (e *env) clone() *env {
+	return &env{vals: append([]ival(nil), e.vals...), has: append([]bool(nil), e.has...)}
+}
+
+// forStmt runs a counted loop iteration by iteration; any other loop once
+// with its variables unknown.
+func (in *interp) forStmt(s *For) {
+	l := in.sc.countLoop(s)
+	pl := in.sc.plan(s)
+	if l == nil || l.Values == nil || in.sc.hasJump(s.Body) {
+		if pl.x != nil {
+			in.eval(pl.x)
+		}
+		if pl.loop != nil {
+			in.env.set(pl.loop, unknown())
+		}
+		in.loopOnce(s, s.Body, []Span{s.Cond, s.Post})
+		return
+	}
+	iv := pl.loop
+	if iv == nil {
+		iv = in.sc.Lookup(l.Var, s.Pos)
+	}
+	if iv == nil {
+		in.loopOnce(s, s.Body, []Span{s.Cond, s.Post})
+		return
+	}
+	cls, ok := clsOf(iv.Elem)
+	if !ok {
+		cls = i32
+	}
+	for _, val := range l.Values {
+		in.env.set(iv, intVal(val, cls))
+		in.stmt(s.Body)
+		if in.stopped {
+			return
+		}
+	}
+	if len(l.Values) > 0 {
+		last := l.Values[len(l.Values)-1]
+		if l.Geo == "" {
+			in.env.set(iv, intVal(last+l.Step, cls))
+		} else {
+			in.env.set(iv, unknown())
+		}
+	}
+}
+
+// loopOnce interprets a loop body once, with every variable the loop
+// writes unknown and its accesses conditional.
+func (in *interp) loopOnce(s Stmt, body Stmt, conds []Span) {
+	in.forgetLoop(s)
+	saved := in.must
+	in.must = false
+	for _, c := range conds {
+		in.cond(c)
+	}
+	in.stmt(body)
+	in.forgetLoop(s)
+	in.must = saved
+	in.stopped = false
+}
+
+// threadVar returns the value of a parameter with a thread-identifying
+// attribute, for this thread.
+func (in *interp) threadVar(v *Var, member string) (ival, bool) {
+	if v.Kind != ParamVar {
+		return ival{}, false
+	}
+	linear := in.thread
+	for _, a := range v.Attrs {
+		switch a.Name {
+		case "thread_index_in_simdgroup", "thread_index_in_quadgroup":
+			if a.Name == "thread_index_in_quadgroup" {
+				return intVal(int64(linear%4), u32), true
+			}
+			return intVal(int64(linear%SIMDWidth), u32), true
+		case "simdgroup_index_in_threadgroup":
+			return intVal(int64(linear/SIMDWidth), u32), true
+		case "quadgroup_index_in_threadgroup":
+			return intVal(int64(linear/4), u32), true
+		case "thread_index_in_threadgroup":
+			return intVal(int64(linear), u32), true
+		case "threads_per_simdgroup", "thread_execution_width":
+			return intVal(SIMDWidth, u32), true
+		case "thread_position_in_threadgroup":
+			vec := v.Elem != "uint" && v.Elem != "ushort"
+			switch {
+			case !vec && member == "":
+				in.assume("one-dimensional threadgroups")
+				return intVal(int64(linear), u32), true
+			case vec && member == "x":
+				in.assume("one-dimensional threadgroups")
+				return intVal(int64(linear), u32), true
+			case vec && (member == "y" || member == "z"):
+				in.assume("one-dimensional threadgroups")
+				return intVal(0, u32), true
+			}
+		}
+	}
+	return ival{}, false
+}
+
+func (in *interp) eval(x Expr) ival {
+	switch x := x.(type) {
+	case nil:
+		return unknown()
+	case *LitExpr:
+		if x.Kind != Int {
+			return unknown()
+		}
+		if !x.parsed {
+			x.val, x.ok = parseIntLit(x.Text)
+			x.parsed = true
+		}
+		n, ok := x.val, x.ok
+		if !ok {
+			return unknown()
+		}
+		c := i32
+		low := strings.ToLower(x.Text)
+		switch {
+		case strings.HasSuffix(low, "ul") || strings.HasSuffix(low, "lu"):
+			c = u64
+		case strings.HasSuffix(low, "u"):
+			c = u32
+		case strings.HasSuffix(low, "l"):
+			c = i64
+		case n > 0x7fffffff:
+			c = i64
+		}
+		return intVal(n, c)
+	case *NameExpr:
+		if x.Name == "true" {
+			return intVal(1, i32)
+		}
+		if x.Name == "false" {
+			return intVal(0, i32)
+		}
+		v := in.sc.resolve(x)
+		if v == nil {
+			if !x.constDone {
+				env := &Env{File: in.sc.File, Func: in.sc.Func, At: x.Pos}
+				x.constVal, x.constOK = env.Eval(x.Name)
+				x.constDone = true
+			}
+			if x.constOK {
+				return intVal(x.constVal, i32)
+			}
+			return unknown()
+		}
+		if tv, ok := in.threadVar(v, ""); ok {
+			return tv
+		}
+		if b, ok := in.scen[v.Name]; ok && v.Kind == GlobalVar {
+			if b {
+				return intVal(1, i32)
+			}
+			return intVal(0, i32)
+		}
+		if val, ok := in.env.get(v); ok {
+			return val
+		}
+		if v.IsArray() || v.Ptr > 0 && v.Kind == ParamVar {
+			return ival{known: true, base: v}
+		}
+		if v.Ptr > 0 {
+			return ival{base: v}
+		}
+		if v.Const && v.Kind == GlobalVar || v.Const && v.Decl != nil && v.Ptr == 0 {
+			env := &Env{File: in.sc.File, Func: in.sc.Func, At: x.Pos}
+			if n, ok := env.Eval(x.Name); ok {
+				c, _ := clsOf(v.Elem)
+				return intVal(n, c)
+			}
+		}
+		return unknown()
+	case *ParenExpr:
+		return in.eval(x.X)
+	case *CastExpr:
+		return convert(in.eval(x.X), x.Type)
+	case *UnaryExpr:
+		return in.unary(x)
+	case *BinaryExpr:
+		return in.binary(x)
+	case *CondExpr:
+		c := in.eval(x.C)
+		if c.known && c.base == nil {
+			if c.n != 0 {
+				return in.eval(x.X)
+			}
+			return in.eval(x.Y)
+		}
+		saved := in.must
+		in.must = false
+		a := in.eval(x.X)
+		b := in.eval(x.Y)
+		in.must = saved
+		if a == b {
+			return a
+		}
+		return unknown()
+	case *IndexExpr, *MemberExpr:
+		return in.access(x, true, false, ival{})
+	case *CallExpr:
+		return in.call(x)
+	case *OpaqueExpr:
+		in.unknownf(x.Pos, x.End, "unmodelled expression")
+		return unknown()
+	}
+	return unknown()
+}
+
+func (in *interp) unary(x *UnaryExpr) ival {
+	switch x.Op {
+	case "++", "--":
+		old := in.eval(x.X)
+		d := int64(1)
+		if x.Op == "--" {
+			d = -1
+		}
+		nv := unknown()
+		if old.known && old.base == nil {
+			nv = intVal(old.n+d, old.cls)
+		} else if old.known && old.base != nil {
+			nv = ival{known: true, base: old.base, n: old.n + d}
+		}
+		in.store(x.X, nv, true)
+		if x.Postfix {
+			return old
+		}
+		return nv
+	case "&":
+		return in.addr(x.X)
+	case "*":
+		p := in.eval(x.X)
+		in.touch(x, p, true, false)
+		return unknown()
+	}
+	v := in.eval(x.X)
+	if !v.known || v.base != nil {
+		return unknown()
+	}
+	switch x.Op {
+	case "-":
+		c := v.cls
+		return intVal(-v.n, c)
+	case "+":
+		return v
+	case "!":
+		if v.n == 0 {
+			return intVal(1, i32)
+		}
+		return intVal(0, i32)
+	case "~":
+		return intVal(^v.n, v.cls)
+	}
+	return unknown()
+}
+
+// common returns the class binary arithmetic on a and b is done in.
+func common(a, b icls) icls {
+	switch {
+	case a == u64 || b == u64:
+		return u64
+	case a == i64 || b == i64:
+		return i64
+	case a == u32 || b == u32:
+		return u32
+	}
+	return i32
+}
+
+func (in *interp) binary(x *BinaryExpr) ival {
+	if assignOps[x.Op] {
+		r := in.eval(x.Y)
+		if x.Op != "=" {
+			l := in.eval(x.X)
+			r = arith(strings.TrimSuffix(x.Op, "="), l, r)
+		}
+		in.store(x.X, r, x.Op != "=")
+		return r
+	}
+	switch x.Op {
+	case ",":
+		in.eval(x.X)
+		return in.eval(x.Y)
+	case "&&", "||":
+		a := in.eval(x.X)
+		if a.known && a.base == nil && (a.n == 0) == (x.Op == "&&") {
+			return intVal(b2i(x.Op == "||"), i32)
+		}
+		saved := in.must
+		if !a.known {
+			in.must = false
+		}
+		b := in.eval(x.Y)
+		in.must = saved
+		if a.known && b.known && b.base == nil {
+			return intVal(b2i(b.n != 0), i32)
+		}
+		if b.known && b.base == nil && (b.n == 0) == (x.Op == "&&") {
+			return intVal(b2i(x.Op == "||"), i32)
+		}
+		return unknown()
+	}
+	return arith(x.Op, in.eval(x.X), in.eval(x.Y))
+}
+
+// arith applies a binary operator to two values.
+func arith(op string, a, b ival) ival {
+	if a.base != nil || b.base != nil {
+		// Pointer arithmetic keeps the variable pointed into, even when the
+		// offset is unknown.
+		k := a.known && b.known
+		switch {
+		case op == "+" && a.base != nil && b.base == nil:
+			return ival{known: k, base: a.base, n: a.n + b.n}
+		case op == "+" && b.base != nil && a.base == nil:
+			return ival{known: k, base: b.base, n: b.n + a.n}
+		case op == "-" && a.base != nil && b.base == nil:
+			return ival{known: k, base: a.base, n: a.n - b.n}
+		}
+		return unknown()
+	}
+	if !a.known || !b.known {
+		return unknown()
+	}
+	c := common(a.cls, b.cls)
+	x, y := norm(a.n, c), norm(b.n, c)
+	unsigned := c == u32 || c == u64
+	switch op {
+	case "+":
+		return intVal(x+y, c)
+	case "-":
+		return intVal(x-y, c)
+	case "*":
+		return intVal(x*y, c)
+	case "/", "%":
+		if y == 0 {
+			return unknown()
+		}
+		if unsigned && c == u64 && (x < 0 || y < 0) {
+			return unknown()
+		}
+		if op == "/" {
+			return intVal(x/y, c)
+		}
+		return intVal(x%y, c)
+	case "<<":
+		if b.n < 0 || b.n > 63 {
+			return unknown()
+		}
+		// Classes are at least 32 bits wide: promotion keeps them.
+		return intVal(norm(a.n, a.cls)<<uint(b.n), a.cls)
+	case ">>":
+		if b.n < 0 || b.n > 63 {
+			return unknown()
+		}
+		return intVal(norm(a.n, a.cls)>>uint(b.n), a.cls)
+	case "&":
+		return intVal(x&y, c)
+	case "|":
+		return intVal(x|y, c)
+	case "^":
+		return intVal(x^y, c)
+	case "==":
+		return intVal(b2i(x == y), i32)
+	case "!=":
+		return intVal(b2i(x != y), i32)
+	case "<":
+		return intVal(b2i(x < y), i32)
+	case "<=":
+		return intVal(b2i(x <= y), i32)
+	case ">":
+		return intVal(b2i(x > y), i32)
+	case ">=":
+		return intVal(b2i(x >= y), i32)
+	}
+	return unknown()
+}
+
+// store assigns val to the lvalue x.
+func (in *interp) store(x Expr, val ival, compound bool) {
+	switch y := Unparen(x).(type) {
+	case *NameExpr:
+		v := in.sc.resolve(y)
+		if v == nil {
+			in.unknownf(y.Pos, y.End, "assignment to unknown name %s", y.Name)
+			return
+		}
+		if v.Ref && v.IsMemory() {
+			in.touch(y, ival{known: true, base: v}, compound, true)
+			return
+		}
+		if v.Ptr > 0 {
+			in.env.set(v, val)
+			return
+		}
+		in.env.set(v, convert(val, v.Elem))
+	case *IndexExpr, *MemberExpr:
+		in.access(y, compound, true, val)
+	case *UnaryExpr:
+		if y.Op == "*" {
+			p := in.eval(y.X)
+			in.touch(y, p, compound, true)
+			return
+		}
+		in.unknownf(y.Pos, y.End, "assignment to an expression")
+	default:
+		in.unknownf(startOf(x), endOf(x), "assignment to an expression")
+	}
+}
+
+// addr evaluates &x.
+func (in *interp) addr(x Expr) ival {
+	p, ok := in.elemAddr(x)
+	if !ok {
+		if n, isName := Unparen(x).(*NameExpr); isName {
+			if v := in.sc.resolve(n); v != nil && !v.IsMemory() {
+				in.unknownf(n.Pos, n.End, "address of %s taken", n.Name)
+			}
+		}
+		return unknown()
+	}
+	return p
+}
+
+// elemAddr evaluates the address of an index chain (a[i][j]) or of an
+// array row (a[i]) as a pointer value, without accessing it.
+func (in *interp) elemAddr(x Expr) (ival, bool) {
+	// Members of an element (a[i].x, a[i].f) touch the element.
+	for {
+		m, ok := x.(*MemberExpr)
+		if !ok || m.Arrow {
+			break
+		}
+		if _, isIdx := Unparen(m.X).(*IndexExpr); !isIdx {
+			if _, isMem := Unparen(m.X).(*MemberExpr); !isMem {
+				break
+			}
+		}
+		x = Unparen(m.X)
+	}
+	root, subs, members := chain(x)
+	if len(members) > 0 {
+		for _, s := range subs {
+			in.eval(s)
+		}
+		return unknown(), false
+	}
+	base := in.eval(root)
+	if !base.known || base.base == nil {
+		for _, s := range subs {
+			in.eval(s)
+		}
+		if n, ok := root.(*NameExpr); ok {
+			if v := in.sc.resolve(n); v != nil && (v.Ptr > 0 || v.IsArray()) {
+				return ival{known: false, base: v}, true
+			}
+		}
+		return unknown(), false
+	}
+	v := base.base
+	off := base.n
+	known := true
+	// strides of the remaining dimensions of an array base, in elements.
+	dims := v.Dims
+	if off != 0 || base.n != 0 {
+		dims = nil // a pointer into an array: plain element offsets
+	}
+	if n, ok := root.(*NameExpr); ok {
+		if rv := in.sc.resolve(n); rv != v {
+			dims = nil // through a pointer variable
+		}
+	}
+	for k, s := range subs {
+		idx := in.eval(s)
+		stride := int64(1)
+		if dims != nil && k < len(dims) {
+			for _, d := range dims[k+1:] {
+				if d < 0 {
+					known = false
+				}
+				stride *= d
+			}
+		}
+		if !idx.known || idx.base != nil {
+			known = false
+			continue
+		}
+		off += idx.n * stride
+	}
+	if !known {
+		return ival{known: false, base: v}, true
+	}
+	return ival{known: true, base: v, n: off}, true
+}
+
+// access records the access x (read, write or both) and returns the
+// value read (always unknown: memory contents are not followed).
+func (in *interp) access(x Expr, read, write bool, _ ival) ival {
+	root, subs, members := chain(x)
+	if n, ok := root.(*NameExpr); ok {
+		v := in.sc.resolve(n)
+		if v != nil && len(subs) == 0 && len(members) > 0 {
+			if tv, ok := in.threadVar(v, members[0].Name); ok && len(members) == 1 {
+				return tv
+			}
+			if !v.IsMemory() {
+				// A plain value's member: v.x.
+				if write {
+					in.env.set(v, unknown())
+				}
+				return unknown()
+			}
+			// A member through a reference: p.field.
+			in.touch(x, ival{known: false, base: v}, read, write)
+			return unknown()
+		}
+		if v != nil && !v.IsArray() && v.Ptr == 0 && !v.Ref {
+			// Components of a vector value: v[i].
+			for _, s := range subs {
+				in.eval(s)
+			}
+			if write {
+				in.env.set(v, unknown())
+			}
+			return unknown()
+		}
+		if v != nil && v.IsArray() && len(subs) < len(v.Dims) && len(members) == 0 {
+			p, _ := in.elemAddr(x)
+			return p
+		}
+	}
+	p, ok := in.elemAddr(x)
+	if !ok {
+		in.unknownf(startOf(x), endOf(x), "access through an expression")
+		return unknown()
+	}
+	in.touch(x, p, read, write)
+	return unknown()
+}
+
+// touch records an access of the element p points to.
+func (in *interp) touch(x Expr, p ival, read, write bool) {
+	if in.rec == nil {
+		return
+	}
+	if p.base == nil {
+		in.unknownf(startOf(x), endOf(x), "access of unknown memory")
+		return
+	}
+	v := p.base
+	if v.Space == ThreadSpace || v.Space == NoSpace {
+		return // private to the thread
+	}
+	off := int64(-1)
+	if p.known {
+		off = p.n
+	}
+	in.rec.Touches[v] = append(in.rec.Touches[v], Touch{Thread: in.thread, Off: off, Read: read, Write: write, Must: in.must, Pos: startOf(x), Stmt: in.top})
+}
+
+// call evaluates a call: integer casts and min/max are followed; pure
+// functions read their arguments; atomics access memory; anything else is
+// unknown.
+func (in *interp) call(x *CallExpr) ival {
+	name := ""
+	if n, ok := x.Fun.(*NameExpr); ok {
+		name = lastPart(n.Name)
+	}
+	args := make([]ival, len(x.Args))
+	evalArgs := func() {
+		for i, a := range x.Args {
+			args[i] = in.eval(a)
+		}
+	}
+	switch {
+	case name == "":
+		in.unknownf(x.Pos, x.End, "call through an expression")
+		evalArgs()
+		return unknown()
+	case name == "threadgroup_barrier" || name == "simdgroup_barrier":
+		evalArgs()
+		return unknown()
+	case len(x.Args) == 1 && in.sc.isType(name):
+		evalArgs()
+		return convert(args[0], name)
+	case (name == "max" || name == "min") && len(x.Args) == 2:
+		evalArgs()
+		a, b := args[0], args[1]
+		if !a.known || !b.known || a.base != nil || b.base != nil {
+			return unknown()
+		}
+		c := common(a.cls, b.cls)
+		if (norm(a.n, c) > norm(b.n, c)) == (name == "max") {
+			return intVal(a.n, c)
+		}
+		return intVal(b.n, c)
+	case strings.HasPrefix(name, "atomic_") && len(x.Args) > 0:
+		p := in.eval(x.Args[0])
+		for _, a := range x.Args[1:] {
+			in.eval(a)
+		}
+		in.touch(x, p, true, !strings.HasPrefix(name, "atomic_load"))
+		return unknown()
+	case in.sc.isPure(name) || IsCollective(name):
+		evalArgs()
+		return unknown()
+	}
+	in.unknownf(x.Pos, x.End, "call of %s, whose effects are not followed", name)
+	evalArgs()
+	return unknown()
+}
+
+// A Conflict is two accesses of one element by different threads, at
+// least one a write, in one scenario.
+type Conflict struct {
+	Var      *Var
+	A, B     Touch
+	Scenario map[string]bool
+}
+
+// Conflicts returns the conflicts between footprints a and b of the same
+// statements' scenarios (computed by ThreadFootprints for adjacent
+// statement ranges): an element of threadgroup or device memory that one
+// thread writes in one and another thread reads or writes in the other.
+// Device memory is shared with every thread of the grid and buffers may
+// alias, so any two device accesses of different variables with a write
+// conflict too. It returns at most one conflict per variable.
+func Conflicts(a, b *Footprints) []Conflict {
+	var out []Conflict
+	for _, pair := range scenarioPairs(a, b) {
+		fa, fb := pair[0], pair[1]
+		for v, ta := range fa.Touches {
+			if c, ok := conflictIn(v, ta, fb.Touches[v]); ok {
+				c.Scenario = fa.Scenario
+				out = append(out, c)
+			}
+			if v.Space == Device {
+				for w, tb := range fb.Touches {
+					if w == v || w.Space != Device {
+						continue
+					}
+					if c, ok := deviceAlias(v, ta, tb); ok {
+						c.Scenario = fa.Scenario
+						out = append(out, c)
+					}
+				}
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].A.Pos < out[j].A.Pos })
+	return out
+}
+
+// scenarioPairs pairs the scenarios of a and b that agree on every
+// function constant both set.
+func scenarioPairs(a, b *Footprints) [][2]*Footprint {
+	var out [][2]*Footprint
+	for _, fa := range a.Scenarios {
+		for _, fb := range b.Scenarios {
+			agree := true
+			for k, v := range fa.Scenario {
+				if w, ok := fb.Scenario[k]; ok && w != v {
+					agree = false
+				}
+			}
+			if agree {
+				out = append(out, [2]*Footprint{fa, fb})
+			}
+		}
+	}
+	return out
+}
+
+func deviceAlias(v *Var, ta, tb []Touch) (Conflict, bool) {
+	// Any write on one side against any touch on the other; different
+	// variables, so even one thread's accesses may be to another thread's
+	// element.
+	for _, x := range ta {
+		if x.Write {
+			if len(tb) > 0 {
+				return Conflict{Var: v, A: x, B: tb[0]}, true
+			}
+			break
+		}
+	}
+	for _, y := range tb {
+		if y.Write {
+			if len(ta) > 0 {
+				return Conflict{Var: v, A: ta[0], B: y}, true
+			}
+			break
+		}
+	}
+	return Conflict{}, false
+}
+
+// two keeps the touches of up to two distinct threads.
+type two struct {
+	n int
+	t [2]Touch
+}
+
+func (w *two) add(t Touch) {
+	for i := 0; i < w.n; i++ {
+		if w.t[i].Thread == t.Thread {
+			return
+		}
+	}
+	if w.n < 2 {
+		w.t[w.n] = t
+		w.n++
+	}
+}
+
+// other returns a kept touch by a thread other than thread.
+func (w *two) other(thread int) (Touch, bool) {
+	for i := 0; i < w.n; i++ {
+		if w.t[i].Thread != thread {
+			return w.t[i], true
+		}
+	}
+	return Touch{}, false
+}
+
+// conflictIn finds two touches of one element, by different threads, at
+// least one a write, in linear time.
+func conflictIn(v *Var, ta, tb []Touch) (Conflict, bool) {
+	if len(ta) == 0 || len(tb) == 0 {
+		return Conflict{}, false
+	}
+	writes := map[int64]*two{}
+	touches := map[int64]*two{}
+	var anyW, anyT, unkW, unkT two
+	for _, t := range ta {
+		anyT.add(t)
+		if t.Write {
+			anyW.add(t)
+		}
+		if t.Off < 0 {
+			unkT.add(t)
+			if t.Write {
+				unkW.add(t)
+			}
+			continue
+		}
+		if t.Write {
+			w := writes[t.Off]
+			if w == nil {
+				w = &two{}
+				writes[t.Off] = w
+			}
+			w.add(t)
+		}
+		w := touches[t.Off]
+		if w == nil {
+			w = &two{}
+			touches[t.Off] = w
+		}
+		w.add(t)
+	}
+	for _, t := range tb {
+		if t.Off < 0 {
+			// An unknown element may be any other thread's.
+			src := &anyW
+			if t.Write {
+				src = &anyT
+			}
+			if u, ok := src.other(t.Thread); ok {
+				return Conflict{Var: v, A: u, B: t}, true
+			}
+			continue
+		}
+		src := &unkW
+		if t.Write {
+			src = &unkT
+		}
+		if u, ok := src.other(t.Thread); ok {
+			return Conflict{Var: v, A: u, B: t}, true
+		}
+		if w := writes[t.Off]; w != nil {
+			if u, ok := w.other(t.Thread); ok {
+				return Conflict{Var: v, A: u, B: t}, true
+			}
+		}
+		if t.Write {
+			if w := touches[t.Off]; w != nil {
+				if u, ok := w.other(t.Thread); ok {
+					return Conflict{Var: v, A: u, B: t}, true
+				}
+			}
+		}
+	}
+	return Conflict{}, false
+}
+
+// String describes the conflict.
+func (c Conflict) String() string {
+	kind := func(t Touch) string {
+		switch {
+		case t.Write && t.Read:
+			return "updates"
+		case t.Write:
+			return "writes"
+		}
+		return "reads"
+	}
+	el := func(t Touch) string {
+		if t.Off < 0 {
+			return "an unknown element"
+		}
+		return fmt.Sprintf("element %d", t.Off)
+	}
+	s := fmt.Sprintf("thread %d %s %s of %s and thread %d %s %s", c.A.Thread, kind(c.A), el(c.A), c.Var.Name, c.B.Thread, kind(c.B), el(c.B))
+	if len(c.Scenario) > 0 {
+		var parts []string
+		for k, v := range c.Scenario {
+			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+		}
+		sort.Strings(parts)
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return s
+}

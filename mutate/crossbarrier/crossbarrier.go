@@ -1,0 +1,272 @@
+package crossbarrier
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+
+	"metalab/internal/edit"
+	"metalab/msl"
+	"metalab/mutate"
+	"metalab/mutate/elidebarrier"
+)
+
+//go:embed doc.go
+var doc string
+
+// Mutation is the cross-barrier mutation.
+var Mutation = &mutate.Mutation{
+	Name: "cross-barrier",
+	Doc:  mutate.ExtractDoc(doc),
+	Run:  run,
+}
+
+func run(p *mutate.Pass) error {
+	sc := p.Scope()
+	mutate.Inspect(p.Func, func(s msl.Stmt) bool {
+		blk, ok := s.(*msl.Block)
+		if !ok {
+			return true
+		}
+		ivs := msl.Intervals(blk)
+		if len(ivs) < 2 {
+			return true
+		}
+		for k, iv := range ivs {
+			for j, st := range iv.Stmts {
+				site(p, sc, blk, ivs, k, j, st)
+			}
+		}
+		return true
+	})
+	return nil
+}
+
+// site judges moving statement st, the j-th of interval k of blk.
+func site(p *mutate.Pass, sc *msl.Scope, blk *msl.Block, ivs []msl.Interval, k, j int, st msl.Stmt) {
+	f := p.File
+	pos, end := st.Span()
+	if _, isDecl := st.(*msl.Decl); isDecl {
+		return // declarations are not worth moving on their own
+	}
+	if ivs[k].Before == nil && ivs[k].After == nil {
+		return
+	}
+	e := sc.Effects(st)
+	var refused []string
+	var choices []mutate.Choice
+	label := describe(f, st)
+	if why := movable(sc, st, e); why != "" {
+		p.Skip(mutate.Skip{Pos: pos, End: end, Reason: "move " + label + ": " + why})
+		return
+	}
+	start, next, whole := mutate.LineSpan(f, pos, end, true)
+	if !whole {
+		p.Skip(mutate.Skip{Pos: pos, End: end, Reason: "move " + label + ": it shares its lines with other code"})
+		return
+	}
+	if c := mutate.Conditional(f, start, next); c != "" {
+		p.Skip(mutate.Skip{Pos: pos, End: end, Reason: "move " + label + ": it holds " + c})
+		return
+	}
+	text := string(f.Src[start:next])
+	if b := ivs[k].Before; b != nil {
+		jumped := ivs[k].Stmts[:j]
+		if why := check(sc, blk, st, jumped, b, k-1, ivs, true); why != "" {
+			refused = append(refused, "up: "+why)
+		} else {
+			bpos, bend := b.Span()
+			at, _, ok := mutate.LineSpan(f, bpos, bend, true)
+			if !ok {
+				refused = append(refused, "up: the barrier shares its line with other code")
+			} else {
+				own := []edit.Edit{{Start: at, End: at, New: text}, {Start: start, End: next}}
+				// The proof read the interval it joins (from the barrier
+				// that opens it), the barrier and the statements it jumps.
+				from := at
+				if join := ivs[k-1]; join.Before != nil {
+					from, _ = join.Before.Span()
+				} else if len(join.Stmts) > 0 {
+					from, _ = join.Stmts[0].Span()
+				}
+				choices = append(choices, mutate.Choice{Name: "up", Message: "move it before the barrier above", Edits: append(own, mutate.Guards(f.Src, from, start, own)...)})
+			}
+		}
+	}
+	if b := ivs[k].After; b != nil {
+		jumped := ivs[k].Stmts[j+1:]
+		if why := check(sc, blk, st, jumped, b, k+1, ivs, false); why != "" {
+			refused = append(refused, "down: "+why)
+		} else {
+			bpos, bend := b.Span()
+			_, at, ok := mutate.LineSpan(f, bpos, bend, false)
+			if !ok {
+				refused = append(refused, "down: the barrier shares its line with other code")
+			} else {
+				own := []edit.Edit{{Start: start, End: next}, {Start: at, End: at, New: text}}
+				to := at
+				if join := ivs[k+1]; join.After != nil {
+					_, to = join.After.Span()
+				} else if len(join.Stmts) > 0 {
+					_, to = join.Stmts[len(join.Stmts)-1].Span()
+				}
+				choices = append(choices, mutate.Choice{Name: "down", Message: "move it after the barrier below", Edits: append(own, mutate.Guards(f.Src, next, to, own)...)})
+			}
+		}
+	}
+	if len(choices) == 0 {
+		p.Skip(mutate.Skip{Pos: pos, End: end, Reason: "move " + label + ": " + strings.Join(refused, "; ")})
+		return
+	}
+	p.Report(mutate.Site{Pos: pos, End: end, Message: label, Choices: choices})
+}
+
+func startOf(s msl.Stmt) int {
+	p, _ := s.Span()
+	return p
+}
+
+func endOf(s msl.Stmt) int {
+	_, e := s.Span()
+	return e
+}
+
+// touches reports whether a footprint touches threadgroup or device
+// memory at all.
+func touches(fp *msl.Footprints) bool {
+	for _, sf := range fp.Scenarios {
+		for _, ts := range sf.Touches {
+			if len(ts) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// describe names a statement for messages: its first line, shortened.
+func describe(f *msl.File, st msl.Stmt) string {
+	pos, end := st.Span()
+	line := f.Position(pos).Line
+	last := pos
+	for _, tok := range f.SigTokens(pos, end) {
+		if f.Position(tok.Pos).Line != line {
+			break
+		}
+		last = tok.End
+	}
+	t := strings.Join(strings.Fields(f.Text(pos, last)), " ")
+	if len(t) > 48 {
+		t = t[:45] + "..."
+	}
+	return t
+}
+
+// movable returns why st cannot move at all, or "".
+func movable(sc *msl.Scope, st msl.Stmt, e *msl.Effects) string {
+	if len(e.Barriers) > 0 {
+		return "it holds a barrier"
+	}
+	if len(e.Jumps) > 0 {
+		return "it holds a " + e.Jumps[0].Kind
+	}
+	if len(e.Unknown) > 0 {
+		return e.Unknown[0].Why
+	}
+	if len(e.Calls) > 0 {
+		return "it calls a function of the file"
+	}
+	return ""
+}
+
+// check returns why st may not jump the statements jumped and barrier b
+// into interval k of ivs (up: to the end of interval k; down: to its
+// start), or "".
+func check(sc *msl.Scope, blk *msl.Block, st msl.Stmt, jumped []msl.Stmt, b msl.Stmt, k int, ivs []msl.Interval, up bool) string {
+	f := sc.File
+	if _, ok := b.(*msl.Barrier); !ok {
+		return "the barrier is hidden behind a macro"
+	}
+	// Program order with the jumped statements.
+	es := sc.Effects(st)
+	ej := sc.Effects(jumped...)
+	if len(ej.Unknown) > 0 || len(ej.Calls) > 0 {
+		return "the statements it would jump hold what the facts cannot follow"
+	}
+	if len(ej.Jumps) > 0 {
+		return "the statements it would jump hold a " + ej.Jumps[0].Kind
+	}
+	for v := range es.Reads {
+		if ej.Writes[v] && !v.IsArray() {
+			return fmt.Sprintf("it reads %s, which the statements it would jump write", v.Name)
+		}
+	}
+	for v := range es.Writes {
+		if (ej.Reads[v] || ej.Writes[v]) && !v.IsArray() {
+			return fmt.Sprintf("it writes %s, which the statements it would jump use", v.Name)
+		}
+	}
+	for _, a := range es.Accesses {
+		for _, c := range ej.Accesses {
+			if (a.Write || c.Write) && (a.Var == c.Var || a.Space == msl.Device && c.Space == msl.Device && sc.MayAlias(a.Var, c.Var)) && a.Space != msl.ThreadSpace && a.Space != msl.NoSpace {
+				return fmt.Sprintf("it and the statements it would jump both touch %s, one writing", a.Var.Name)
+			}
+			if a.Var == c.Var && (a.Write || c.Write) {
+				return fmt.Sprintf("it and the statements it would jump both touch %s, one writing", a.Var.Name)
+			}
+		}
+	}
+	// Names it declares that the jumped statements use.
+	if d, ok := st.(*msl.Decl); ok {
+		for _, n := range d.Names {
+			for _, js := range jumped {
+				p, e := js.Span()
+				for _, t := range f.SigTokens(p, e) {
+					if t.Kind == msl.Ident && t.Text == n.Name {
+						return "the statements it would jump name " + n.Name
+					}
+				}
+			}
+		}
+	}
+	// The interval it joins.
+	if k < 0 || k >= len(ivs) {
+		return "no interval on the other side"
+	}
+	join := ivs[k]
+	// Neither what it jumps nor the interval it joins may hold a
+	// preprocessor conditional: the proof would rest on one configuration's
+	// statements, and the move could change the configuration it is in.
+	lo, hi := startOf(st), endOf(st)
+	for _, x := range append(append([]msl.Stmt{b}, jumped...), join.Stmts...) {
+		p, e := x.Span()
+		lo, hi = min(lo, p), max(hi, e)
+	}
+	if c := mutate.Conditional(f, lo, hi); c != "" {
+		return "the statements between it and where it would go hold " + c
+	}
+	body := blk == sc.Func.Body
+	if up && join.Before == nil && !body || !up && join.After == nil && !body {
+		return "the interval on the other side reaches outside the block (a loop's other iteration or the code around it)"
+	}
+	fs := sc.Footprints([]msl.Stmt{st})
+	if w := fs.Why(); w == "" && !touches(fs) {
+		return "" // it touches no shared memory: nothing to protect
+	}
+	for _, x := range join.Stmts {
+		if msl.ContainsBarrier(x) {
+			return "the interval on the other side holds a statement with barriers of its own; not analysed"
+		}
+	}
+	fj := sc.Footprints(join.Stmts)
+	for _, fp := range []*msl.Footprints{fs, fj} {
+		if w := fp.Why(); w != "" {
+			pos := f.Position(fp.Unknown[0].Pos)
+			return fmt.Sprintf("cannot follow every thread: %s at %d:%d", w, pos.Line, pos.Column)
+		}
+	}
+	if cs := msl.Conflicts(fs, fj); len(cs) > 0 {
+		return "the barrier protects it: " + elidebarrier.Describe(f, cs[0])
+	}
+	return ""
+}

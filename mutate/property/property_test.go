@@ -1,0 +1,320 @@
+package property_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"metalab/backend"
+	"metalab/backend/cpu/cputest"
+	"metalab/check"
+	"metalab/msl"
+	"metalab/mutate"
+	"metalab/mutate/all"
+	"metalab/spec"
+	"metalab/variants"
+)
+
+// behaviourChanging lists the mutations that may change what a kernel
+// computes; check may catch their variants. Every other mutation must
+// keep the outputs bitwise and race-free.
+var behaviourChanging = map[string]bool{"drop-barrier": true}
+
+// opStats are the numbers the test reports per mutation.
+type opStats struct {
+	Sites       int `json:"sites"`          // sites found on the specs' sources
+	Alone       int `json:"alone"`          // variants applying one of its choices alone
+	AlonePasses int `json:"alone_passes"`   // of those, bitwise identical and race-free
+	RaceCatches int `json:"race_catches"`   // of those, caught by the race probe (outputs differ between thread orders)
+	Parity      int `json:"parity_catches"` // of those, caught by parity (outputs differ from the baseline's)
+	Composed    int `json:"composed"`       // compositions (at once or in sequence) that apply it
+	ComposedOK  int `json:"composed_passes"`
+	Caught      int `json:"composed_caught"` // compositions caught, each including drop-barrier
+	Infeasible  int `json:"infeasible"`      // compositions refused as conflicting
+}
+
+// A candidate is one variant to check and what it applied.
+type candidate struct {
+	name string
+	src  []byte
+	ops  []string // mutations applied, with repeats for sequences
+	desc string   // refs, for failure messages
+}
+
+func specPaths(t *testing.T) []string {
+	t.Helper()
+	paths := []string{"../../kernels/qsa_prompt.yaml", "../../kernels/qsa_prep.yaml"}
+	for _, pat := range []string{"../../kernels/examples/*.yaml", "testdata/*.yaml"} {
+		m, err := filepath.Glob(pat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, m...)
+	}
+	return paths
+}
+
+func TestProperty(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles and checks many variants on the cpu backend; run without -short (METALAB_PROPERTY=all for every site)")
+	}
+	back := cputest.Shared(t)
+	full := os.Getenv("METALAB_PROPERTY") == "all"
+	start := time.Now()
+	stats := map[string]*opStats{}
+	for _, m := range all.Mutations {
+		stats[m.Name] = &opStats{}
+	}
+	for _, path := range specPaths(t) {
+		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
+		t.Run(name, func(t *testing.T) { runSpec(t, back, path, full, stats) })
+	}
+	elapsed := time.Since(start)
+	var b strings.Builder
+	fmt.Fprintf(&b, "mode %s, %s\n", map[bool]string{true: "all", false: "sample"}[full], elapsed.Round(time.Second))
+	fmt.Fprintf(&b, "%-16s %6s %6s %6s %5s %7s %9s %7s %7s %11s\n", "MUTATION", "SITES", "ALONE", "PASS", "RACE", "PARITY", "COMPOSED", "PASS", "CAUGHT", "INFEASIBLE")
+	for _, m := range all.Mutations {
+		s := stats[m.Name]
+		fmt.Fprintf(&b, "%-16s %6d %6d %6d %5d %7d %9d %7d %7d %11d\n", m.Name, s.Sites, s.Alone, s.AlonePasses, s.RaceCatches, s.Parity, s.Composed, s.ComposedOK, s.Caught, s.Infeasible)
+	}
+	t.Logf("property test summary:\n%s", b.String())
+	if out := os.Getenv("METALAB_PROPERTY_REPORT"); out != "" {
+		data, _ := json.MarshalIndent(map[string]any{"mode": map[bool]string{true: "all", false: "sample"}[full], "seconds": elapsed.Seconds(), "mutations": stats}, "", "  ")
+		if err := os.WriteFile(out, data, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func seedOf(s string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return int64(h.Sum64() & 0x7fffffffffffffff)
+}
+
+func runSpec(t *testing.T, back backend.Backend, path string, full bool, stats map[string]*opStats) {
+	s, err := spec.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(s.Source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := msl.Parse(s.Source, src)
+	if err != nil {
+		t.Fatalf("parse %s: %v", s.Source, err)
+	}
+	found, err := mutate.Find(f, all.Mutations, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fs := range found {
+		stats[fs.Mutation.Name].Sites++
+	}
+	rng := rand.New(rand.NewSource(seedOf(path)))
+	var cands []candidate
+	seen := map[string]bool{}
+	add := func(c candidate) {
+		if seen[string(c.src)] {
+			return
+		}
+		seen[string(c.src)] = true
+		cands = append(cands, c)
+	}
+	build := func(f *msl.File, found []*mutate.FoundSite, refs []mutate.SiteRef) (*variants.Variant, error) {
+		return variants.Build(f, found, refs)
+	}
+
+	// Every site alone with every choice (full), or a deterministic
+	// sample: per mutation, one site drawn by the seeded generator with its
+	// first choice.
+	byOp := map[string][]*mutate.FoundSite{}
+	for _, fs := range found {
+		byOp[fs.Mutation.Name] = append(byOp[fs.Mutation.Name], fs)
+	}
+	for _, m := range all.Mutations {
+		sites := byOp[m.Name]
+		pick := sites
+		if !full && len(sites) > 1 {
+			pick = []*mutate.FoundSite{sites[rng.Intn(len(sites))]}
+		}
+		for _, fs := range pick {
+			choices := fs.ChoiceNames()
+			if !full {
+				choices = choices[:1]
+			}
+			for _, c := range choices {
+				v, err := build(f, found, []mutate.SiteRef{fs.Ref(c)})
+				if err != nil {
+					t.Errorf("%s=%s alone: %v", fs.ID, c, err)
+					continue
+				}
+				add(candidate{name: v.Name, src: v.Source, ops: []string{m.Name}, desc: fs.ID + "=" + c})
+			}
+		}
+	}
+
+	// Random compositions applied at once: conflicts are answers.
+	nAtOnce, nSeq := 2, 1
+	if full {
+		nAtOnce, nSeq = 24, 12
+	}
+	for i := 0; i < nAtOnce && len(found) > 1; i++ {
+		k := 2 + rng.Intn(2)
+		var refs []mutate.SiteRef
+		var ops []string
+		for _, j := range rng.Perm(len(found))[:min(k, len(found))] {
+			fs := found[j]
+			cs := fs.ChoiceNames()
+			refs = append(refs, fs.Ref(cs[rng.Intn(len(cs))]))
+			ops = append(ops, fs.Mutation.Name)
+		}
+		v, err := build(f, found, refs)
+		var ce *variants.ConflictError
+		switch {
+		case errors.As(err, &ce):
+			for _, op := range ops {
+				stats[op].Infeasible++
+			}
+			continue
+		case err != nil:
+			t.Errorf("composition %v: %v (want a variant or a conflict)", refs, err)
+			continue
+		}
+		add(candidate{name: v.Name, src: v.Source, ops: ops, desc: fmt.Sprint(refs)})
+	}
+
+	// Random sequences: list the sites of each variant again and apply one
+	// of them, three steps deep.
+	for i := 0; i < nSeq; i++ {
+		cur, curSrc := f, src
+		var ops, steps []string
+		for step := 0; step < 3; step++ {
+			fnd, err := mutate.Find(cur, all.Mutations, nil)
+			if err != nil {
+				t.Errorf("sites of a variant (after %v): %v", steps, err)
+				break
+			}
+			if len(fnd) == 0 {
+				break
+			}
+			fs := fnd[rng.Intn(len(fnd))]
+			cs := fs.ChoiceNames()
+			ref := fs.Ref(cs[rng.Intn(len(cs))])
+			v, err := build(cur, fnd, []mutate.SiteRef{ref})
+			if err != nil {
+				t.Errorf("step %d %s after %v: %v", step, ref, steps, err)
+				break
+			}
+			steps = append(steps, ref.String())
+			ops = append(ops, fs.Mutation.Name)
+			curSrc = v.Source
+			cur, err = msl.Parse(s.Source, curSrc)
+			if err != nil {
+				t.Errorf("variant after %v does not parse: %v", steps, err)
+				break
+			}
+		}
+		if len(steps) > 0 {
+			add(candidate{name: fmt.Sprintf("seq%d-%s", i, shortHash(curSrc)), src: curSrc, ops: ops, desc: strings.Join(steps, " then ")})
+		}
+	}
+
+	if len(cands) == 0 {
+		t.Logf("%s: no variants", path)
+		return
+	}
+	var vs []check.Variant
+	for _, c := range cands {
+		vs = append(vs, check.Variant{Name: c.name, Path: c.name + ".metal", Text: c.src})
+	}
+	var sets []string
+	for _, set := range s.Sets {
+		if set.Name == "quick" {
+			sets = []string{"quick"}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
+	defer cancel()
+	t0 := time.Now()
+	rep, err := check.Run(ctx, check.Options{Spec: s, Variants: vs, Backend: back, Sets: sets, Race: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d variants checked in %s", path, len(cands), time.Since(t0).Round(time.Second))
+	if rep.Control.Status != check.Pass {
+		t.Fatalf("control %s: %s", rep.Control.Status, rep.Control.Msg)
+	}
+	for i, r := range rep.Variants {
+		c := cands[i]
+		changing := slices.ContainsFunc(c.ops, func(op string) bool { return behaviourChanging[op] })
+		caught := r.Status == check.FailRace || r.Status == check.FailParity
+		for _, op := range dedupe(c.ops) {
+			st := stats[op]
+			if len(c.ops) == 1 {
+				st.Alone++
+				switch r.Status {
+				case check.Pass:
+					st.AlonePasses++
+				case check.FailRace:
+					st.RaceCatches++
+				case check.FailParity:
+					st.Parity++
+				}
+				continue
+			}
+			st.Composed++
+			if r.Status == check.Pass {
+				st.ComposedOK++
+			} else if caught {
+				st.Caught++
+			}
+		}
+		switch {
+		case r.Status == check.Pass:
+		case changing && (r.Status == check.FailRace || r.Status == check.FailParity):
+		default:
+			msg := r.Msg
+			if r.Mismatch != nil {
+				msg = r.Mismatch.String()
+			}
+			t.Errorf("%s (%s): %s: %s\n%s", c.desc, strings.Join(c.ops, ","), r.Status, msg, firstLines(r.Log, 20))
+		}
+		for _, tg := range r.TGMem {
+			if tg.SourceAfter >= 0 && tg.SourceAfter != tg.After {
+				t.Errorf("%s: %s static threadgroup memory: source %d, compiled %d", c.desc, tg.Entry, tg.SourceAfter, tg.After)
+			}
+		}
+	}
+}
+
+func dedupe(ops []string) []string {
+	out := slices.Clone(ops)
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+func shortHash(b []byte) string {
+	h := fnv.New32a()
+	h.Write(b)
+	return fmt.Sprintf("%08x", h.Sum32())
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}
