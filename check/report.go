@@ -91,7 +91,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		extra := 0
 		for _, c := range v.Cases {
 			for _, f := range c.Findings {
-				if f.Warning || shown[f.Msg] {
+				if f.Warning || shown[f.Msg] || strings.Contains(v.Msg, f.Msg) {
 					continue
 				}
 				shown[f.Msg] = true

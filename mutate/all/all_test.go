@@ -21,6 +21,13 @@ import (
 // purpose and in the same commit.
 var registered = []string{
 	"unroll-pragma",
+	"unroll",
+	"hoist",
+	"preadd",
+	"split-partials",
+	"cross-barrier",
+	"merge-barriers",
+	"elide-barrier",
 	"drop-barrier",
 }
 

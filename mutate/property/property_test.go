@@ -35,7 +35,7 @@ type opStats struct {
 	Sites       int `json:"sites"`          // sites found on the specs' sources
 	Alone       int `json:"alone"`          // variants applying one of its choices alone
 	AlonePasses int `json:"alone_passes"`   // of those, bitwise identical and race-free
-	RaceCatches int `json:"race_catches"`   // of those, caught by the race probe (outputs differ between thread orders)
+	RaceCatches int `json:"race_catches"`   // of those, caught by the checking mode (race, uninitialised read, lockstep, bad access, deadlock)
 	Parity      int `json:"parity_catches"` // of those, caught by parity (outputs differ from the baseline's)
 	Composed    int `json:"composed"`       // compositions (at once or in sequence) that apply it
 	ComposedOK  int `json:"composed_passes"`
@@ -50,6 +50,9 @@ type candidate struct {
 	ops  []string // mutations applied, with repeats for sequences
 	desc string   // refs, for failure messages
 }
+
+// caughtBy are the verdicts that catch a variant which changes behaviour.
+var caughtBy = []check.Status{check.FailRace, check.FailUninit, check.FailLockstep, check.FailParity, check.BadAccess, check.Deadlock}
 
 func specPaths(t *testing.T) []string {
 	t.Helper()
@@ -82,7 +85,7 @@ func TestProperty(t *testing.T) {
 	elapsed := time.Since(start)
 	var b strings.Builder
 	fmt.Fprintf(&b, "mode %s, %s\n", map[bool]string{true: "all", false: "sample"}[full], elapsed.Round(time.Second))
-	fmt.Fprintf(&b, "%-16s %6s %6s %6s %5s %7s %9s %7s %7s %11s\n", "MUTATION", "SITES", "ALONE", "PASS", "RACE", "PARITY", "COMPOSED", "PASS", "CAUGHT", "INFEASIBLE")
+	fmt.Fprintf(&b, "%-16s %6s %6s %6s %5s %7s %9s %7s %7s %11s\n", "MUTATION", "SITES", "ALONE", "PASS", "CHECK", "PARITY", "COMPOSED", "PASS", "CAUGHT", "INFEASIBLE")
 	for _, m := range all.Mutations {
 		s := stats[m.Name]
 		fmt.Fprintf(&b, "%-16s %6d %6d %6d %5d %7d %9d %7d %7d %11d\n", m.Name, s.Sites, s.Alone, s.AlonePasses, s.RaceCatches, s.Parity, s.Composed, s.ComposedOK, s.Caught, s.Infeasible)
@@ -259,7 +262,10 @@ func runSpec(t *testing.T, back backend.Backend, path string, full bool, stats m
 	for i, r := range rep.Variants {
 		c := cands[i]
 		changing := slices.ContainsFunc(c.ops, func(op string) bool { return behaviourChanging[op] })
-		caught := r.Status == check.FailRace || r.Status == check.FailParity
+		// A behaviour-changing operator may be caught by any of the
+		// checker's verdicts: the checking mode (race, uninitialised read,
+		// lockstep reliance, bad access, deadlock) or parity.
+		caught := slices.Contains(caughtBy, r.Status)
 		for _, op := range dedupe(c.ops) {
 			st := stats[op]
 			if len(c.ops) == 1 {
@@ -267,10 +273,12 @@ func runSpec(t *testing.T, back backend.Backend, path string, full bool, stats m
 				switch r.Status {
 				case check.Pass:
 					st.AlonePasses++
-				case check.FailRace:
-					st.RaceCatches++
 				case check.FailParity:
 					st.Parity++
+				default:
+					if caught {
+						st.RaceCatches++
+					}
 				}
 				continue
 			}
@@ -283,7 +291,7 @@ func runSpec(t *testing.T, back backend.Backend, path string, full bool, stats m
 		}
 		switch {
 		case r.Status == check.Pass:
-		case changing && (r.Status == check.FailRace || r.Status == check.FailParity):
+		case changing && caught:
 		default:
 			msg := r.Msg
 			if r.Mismatch != nil {
