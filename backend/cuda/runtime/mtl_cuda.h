@@ -154,12 +154,24 @@ __device__ __forceinline__ void bind_tg(const LaunchArgs& a, void** tg) {
                                 cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);                            \
   }
 
-// MTL_CUDA_KERNEL_INFO is the table entry of entry point id. max_threads
-// is optional (1024).
+// MTL_CUDA_KERNEL_INFO is the table entry of entry point id, for a
+// hand-written TU: its slots (if any) are for reports, and the runner
+// reports nvcc's static shared memory as the kernel's threadgroup memory.
+// max_threads is optional (1024).
 #define MTL_CUDA_KERNEL_INFO(id, name, nslots, slots, nbufs, bufs, ...)                                      \
   ::mtl_rt::KernelInfo {                                                                                   \
     name, &mtl_launch_##id, &mtl_attributes_##id, &mtl_set_dynamic_smem_##id, nslots, slots,               \
-        ::mtl_rt::detail::max_threads_or_default(__VA_ARGS__ + 0), nbufs, bufs                               \
+        ::mtl_rt::detail::max_threads_or_default(__VA_ARGS__ + 0), nbufs, bufs, 0                            \
+  }
+
+// MTL_CUDA_KERNEL_INFO_LAID_OUT is the table entry the translator writes:
+// slots lists every static threadgroup declaration the kernel reaches, so
+// the runner reports their Metal layout as the kernel's threadgroup memory
+// (KernelInfo::tg_layout).
+#define MTL_CUDA_KERNEL_INFO_LAID_OUT(id, name, nslots, slots, nbufs, bufs, max_threads)                  \
+  ::mtl_rt::KernelInfo {                                                                                   \
+    name, &mtl_launch_##id, &mtl_attributes_##id, &mtl_set_dynamic_smem_##id, nslots, slots,               \
+        ::mtl_rt::detail::max_threads_or_default(max_threads), nbufs, bufs, 1                               \
   }
 
 namespace mtl_rt {

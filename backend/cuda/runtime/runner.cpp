@@ -385,32 +385,48 @@ void do_load(Reader& r) {
   k->max_threads = std::min(k->attr.maxThreadsPerBlock, info->max_threads > 0 ? info->max_threads : 1024);
   k->dyn_limit = g_dev.smem_default - int(k->attr.sharedSizeBytes);
   g_kernels.push_back(k);
-  Writer w;
-  w.put<uint32_t>(uint32_t(g_kernels.size() - 1));
-  w.put<uint64_t>(uint64_t(k->attr.sharedSizeBytes));
-  w.put<uint32_t>(uint32_t(k->max_threads));
-  // The slots, laid out by Metal's rule for reports (nvcc's own layout is
-  // not visible; the total above is).
-  w.put<uint32_t>(uint32_t(info->nslots));
+  // The slots, laid out by Metal's rule: each aligned, in table order, the
+  // total rounded up to 16 bytes (the cpu runner's layout). nvcc's own
+  // layout of the __shared__ declarations is not visible; its total is
+  // sharedSizeBytes.
+  std::vector<size_t> offsets;
   size_t off = 0;
   for (int i = 0; i < info->nslots; i++) {
     const mtl_rt::TGSlot& s = info->slots[i];
     size_t a = s.align ? s.align : 1;
     off = (off + a - 1) / a * a;
+    offsets.push_back(off);
+    off += s.size;
+  }
+  const size_t metal_tg = (off + 15) / 16 * 16;
+  // The kernel's threadgroup memory: Metal's count where the table lists
+  // every declaration (the translator's), so that it agrees with the cpu
+  // backend and msl's estimate; nvcc's figure otherwise.
+  const size_t tg = info->tg_layout ? metal_tg : size_t(k->attr.sharedSizeBytes);
+  Writer w;
+  w.put<uint32_t>(uint32_t(g_kernels.size() - 1));
+  w.put<uint64_t>(uint64_t(tg));
+  w.put<uint32_t>(uint32_t(k->max_threads));
+  w.put<uint32_t>(uint32_t(info->nslots));
+  for (int i = 0; i < info->nslots; i++) {
+    const mtl_rt::TGSlot& s = info->slots[i];
     w.put<int32_t>(s.id);
-    w.put<uint64_t>(off);
+    w.put<uint64_t>(offsets[i]);
     w.put<uint64_t>(s.size);
     w.put<uint64_t>(s.elem_size);
     w.put<uint32_t>(uint32_t(s.rank < 0 ? 0 : std::min(s.rank, 4)));
     for (int d = 0; d < 4; d++) w.put<uint64_t>(s.extents[d]);
     w.str(s.name ? s.name : "");
-    off += s.size;
   }
-  // Appended for the cuda backend: the compiled function's resources.
+  // Appended for the cuda backend: the compiled function's resources, then
+  // nvcc's static shared memory on its own (the diagnostic figure).
+  std::string layout = info->tg_layout ? " (threadgroup memory by Metal's layout " + std::to_string(metal_tg) + " bytes)"
+                                       : " (threadgroup layout unknown: nvcc's figure stands)";
   w.str("registers " + std::to_string(k->attr.numRegs) + ", local " + std::to_string(k->attr.localSizeBytes) +
-        " bytes, static shared " + std::to_string(k->attr.sharedSizeBytes) + " bytes, constant " +
+        " bytes, static shared " + std::to_string(k->attr.sharedSizeBytes) + " bytes" + layout + ", constant " +
         std::to_string(k->attr.constSizeBytes) + " bytes, max threads " + std::to_string(k->attr.maxThreadsPerBlock) +
         ", sm_" + std::to_string(k->attr.binaryVersion));
+  w.put<uint64_t>(uint64_t(k->attr.sharedSizeBytes));
   send_ok(w);
 }
 
