@@ -101,7 +101,9 @@ func TestNoNVCC(t *testing.T) {
 	if ok || !strings.Contains(why, "no nvcc") || !strings.Contains(why, "/nonexistent/nvcc") {
 		t.Errorf("Available = %v, %q; want false naming the missing nvcc", ok, why)
 	}
-	b.opts.Translate = func(context.Context, backend.Source, *translate.Preprocessor) ([]byte, string, error) { return nil, "", errors.New("unreached") }
+	b.opts.Translate = func(context.Context, backend.Source, *translate.Preprocessor) ([]byte, string, error) {
+		return nil, "", errors.New("unreached")
+	}
 	_, err := b.Compile(context.Background(), backend.Source{Name: "k.metal", Entry: "k"})
 	var f *backend.Failure
 	if !errors.As(err, &f) || f.Kind != backend.Unavailable || !strings.Contains(f.Msg, "no nvcc") {
@@ -122,7 +124,9 @@ func TestCompileWithoutTranslator(t *testing.T) {
 }
 
 func TestCheckModeUnavailable(t *testing.T) {
-	b := New(Options{CacheDir: t.TempDir(), Translate: func(context.Context, backend.Source, *translate.Preprocessor) ([]byte, string, error) { return nil, "", nil }})
+	b := New(Options{CacheDir: t.TempDir(), Translate: func(context.Context, backend.Source, *translate.Preprocessor) ([]byte, string, error) {
+		return nil, "", nil
+	}})
 	_, err := b.Compile(context.Background(), backend.Source{Name: "k.metal", Entry: "k", Check: true})
 	var f *backend.Failure
 	if !errors.As(err, &f) || f.Kind != backend.Unavailable || !strings.Contains(f.Msg, "no checking mode") {
