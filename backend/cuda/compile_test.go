@@ -27,31 +27,42 @@ func TestCompileTUs(t *testing.T) {
 	b := toolBackend(t, Options{})
 	ctx := context.Background()
 	tus := []string{"parity.cu", "idioms.cu", "groups.cu", "faults.cu", "race.cu"}
-	for _, name := range tus {
-		t.Run(name, func(t *testing.T) {
-			so, err := b.compileObject(ctx, tuSource(t, name, ""), testArch(), false)
-			if err != nil {
-				var f *backend.Failure
-				if errors.As(err, &f) {
-					t.Fatalf("%s: %s\n%s", name, f.Msg, f.Log)
+	objects := make([]string, len(tus))
+	t.Run("compile", func(t *testing.T) {
+		for i, name := range tus {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				so, err := b.compileObject(ctx, tuSource(t, name, ""), testArch(), false)
+				if err != nil {
+					var f *backend.Failure
+					if errors.As(err, &f) {
+						t.Fatalf("%s: %s\n%s", name, f.Msg, f.Log)
+					}
+					t.Fatal(err)
 				}
-				t.Fatal(err)
-			}
-			syms := dynamicSymbols(t, so)
-			for _, want := range []string{"mtl_cuda_kernels", "mtl_cuda_abi"} {
-				if !syms[want] {
-					t.Errorf("%s exports no %s", filepath.Base(so), want)
+				syms := dynamicSymbols(t, so)
+				for _, want := range []string{"mtl_cuda_kernels", "mtl_cuda_abi"} {
+					if !syms[want] {
+						t.Errorf("%s exports no %s", filepath.Base(so), want)
+					}
 				}
-			}
-			before := b.compilerRuns.Load()
-			again, err := b.compileObject(ctx, tuSource(t, name, ""), testArch(), false)
-			if err != nil || again != so {
-				t.Fatalf("second compile = %q, %v; want the cached %q", again, err, so)
-			}
-			if n := b.compilerRuns.Load() - before; n != 0 {
-				t.Errorf("the second compile ran nvcc %d times, want 0 (cached)", n)
-			}
-		})
+				objects[i] = so
+			})
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	// Compiled again, each is the cached object: nvcc does not run.
+	before := b.compilerRuns.Load()
+	for i, name := range tus {
+		again, err := b.compileObject(ctx, tuSource(t, name, ""), testArch(), false)
+		if err != nil || again != objects[i] {
+			t.Errorf("%s: second compile = %q, %v; want the cached %q", name, again, err, objects[i])
+		}
+	}
+	if n := b.compilerRuns.Load() - before; n != 0 {
+		t.Errorf("the second compiles ran nvcc %d times, want 0 (cached)", n)
 	}
 }
 
