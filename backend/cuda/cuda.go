@@ -231,6 +231,9 @@ func (b *Backend) Available(ctx context.Context) (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
+	if err := b.haveCXX(); err != nil {
+		return false, err.Error()
+	}
 	if !gpuPresent() {
 		// Said before nvcc runs or anything is installed: --backend auto
 		// asks on every machine.
@@ -240,6 +243,18 @@ func (b *Backend) Available(ctx context.Context) (bool, string) {
 		return false, err.Error()
 	}
 	return true, ""
+}
+
+// haveCXX says whether the C++ compiler whose preprocessor the translation
+// runs is there.
+func (b *Backend) haveCXX() error {
+	if len(b.pp.CXX) == 0 {
+		return errors.New("no C++ compiler for the translation's preprocessor: set CXX")
+	}
+	if _, err := exec.LookPath(b.pp.CXX[0]); err != nil {
+		return fmt.Errorf("no C++ compiler for the translation's preprocessor: %s not found (install g++, or set CXX): %w", b.pp.CXX[0], err)
+	}
+	return nil
 }
 
 // nvccRelease is "nvcc 11.8" (or "nvcc" when the version is unknown).

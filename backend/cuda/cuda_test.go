@@ -111,6 +111,17 @@ func TestNoNVCC(t *testing.T) {
 	}
 }
 
+// TestNoCXX: with nvcc but no C++ compiler for the translation's
+// preprocessor, Available says so, naming the compiler.
+func TestNoCXX(t *testing.T) {
+	nvcc := testenv.RequireNVCC(t)
+	b := New(Options{NVCC: nvcc, CXX: "/nonexistent/g++", CacheDir: t.TempDir()})
+	ok, why := b.Available(context.Background())
+	if ok || !strings.Contains(why, "preprocessor") || !strings.Contains(why, "/nonexistent/g++") {
+		t.Errorf("Available = %v, %q; want false naming the missing C++ compiler", ok, why)
+	}
+}
+
 func TestCompileWithoutTranslator(t *testing.T) {
 	old := TranslateCUDA
 	TranslateCUDA = nil
@@ -219,4 +230,33 @@ func fsWalk(fsys fs.FS, f func(name string, text []byte)) error {
 		f(path, b)
 		return nil
 	})
+}
+
+// TestTranslateFailures: what the translation refuses or rejects comes
+// back as the cpu backend's failures, before nvcc or a GPU is needed.
+func TestTranslateFailures(t *testing.T) {
+	testenv.RequireCXX(t)
+	b := New(Options{CacheDir: t.TempDir()})
+	tests := []struct {
+		name, text, entry string
+		kind              backend.FailureKind
+		msg               string
+	}{
+		{"refused", "kernel void k(device float* o [[buffer(0)]]) { asm(\"trap;\"); }\n", "k", backend.Refused, "k.metal:1:"},
+		{"unknown entry", "kernel void k(device float* o [[buffer(0)]]) { o[0] = 1; }\n", "nope", backend.CompileError, `unknown entry "nope"`},
+		{"preprocessor", "#error stop here\nkernel void k() {}\n", "k", backend.CompileError, "stop here"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := b.translate(context.Background(), backend.Source{Name: "k.metal", Text: []byte(tt.text), Entry: tt.entry})
+			var f *backend.Failure
+			if !errors.As(err, &f) || f.Kind != tt.kind || !strings.Contains(f.Msg, tt.msg) {
+				t.Errorf("translate = %v, want a %s failure containing %q", err, tt.kind, tt.msg)
+			}
+		})
+	}
+	cu, err := b.translate(context.Background(), backend.Source{Name: "k.metal", Text: []byte("kernel void k(device float* o [[buffer(0)]]) { o[0] = 1; }\n"), Entry: "k"})
+	if err != nil || cu.Kernel != "k" || !strings.Contains(string(cu.CU), "MTL_CUDA_KERNEL(0,") || cu.Dir != "" {
+		t.Errorf("translate = %+v, %v; want a self-contained TU exporting k", cu, err)
+	}
 }
