@@ -89,7 +89,8 @@ func configKey(consts map[string]backend.Value, defines map[string]string) strin
 }
 
 // specKernels returns the entry points of a spec, one per configuration
-// its case sets use.
+// its case sets use, and the other entry points of its sources, in the
+// first configuration (no stage runs them: threads is 0).
 func specKernels(t testing.TB, path string) []bundledKernel {
 	t.Helper()
 	s, err := spec.Load(filepath.Join(root, path))
@@ -130,8 +131,34 @@ func specKernels(t testing.TB, path string) []bundledKernel {
 		}
 	}
 	var out []bundledKernel
+	entries := map[string]bool{}
+	var sources []bundledKernel // the first configuration of each source
 	for _, key := range order {
-		out = append(out, *byKey[key])
+		k := *byKey[key]
+		out = append(out, k)
+		if !entries[k.src.Name] {
+			sources = append(sources, k)
+		}
+		entries[k.src.Name] = true
+		entries[k.src.Name+"\x00"+k.src.Entry] = true
+	}
+	// The entry points no stage runs (candle's macros make more kernels
+	// than its spec uses), in the sources' first configuration.
+	for _, k := range sources {
+		f, err := msl.ParseOptions(k.src.Name, k.src.Text, msl.Options{Defines: k.src.Defines,
+			IncludeDirs: append([]string{k.src.Dir}, k.src.IncludeDirs...), ReadFile: os.ReadFile})
+		if f == nil {
+			t.Fatalf("%s: %v", k.src.Name, err)
+		}
+		for _, ep := range f.EntryPoints() {
+			if entries[k.src.Name+"\x00"+ep.Name] || ep.Func.Template != nil && ep.Inst == nil {
+				continue
+			}
+			entries[k.src.Name+"\x00"+ep.Name] = true
+			src := k.src
+			src.Entry = ep.Name
+			out = append(out, bundledKernel{name: filepath.Base(path) + " " + ep.Name + " (no stage)", src: src})
+		}
 	}
 	return out
 }
@@ -163,9 +190,22 @@ func fileKernels(t testing.TB, path string) []bundledKernel {
 // with conformance set, the cpu backend's conformance kernels.
 func bundledKernels(t testing.TB, conformance bool) []bundledKernel {
 	t.Helper()
-	var out []bundledKernel
+	var all []bundledKernel
+	staged := map[string]bool{}
 	for _, p := range bundledSpecs {
-		out = append(out, specKernels(t, p)...)
+		for _, k := range specKernels(t, p) {
+			all = append(all, k)
+			if k.threads > 0 {
+				staged[k.src.Name+"\x00"+k.src.Entry] = true
+			}
+		}
+	}
+	var out []bundledKernel
+	for _, k := range all {
+		if k.threads == 0 && staged[k.src.Name+"\x00"+k.src.Entry] {
+			continue // another spec runs it
+		}
+		out = append(out, k)
 	}
 	for _, p := range bundledSources {
 		out = append(out, fileKernels(t, filepath.Join(root, p))...)
