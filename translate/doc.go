@@ -118,6 +118,15 @@
 // named like a swizzle is left alone), is_function_constant_defined, and
 // attributes, which are dropped.
 //
+// A target that puts the source in a namespace of its own (the CUDA
+// target's metal::mtl_src, away from CUDA's global float4 and fmax) is a
+// [Namespacer]: the core gives it the functions the source declares at its
+// global scope that metal_stdlib also declares, so that they overload
+// metal's as in Metal instead of hiding them. An address-space keyword's
+// [Context] says, at namespace scope, whether the declaration is of
+// scalars (Context.Scalar): device code reads a constexpr scalar as it is,
+// an array or object only from device memory.
+//
 // # Tests
 //
 // testdata/golden holds one archive per case, shared by the targets: the

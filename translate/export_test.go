@@ -1,6 +1,9 @@
 package translate
 
-import "bytes"
+import (
+	"bytes"
+	"flag"
+)
 
 // PreprocessedAsIs takes text as already preprocessed, each line its own,
 // for tests of the translation alone.
@@ -12,3 +15,8 @@ func PreprocessedAsIs(name string, text []byte) *Preprocessed {
 	}
 	return p
 }
+
+// update is accepted, and unused, so that `go test ./translate/... -update`
+// (which rewrites the goldens of the targets' packages) runs this
+// package's tests too instead of failing on an unknown flag.
+var _ = flag.Bool("update", false, "accepted for go test ./translate/... -update; this package has no goldens to rewrite")

@@ -47,6 +47,28 @@ type Context struct {
 	// to the keyword (`constant const float`, `constexpr constant int`):
 	// C++ refuses a repeated const.
 	Const, Constexpr bool
+	// Scalar reports, in the FileScope context, whether the declaration
+	// declares variables of an arithmetic type (bool, the integers, float;
+	// not half or bfloat, which are classes in the prelude) and no arrays
+	// or pointers: what a CUDA device function may read of a constexpr
+	// host variable.
+	Scalar bool
+}
+
+// A Namespacer is a Target that puts the translated source in a namespace
+// of its own (the cuda target's metal::mtl_src) rather than at global
+// scope. There, a function the source declares at its global scope hides
+// metal_stdlib's functions of the same name, where Metal (and the cpu
+// target, with the source's `using namespace metal;` at global scope)
+// makes them one overload set: MLX adds 64-bit and bool overloads of
+// simd_shuffle_down and calls metal's for 32 bits. The core calls
+// Overloads after Header with the names, sorted, of the functions the
+// translation keeps at the source's global scope that metal_stdlib
+// declares in namespace metal; the text it returns (ending in a newline,
+// "" when names is empty) makes metal's functions of those names members
+// of the source's namespace.
+type Namespacer interface {
+	Overloads(names []string) string
 }
 
 // A Scope is the kind of declaration an address-space keyword qualifies.

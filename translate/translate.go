@@ -138,6 +138,7 @@ type tr struct {
 	level     map[*msl.Func]int // what is kept of each function: none, decl, full
 	byName    map[string][]*msl.Func
 	scope     map[int]Scope       // tokens in a scope other than InType
+	scalar    map[int]bool        // tokens of a FileScope declaration of scalars (Context.Scalar)
 	tgByName  map[int]*msl.TGDecl // msl's layout of the entry's threadgroup storage, by name offset
 	slotOf    map[*msl.TGDecl]int // its slot index
 	instances map[int]int         // how many times msl lays out each declaration (a template helper's, once per instantiation)
@@ -182,6 +183,7 @@ func (t *tr) run() (*Unit, error) {
 	t.prefix = map[int]string{}
 	t.before = map[int][]genText{}
 	t.scope = map[int]Scope{}
+	t.scalar = map[int]bool{}
 
 	if err := t.findEntry(); err != nil {
 		if perr != nil {
@@ -514,8 +516,10 @@ func (t *tr) globals() {
 		if len(d.Names) > 0 {
 			first = t.tokAt(d.Names[0].NamePos)
 		}
+		scalar := t.scalarDecl(d, a, first)
 		for i := a; i < first; i++ {
 			t.scope[i] = FileScope
+			t.scalar[i] = scalar
 		}
 	}
 	for _, st := range t.f.Structs {
@@ -533,6 +537,40 @@ func (t *tr) globals() {
 			}
 		}
 	}
+}
+
+// scalarTypes are the words a type of scalars is written with: the
+// arithmetic types, Metal's names for them, the fixed-width integers and
+// the qualifiers that may stand among them.
+var scalarTypes = setOf(`bool char short int long float double signed unsigned uchar ushort uint ulong
+	size_t ptrdiff_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t intptr_t uintptr_t
+	const constexpr static volatile constant`)
+
+// scalarDecl reports whether namespace-scope declaration d, whose tokens
+// before the first declarator are [a, first), declares variables of an
+// arithmetic type (not half or bfloat, which are classes in the prelude)
+// and no arrays or pointers.
+func (t *tr) scalarDecl(d *msl.Decl, a, first int) bool {
+	if len(d.Names) == 0 {
+		return false
+	}
+	for _, n := range d.Names {
+		if len(n.Dims) > 0 || t.f.PointerDeclarator(n) {
+			return false
+		}
+	}
+	words := 0
+	for i := a; i < first; i++ {
+		tk := t.toks[i]
+		switch {
+		case tk.Kind == msl.Attribute:
+		case tk.Kind == msl.Ident && scalarTypes[tk.Text]:
+			words++
+		default:
+			return false
+		}
+	}
+	return words > 0
 }
 
 // functionConstant replaces `constant T name [[function_constant(n)]];`
@@ -912,7 +950,13 @@ func (t *tr) typeText(i int) string {
 // keyword asks the target to spell an address-space keyword between the
 // tokens prev and next.
 func (t *tr) keyword(kw string, s Scope, prev, next string) string {
-	return t.tgt.Keyword(kw, Context{Scope: s, Const: prev == "const" || next == "const", Constexpr: prev == "constexpr" || next == "constexpr"})
+	return t.tgt.Keyword(kw, t.context(s, prev, next))
+}
+
+// context is the Context of an address-space keyword in scope s between
+// the tokens prev and next.
+func (t *tr) context(s Scope, prev, next string) Context {
+	return Context{Scope: s, Const: prev == "const" || next == "const", Constexpr: prev == "constexpr" || next == "constexpr"}
 }
 
 // rangeText is the translated text of tokens [a, b), words joined.
@@ -1000,7 +1044,9 @@ func (t *tr) rewriteTokens() {
 		case msl.Ident:
 			switch tk.Text {
 			case "device", "thread", "threadgroup", "constant":
-				set(i, t.keyword(tk.Text, t.scope[i], t.text(i-1), t.text(i+1)))
+				c := t.context(t.scope[i], t.text(i-1), t.text(i+1))
+				c.Scalar = t.scalar[i]
+				set(i, t.tgt.Keyword(tk.Text, c))
 			case "kernel":
 				if i+1 < len(ts) && (ts[i+1].Kind == msl.Ident || ts[i+1].Kind == msl.Attribute) {
 					set(i, "")
@@ -1096,6 +1142,24 @@ func (t *tr) dedupe() {
 		}
 		delete(t.prefix, a)
 	}
+}
+
+// metalOverloads returns the names, sorted, of the functions the
+// translation keeps at the source's global scope that metal_stdlib also
+// declares in namespace metal (see Namespacer).
+func (t *tr) metalOverloads() []string {
+	metal := metalFuncs()
+	seen := map[string]bool{}
+	var out []string
+	for _, g := range t.f.Funcs {
+		if g.Namespace != "" || isMember(g) || t.level[g] == keepNone || !metal[g.Name] || seen[g.Name] {
+			continue
+		}
+		seen[g.Name] = true
+		out = append(out, g.Name)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // entryPoint describes the entry for the target.
@@ -1239,6 +1303,9 @@ func (t *tr) paramType(p *msl.Param) string {
 func (t *tr) emit(at Position, tail string, lines map[Position]bool) []byte {
 	w := &writer{bol: true}
 	w.raw(t.tgt.Header())
+	if ns, ok := t.tgt.(Namespacer); ok {
+		w.raw(ns.Overloads(t.metalOverloads()))
+	}
 	prev := 0
 	for i, tk := range t.toks {
 		for _, g := range t.before[i] {

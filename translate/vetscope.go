@@ -617,6 +617,7 @@ var (
 	preludeOnce   sync.Once
 	preludeSet    names
 	preludeDefine map[string]*msl.Define
+	preludeFuncs  map[string]bool
 )
 
 // preludeNames returns the names metal_stdlib provides to kernels: what
@@ -625,8 +626,16 @@ var (
 // (mtl_detail, std) and the backend's own mtl_/MTL_ names; and the macros
 // still defined at its end.
 func preludeNames() names {
-	preludeOnce.Do(func() { preludeSet, preludeDefine = scanPrelude(prelude.FS) })
+	preludeOnce.Do(func() { preludeSet, preludeDefine, preludeFuncs = scanPreludeFuncs(prelude.FS) })
 	return preludeSet
+}
+
+// metalFuncs returns the names of the functions metal_stdlib declares in
+// namespace metal itself (not in metal::fast or metal::precise, nor in the
+// prelude's implementation namespaces).
+func metalFuncs() map[string]bool {
+	preludeNames()
+	return preludeFuncs
 }
 
 // preludeMacros returns the macros metal_stdlib leaves defined, internal
@@ -639,6 +648,13 @@ func preludeMacros() map[string]*msl.Define {
 // scanPrelude computes preludeNames from the headers in fsys, and the
 // macros still defined at their end.
 func scanPrelude(fsys fs.FS) (names, map[string]*msl.Define) {
+	n, m, _ := scanPreludeFuncs(fsys)
+	return n, m
+}
+
+// scanPreludeFuncs is scanPrelude that also returns the names of the
+// functions declared in namespace metal itself (metalFuncs).
+func scanPreludeFuncs(fsys fs.FS) (names, map[string]*msl.Define, map[string]bool) {
 	v := &vetter{fsys: fsys, macros: map[string]*msl.Define{}, included: map[string]bool{}, inClos: map[string]bool{},
 		budget: 1 << 28, defMsgs: map[string]bool{}, declared: names{}, ms: map[string]*mstate{}, once: map[string]bool{},
 		alts: map[string][]*msl.Define{}}
@@ -651,6 +667,7 @@ func scanPrelude(fsys fs.FS) (names, map[string]*msl.Define) {
 		v.walk(v.prep(&wfile{name: root, dir: path.Dir(root)}, body, root, false, 0), false, 0)
 	}
 	out := names{}
+	funcs := map[string]bool{}
 	ts := v.toks
 	walkScope(ts, 0, len(ts), false, "", 0, func(st *stmt) {
 		if st.class || hiddenNamespace(st.namespace) {
@@ -662,6 +679,9 @@ func scanPrelude(fsys fs.FS) (names, map[string]*msl.Define) {
 		}
 		for _, j := range info.funcs {
 			out.add(ts[j].Text, nFunc)
+			if st.namespace == "metal" && !backendName(ts[j].Text) && ts[j].Text != "operator" && !strings.HasPrefix(ts[j].Text, "__") {
+				funcs[ts[j].Text] = true
+			}
 		}
 		for _, j := range info.vars {
 			out.add(ts[j].Text, nVar)
@@ -685,7 +705,7 @@ func scanPrelude(fsys fs.FS) (names, map[string]*msl.Define) {
 			delete(out, name)
 		}
 	}
-	return out, macros
+	return out, macros, funcs
 }
 
 // hiddenNamespace reports whether ns (qualified) is one the prelude keeps

@@ -7,15 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"metalab/backend"
 	"metalab/backend/runner"
-	"metalab/msl"
 )
 
 // The tests in this file need nvcc, not a GPU: they compile for
@@ -30,31 +27,42 @@ func TestCompileTUs(t *testing.T) {
 	b := toolBackend(t, Options{})
 	ctx := context.Background()
 	tus := []string{"parity.cu", "idioms.cu", "groups.cu", "faults.cu", "race.cu"}
-	for _, name := range tus {
-		t.Run(name, func(t *testing.T) {
-			so, err := b.compileObject(ctx, tuSource(t, name, ""), testArch(), false)
-			if err != nil {
-				var f *backend.Failure
-				if errors.As(err, &f) {
-					t.Fatalf("%s: %s\n%s", name, f.Msg, f.Log)
+	objects := make([]string, len(tus))
+	t.Run("compile", func(t *testing.T) {
+		for i, name := range tus {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				so, err := b.compileObject(ctx, tuSource(t, name, ""), testArch(), false)
+				if err != nil {
+					var f *backend.Failure
+					if errors.As(err, &f) {
+						t.Fatalf("%s: %s\n%s", name, f.Msg, f.Log)
+					}
+					t.Fatal(err)
 				}
-				t.Fatal(err)
-			}
-			syms := dynamicSymbols(t, so)
-			for _, want := range []string{"mtl_cuda_kernels", "mtl_cuda_abi"} {
-				if !syms[want] {
-					t.Errorf("%s exports no %s", filepath.Base(so), want)
+				syms := dynamicSymbols(t, so)
+				for _, want := range []string{"mtl_cuda_kernels", "mtl_cuda_abi"} {
+					if !syms[want] {
+						t.Errorf("%s exports no %s", filepath.Base(so), want)
+					}
 				}
-			}
-			before := b.compilerRuns.Load()
-			again, err := b.compileObject(ctx, tuSource(t, name, ""), testArch(), false)
-			if err != nil || again != so {
-				t.Fatalf("second compile = %q, %v; want the cached %q", again, err, so)
-			}
-			if n := b.compilerRuns.Load() - before; n != 0 {
-				t.Errorf("the second compile ran nvcc %d times, want 0 (cached)", n)
-			}
-		})
+				objects[i] = so
+			})
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	// Compiled again, each is the cached object: nvcc does not run.
+	before := b.compilerRuns.Load()
+	for i, name := range tus {
+		again, err := b.compileObject(ctx, tuSource(t, name, ""), testArch(), false)
+		if err != nil || again != objects[i] {
+			t.Errorf("%s: second compile = %q, %v; want the cached %q", name, again, err, objects[i])
+		}
+	}
+	if n := b.compilerRuns.Load() - before; n != 0 {
+		t.Errorf("the second compiles ran nvcc %d times, want 0 (cached)", n)
 	}
 }
 
@@ -120,129 +128,35 @@ func TestCacheIntegrity(t *testing.T) {
 	}
 }
 
-// ptxasShared compiles src with ptxas's resource report and returns each
-// entry's static shared memory, by kernel id (mtl_entry_<id>).
-func ptxasShared(t *testing.T, b *Backend, path string) map[string]int {
+// tgmemKernels are the kernels of testdata/tgmem/tgmem.metal: static
+// threadgroup memory in one array, in several that need no padding, in
+// several that do, and in a helper.
+func tgmemKernels(t testing.TB) []bundledKernel {
 	t.Helper()
-	var args []string
-	for _, f := range KernelFlags {
-		switch f {
-		case "-shared", "-cudart", "shared":
-			continue
-		}
-		args = append(args, f)
-	}
-	args = append(args, "-arch="+testArch(), "-Xptxas", "-v", "-c", "-o", filepath.Join(t.TempDir(), "k.o"))
-	for _, inc := range b.incs {
-		args = append(args, "-I"+inc)
-	}
-	args = append(args, path)
-	args = slicesDelete(args, "-Xcompiler", "-fPIC")
-	out, err := exec.Command(b.nvcc[0], append(b.nvcc[1:], args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("nvcc: %v\n%s", err, out)
-	}
-	entry := regexp.MustCompile(`Compiling entry function 'mtl_entry_(\w+)'`)
-	used := regexp.MustCompile(`Used \d+ registers(?:, (\d+) bytes smem)?`)
-	got := map[string]int{}
-	cur := ""
-	for _, line := range strings.Split(string(out), "\n") {
-		if m := entry.FindStringSubmatch(line); m != nil {
-			cur = m[1]
-		} else if m := used.FindStringSubmatch(line); m != nil && cur != "" {
-			n, _ := strconv.Atoi(m[1])
-			got[cur] = n
-			cur = ""
-		}
-	}
-	return got
+	return fileKernels(t, filepath.Join("testdata", "tgmem", "tgmem.metal"))
 }
 
-// slicesDelete removes the pair a, b from args.
-func slicesDelete(args []string, a, b string) []string {
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == a && args[i+1] == b {
-			return append(args[:i:i], args[i+2:]...)
-		}
-	}
-	return args
-}
-
-// TestStaticSharedMemory compares the static shared memory nvcc allocates
-// for tgmem.cu's kernels (what cudaFuncGetAttributes reports on the GPU,
-// which TestGPUSharedMemory checks) with msl's estimate for the same
-// declarations in tgmem.metal. They agree where Metal's layout needs no
-// padding or rounding; elsewhere nvcc allocates between the declarations'
-// sizes and Metal's total: it packs the declarations its own way and does
-// not round the total up to 16 bytes.
+// TestStaticSharedMemory translates tgmem.metal's kernels and holds the
+// static shared memory nvcc allocates (what cudaFuncGetAttributes reports
+// on the GPU, which TestGPUThreadgroupMemory checks) and ThreadgroupMemory
+// (Metal's rule over the TU's table) to msl's estimate: ThreadgroupMemory
+// is the estimate; nvcc's figure is it where Metal's layout needs no
+// padding or rounding, and lies between the declarations' sizes and it
+// elsewhere (nvcc packs the declarations its own way and does not round
+// the total up to 16 bytes).
 func TestStaticSharedMemory(t *testing.T) {
 	b := toolBackend(t, Options{})
-	got := ptxasShared(t, b, filepath.Join("testdata", "tgmem", "tgmem.cu"))
-	for _, k := range tgmemKernels(t) {
-		n, ok := got[k.name]
-		if !ok {
-			t.Errorf("%s: ptxas reported no entry mtl_entry_%s", k.name, k.name)
-			continue
-		}
-		t.Logf("%s: nvcc %d bytes, msl %d (declarations %d bytes)", k.name, n, k.total, k.sum)
-		k.check(t, n)
+	ks := tgmemKernels(t)
+	if len(ks) != 4 {
+		t.Fatalf("tgmem.metal has %d kernels, want 4", len(ks))
 	}
-}
-
-// A tgmemKernel is one kernel of tgmem.metal with msl's estimate.
-type tgmemKernel struct {
-	name           string
-	total          int // msl's Total: Metal's layout rounded to 16
-	declared       int // msl's Declared: the end of the last declaration
-	sum            int // the declarations' sizes
-	aligned, exact bool
-}
-
-// check holds a GPU's (or ptxas's) figure n to the estimate.
-func (k tgmemKernel) check(t *testing.T, n int) {
-	t.Helper()
-	if k.exact {
-		if n != k.total {
-			t.Errorf("%s: %d bytes of static shared memory, msl estimates %d", k.name, n, k.total)
-		}
-		return
+	for _, k := range ks {
+		t.Run(k.src.Entry, func(t *testing.T) {
+			fg := figures(t, b, k)
+			t.Logf("msl %d bytes (declarations %d), ThreadgroupMemory %d, nvcc %d (+%d reserved)", fg.msl, fg.sum, fg.metal, fg.nvcc, fg.reserved)
+			fg.check(t, k.name)
+		})
 	}
-	if n < k.sum || n > k.total {
-		t.Errorf("%s: %d bytes of static shared memory, want between the declarations' %d and msl's %d", k.name, n, k.sum, k.total)
-	}
-}
-
-func tgmemKernels(t *testing.T) []tgmemKernel {
-	t.Helper()
-	path := filepath.Join("testdata", "tgmem", "tgmem.metal")
-	text, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := msl.Parse(path, text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []tgmemKernel
-	for _, name := range []string{"floats", "aligned", "padded", "helper"} {
-		m, err := msl.ThreadgroupMemory(f, name, msl.Env{File: f})
-		if err != nil || !m.Known {
-			t.Fatalf("msl.ThreadgroupMemory(%s) = %+v, %v", name, m, err)
-		}
-		k := tgmemKernel{name: name, total: int(m.Total), declared: int(m.Declared)}
-		pad := false
-		for _, d := range m.Decls {
-			if d.Offset != int64(k.sum) {
-				pad = true
-			}
-			k.sum += int(d.Size)
-		}
-		// No padding between declarations and nothing to round: the
-		// layouts cannot differ.
-		k.exact = !pad && k.declared%16 == 0
-		out = append(out, k)
-	}
-	return out
 }
 
 // runnerBackend returns a toolBackend with its runner built and started,

@@ -18,14 +18,28 @@ import (
 	"metalab/backend/cpu/prelude"
 	"metalab/backend/internal/buildcache"
 	"metalab/backend/runner"
+	"metalab/translate"
+	cudatarget "metalab/translate/cuda"
 )
 
-// TranslateCUDA turns a Metal source into one CUDA TU in the shape
-// runtime/mtl_cuda.h describes, and names src.Entry's entry in its kernel
-// table. It is nil until the translator has a CUDA target; until then
-// Compile reports the backend unavailable for translated sources (CompileCU
-// runs hand-written TUs).
-var TranslateCUDA func(src backend.Source) (cu []byte, kernel string, err error)
+// A TranslateFunc turns a Metal source into one self-contained CUDA TU in
+// the shape runtime/mtl_cuda.h describes (it includes nothing but the
+// prelude and mtl_cuda.h: the source's headers and defines are already
+// applied) and names src.Entry's entry in its kernel table. pp runs the C++
+// compiler's preprocessor.
+type TranslateFunc func(ctx context.Context, src backend.Source, pp *translate.Preprocessor) (cu []byte, kernel string, err error)
+
+// TranslateCUDA is the translator Backends use when Options.Translate is
+// unset: package translate with the CUDA target (package translate/cuda).
+// Compile reports the backend unavailable for translated sources when it
+// is nil (CompileCU runs hand-written TUs).
+var TranslateCUDA TranslateFunc = func(ctx context.Context, src backend.Source, pp *translate.Preprocessor) ([]byte, string, error) {
+	u, err := translate.Translate(ctx, src, translate.Options{Target: cudatarget.Target, Preprocessor: pp})
+	if err != nil {
+		return nil, "", err
+	}
+	return u.Text, u.Entry, nil
+}
 
 // Options configure a Backend. Zero values select the defaults.
 type Options struct {
@@ -48,7 +62,10 @@ type Options struct {
 	Sanitizer string
 
 	// Translate turns sources into CUDA; default TranslateCUDA.
-	Translate func(src backend.Source) (cu []byte, kernel string, err error)
+	Translate TranslateFunc
+	// CXX is the C++ compiler whose preprocessor the translation runs
+	// (Metal's includes, defines and macros); default $CXX or "g++".
+	CXX string
 	// Prelude holds the metal_stdlib headers and PreludeVersion names them
 	// (for the compile cache); default the cpu backend's prelude, which
 	// compiles for the GPU through runtime/mtl_rt.h.
@@ -61,6 +78,7 @@ type Options struct {
 // serialised.
 type Backend struct {
 	opts Options
+	pp   *translate.Preprocessor // the C++ compiler's preprocessor, for translation
 
 	toolOnce sync.Once // nvcc, the cache and the headers
 	toolErr  error
@@ -105,13 +123,19 @@ func New(opts Options) *Backend {
 	if opts.Translate == nil {
 		opts.Translate = TranslateCUDA
 	}
+	if opts.CXX == "" {
+		opts.CXX = os.Getenv("CXX")
+	}
+	if opts.CXX == "" {
+		opts.CXX = "g++"
+	}
 	if opts.Prelude == nil {
 		opts.Prelude = prelude.FS
 		if opts.PreludeVersion == "" {
 			opts.PreludeVersion = prelude.Version
 		}
 	}
-	return &Backend{opts: opts}
+	return &Backend{opts: opts, pp: &translate.Preprocessor{CXX: strings.Fields(opts.CXX)}}
 }
 
 // Name returns "cuda".
@@ -207,6 +231,9 @@ func (b *Backend) Available(ctx context.Context) (bool, string) {
 	if err != nil {
 		return false, err.Error()
 	}
+	if err := b.haveCXX(); err != nil {
+		return false, err.Error()
+	}
 	if !gpuPresent() {
 		// Said before nvcc runs or anything is installed: --backend auto
 		// asks on every machine.
@@ -216,6 +243,18 @@ func (b *Backend) Available(ctx context.Context) (bool, string) {
 		return false, err.Error()
 	}
 	return true, ""
+}
+
+// haveCXX says whether the C++ compiler whose preprocessor the translation
+// runs is there.
+func (b *Backend) haveCXX() error {
+	if len(b.pp.CXX) == 0 {
+		return errors.New("no C++ compiler for the translation's preprocessor: set CXX")
+	}
+	if _, err := exec.LookPath(b.pp.CXX[0]); err != nil {
+		return fmt.Errorf("no C++ compiler for the translation's preprocessor: %s not found (install g++, or set CXX): %w", b.pp.CXX[0], err)
+	}
+	return nil
 }
 
 // nvccRelease is "nvcc 11.8" (or "nvcc" when the version is unknown).

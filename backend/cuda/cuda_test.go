@@ -15,6 +15,7 @@ import (
 	"metalab/backend/cpu/prelude"
 	"metalab/backend/runner"
 	"metalab/internal/testenv"
+	"metalab/translate"
 )
 
 // testCache is the cache the tests share, so the runner and the objects
@@ -100,11 +101,24 @@ func TestNoNVCC(t *testing.T) {
 	if ok || !strings.Contains(why, "no nvcc") || !strings.Contains(why, "/nonexistent/nvcc") {
 		t.Errorf("Available = %v, %q; want false naming the missing nvcc", ok, why)
 	}
-	b.opts.Translate = func(backend.Source) ([]byte, string, error) { return nil, "", errors.New("unreached") }
+	b.opts.Translate = func(context.Context, backend.Source, *translate.Preprocessor) ([]byte, string, error) {
+		return nil, "", errors.New("unreached")
+	}
 	_, err := b.Compile(context.Background(), backend.Source{Name: "k.metal", Entry: "k"})
 	var f *backend.Failure
 	if !errors.As(err, &f) || f.Kind != backend.Unavailable || !strings.Contains(f.Msg, "no nvcc") {
 		t.Errorf("Compile = %v, want an Unavailable failure naming nvcc", err)
+	}
+}
+
+// TestNoCXX: with nvcc but no C++ compiler for the translation's
+// preprocessor, Available says so, naming the compiler.
+func TestNoCXX(t *testing.T) {
+	nvcc := testenv.RequireNVCC(t)
+	b := New(Options{NVCC: nvcc, CXX: "/nonexistent/g++", CacheDir: t.TempDir()})
+	ok, why := b.Available(context.Background())
+	if ok || !strings.Contains(why, "preprocessor") || !strings.Contains(why, "/nonexistent/g++") {
+		t.Errorf("Available = %v, %q; want false naming the missing C++ compiler", ok, why)
 	}
 }
 
@@ -121,7 +135,9 @@ func TestCompileWithoutTranslator(t *testing.T) {
 }
 
 func TestCheckModeUnavailable(t *testing.T) {
-	b := New(Options{CacheDir: t.TempDir(), Translate: func(backend.Source) ([]byte, string, error) { return nil, "", nil }})
+	b := New(Options{CacheDir: t.TempDir(), Translate: func(context.Context, backend.Source, *translate.Preprocessor) ([]byte, string, error) {
+		return nil, "", nil
+	}})
 	_, err := b.Compile(context.Background(), backend.Source{Name: "k.metal", Entry: "k", Check: true})
 	var f *backend.Failure
 	if !errors.As(err, &f) || f.Kind != backend.Unavailable || !strings.Contains(f.Msg, "no checking mode") {
@@ -214,4 +230,33 @@ func fsWalk(fsys fs.FS, f func(name string, text []byte)) error {
 		f(path, b)
 		return nil
 	})
+}
+
+// TestTranslateFailures: what the translation refuses or rejects comes
+// back as the cpu backend's failures, before nvcc or a GPU is needed.
+func TestTranslateFailures(t *testing.T) {
+	testenv.RequireCXX(t)
+	b := New(Options{CacheDir: t.TempDir()})
+	tests := []struct {
+		name, text, entry string
+		kind              backend.FailureKind
+		msg               string
+	}{
+		{"refused", "kernel void k(device float* o [[buffer(0)]]) { asm(\"trap;\"); }\n", "k", backend.Refused, "k.metal:1:"},
+		{"unknown entry", "kernel void k(device float* o [[buffer(0)]]) { o[0] = 1; }\n", "nope", backend.CompileError, `unknown entry "nope"`},
+		{"preprocessor", "#error stop here\nkernel void k() {}\n", "k", backend.CompileError, "stop here"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := b.translate(context.Background(), backend.Source{Name: "k.metal", Text: []byte(tt.text), Entry: tt.entry})
+			var f *backend.Failure
+			if !errors.As(err, &f) || f.Kind != tt.kind || !strings.Contains(f.Msg, tt.msg) {
+				t.Errorf("translate = %v, want a %s failure containing %q", err, tt.kind, tt.msg)
+			}
+		})
+	}
+	cu, err := b.translate(context.Background(), backend.Source{Name: "k.metal", Text: []byte("kernel void k(device float* o [[buffer(0)]]) { o[0] = 1; }\n"), Entry: "k"})
+	if err != nil || cu.Kernel != "k" || !strings.Contains(string(cu.CU), "MTL_CUDA_KERNEL(0,") || cu.Dir != "" {
+		t.Errorf("translate = %+v, %v; want a self-contained TU exporting k", cu, err)
+	}
 }

@@ -1,13 +1,16 @@
 // Package cuda is the backend that runs Metal kernels on an NVIDIA GPU.
 //
-// A kernel is translated to one CUDA translation unit (TranslateCUDA, the
-// translator's CUDA target), compiled by nvcc into a shared object against
-// the cpu backend's metal_stdlib prelude and run by the cuda runner: a
-// child process, built with nvcc on first use from runtime/runner.cpp,
-// that speaks the cpu runner's framed protocol (package runner). The
-// runner, the installed headers and every compiled kernel are cached by
-// content hash under <cache>/cuda (the cpu backend's cache root), each
-// object checked against the sha256 recorded when it was built.
+// A kernel is translated to one CUDA translation unit (TranslateCUDA:
+// package translate with the CUDA target, translate/cuda, after the C++
+// compiler's preprocessor, Options.CXX), compiled by nvcc into a shared
+// object against the cpu backend's metal_stdlib prelude and run by the
+// cuda runner: a child process, built with nvcc on first use from
+// runtime/runner.cpp, that speaks the cpu runner's framed protocol
+// (package runner). The runner, the installed headers and every compiled
+// kernel are cached by content hash under <cache>/cuda (the cpu backend's
+// cache root), each object checked against the sha256 recorded when it was
+// built. Build and BuildCU compile without a GPU (nvcc alone), for tests
+// and for machines that only compile.
 //
 // # The ABI a translated TU targets
 //
@@ -19,17 +22,49 @@
 //     prelude's functions __host__ __device__ (see the prelude's README).
 //   - The kernel source sits between MTL_CUDA_BEGIN_SOURCE and
 //     MTL_CUDA_END_SOURCE (namespace metal::mtl_src, so that Metal's names
-//     win over CUDA's global float4, fmax, ...). Its functions are
-//     MTL_DEVICE, its namespace-scope constants MTL_CONSTANT, each
+//     win over CUDA's global float4, fmax, ...; metal's functions of the
+//     names the source declares are brought in first, so the source's
+//     overloads join them as in Metal). Its functions are MTL_DEVICE, its
+//     namespace-scope constants MTL_CONSTANT (but constexpr scalars), each
 //     threadgroup declaration MTL_THREADGROUP(T, name) (__shared__ storage
-//     of its own). Each kernel has a run function with the cpu target's
-//     signature, MTL_ENTRY void run(void* const* buffers, void* const*
-//     tgbufs), reading thread attributes from mtl_rt::ctx().
-//   - MTL_CUDA_KERNEL(id, run) defines the extern "C" __global__ entry
+//     of its own). The kernel has the cpu target's run function, MTL_ENTRY
+//     void mtl_run_<kernel>(void* const* buffers, void* const* tgbufs),
+//     reading thread attributes from mtl_rt::ctx().
+//   - MTL_CUDA_KERNEL(0, ...) defines the extern "C" __global__ entry
 //     (one LaunchArgs parameter: the buffers and the offsets of the
 //     [[threadgroup(n)]] buffers in dynamic shared memory) and its host
-//     stubs; the table of MTL_CUDA_KERNEL_INFO entries is exported with
+//     stubs, with __launch_bounds__ only where the kernel declares
+//     [[max_total_threads_per_threadgroup]]; the one-entry table, with the
+//     slot table of the static threadgroup declarations, is exported with
 //     MTL_CUDA_EXPORT as mtl_cuda_kernels, next to mtl_cuda_abi.
+//
+// What the CUDA target cannot translate, and why: a static constexpr data
+// member of class type (MLX's Limits<half>::min: half is a class in the
+// prelude) that device code binds a reference to (a conditional's lvalue,
+// a const& argument) has no device copy, and CUDA allows no memory space
+// on a static data member, so nvcc calls it undefined in device code; a
+// source that reopens namespace metal to specialise metal's templates
+// reopens metal::mtl_src::metal instead; a function of the source with the
+// exact signature of a non-template function of metal_stdlib conflicts
+// with the using-declaration that brings metal's overloads in (Metal only
+// refuses the ambiguous call).
+//
+// # Threadgroup memory
+//
+// Program.ThreadgroupMemory is the kernel's static threadgroup memory
+// counted by Metal's rule (its declarations in msl's layout order, each
+// aligned, the total rounded up to 16 bytes), from the TU's slot table and
+// the compiler's sizes: the figure the cpu backend reports and msl
+// estimates, so check's threadgroup-memory figures and --tg-limit mean the
+// same on every backend. What the GPU allocates, nvcc's static shared
+// memory (cudaFuncGetAttributes' sharedSizeBytes), is StaticSharedMemory,
+// also in Resources: it lies between the declarations' sizes and Metal's
+// total (nvcc packs the declarations its own way, does not round up, and
+// drops storage the kernel never touches). sm_90 objects place a kernel's
+// shared memory after a 1 KiB region the system reserves and count it in
+// their .nv.shared section (cuobjdump's figure); ptxas -v leaves it out.
+// For a hand-written TU whose table does not list every declaration,
+// ThreadgroupMemory is nvcc's figure.
 //
 // # Thread positions, simd groups, barriers
 //
@@ -52,17 +87,23 @@
 // ballots and simdgroup_matrix products compute the same operations in the
 // same order as on the cpu backend and give the same bits: for kernels
 // without transcendental functions the two backends' outputs are byte for
-// byte equal (TestParity on a GPU machine checks it). The price is speed:
-// a reduction is 32 shuffles and a sequential fold, not a 5-step butterfly,
-// so simd-heavy kernels are slower than hand-written CUDA, for the
-// baseline and its variants alike.
+// byte equal (TestParity checks it for parity.inc's kernels, and
+// TestGPUParityBundled for every bundled kernel, stage by stage, on its
+// quick cases, on a GPU machine). The price is speed: a reduction is 32
+// shuffles and a sequential fold, not a 5-step butterfly, so simd-heavy
+// kernels are slower than hand-written CUDA, for the baseline and its
+// variants alike.
 //
 // Where the backends differ, and why:
 //
 //   - Transcendental functions (exp, log, sin, pow, tanh, erf, ...) are
 //     CUDA's libdevice on the GPU and the host's libm on the cpu backend;
 //     both are within a few ulp of the true value, rarely the same one.
-//     Correctly rounded operations agree: + - * /, sqrt, fma, conversions,
+//     Of the bundled kernels, those that call exp may differ (qsa_flash,
+//     qsa_attn_part, qsa_merge, the softmaxes of ggml, MLX and the trust
+//     set, candle's exp, MFA's attention; the parity test lists each with
+//     its reason and bounds the difference). Correctly rounded operations
+//     agree: + - * /, sqrt, fma, conversions,
 //     floor, ceil, rint, fmod, frexp, ldexp, the half and bfloat roundings.
 //   - NaN payloads: an invalid operation makes 0x7fffffff on NVIDIA GPUs and
 //     0xffc00000 on x86, so an output holding a NaN that arithmetic made

@@ -8,6 +8,7 @@ import (
 
 	"metalab/backend"
 	"metalab/backend/runner"
+	"metalab/translate"
 )
 
 // Compile translates src with the CUDA target (Options.Translate, default
@@ -25,15 +26,44 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 	if err := b.device(ctx); err != nil {
 		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
 	}
-	cu, kernel, err := b.opts.Translate(src)
+	cu, err := b.translate(ctx, src)
 	if err != nil {
+		return nil, err
+	}
+	return b.CompileCU(ctx, cu)
+}
+
+// translate translates src into a CUSource, its errors made Failures as
+// the cpu backend makes them: a source the vetting pass refuses is
+// Refused, one the preprocessor or the translator rejects a CompileError;
+// a compiler that cannot run is an EnvError.
+func (b *Backend) translate(ctx context.Context, src backend.Source) (CUSource, error) {
+	cu, kernel, err := b.opts.Translate(ctx, src, b.pp)
+	if err != nil {
+		if ctx.Err() != nil {
+			return CUSource{}, ctx.Err()
+		}
 		var f *backend.Failure
 		if errors.As(err, &f) {
-			return nil, f
+			return CUSource{}, f
 		}
-		return nil, &backend.Failure{Kind: backend.CompileError, Msg: firstLine(err.Error()), Log: err.Error()}
+		var env *backend.EnvError
+		if errors.As(err, &env) {
+			return CUSource{}, env
+		}
+		var r *translate.Refusal
+		if errors.As(err, &r) && len(r.Errors) > 0 {
+			return CUSource{}, &backend.Failure{Kind: backend.Refused, Msg: r.Errors[0].Error(), Log: r.Report()}
+		}
+		var pe *translate.PreprocessError
+		if errors.As(err, &pe) {
+			return CUSource{}, &backend.Failure{Kind: backend.CompileError, Msg: pe.Error(), Log: pe.Log}
+		}
+		return CUSource{}, &backend.Failure{Kind: backend.CompileError, Msg: firstLine(err.Error()), Log: err.Error()}
 	}
-	return b.CompileCU(ctx, CUSource{Name: src.Name, CU: cu, Kernel: kernel, Dir: src.Dir, Defines: src.Defines})
+	// The TU is self-contained: no include directory, no defines, and no
+	// include closure to hash beyond its own text.
+	return CUSource{Name: src.Name, CU: cu, Kernel: kernel}, nil
 }
 
 // CompileCU compiles an already-translated TU (or a hand-written one) for
@@ -63,6 +93,7 @@ type program struct {
 	name       string // the source's name
 
 	tgMem, maxThreads int
+	staticShared      int // nvcc's static shared memory (cudaFuncGetAttributes)
 	resources         string
 	handle            uint32
 	gen               int // runner generation handle belongs to
@@ -71,13 +102,28 @@ type program struct {
 
 var _ backend.Program = (*program)(nil)
 
-// ThreadgroupMemory is the compiled function's static shared memory
-// (cudaFuncGetAttributes' sharedSizeBytes): what the GPU allocates for the
-// kernel's threadgroup declarations.
+// ThreadgroupMemory is the kernel's static threadgroup memory counted by
+// Metal's rule, as the cpu backend and msl's estimate count it: its
+// declarations in the order msl lays them out, each aligned, the total
+// rounded up to 16 bytes (the sizes are the compiler's). check's
+// threadgroup-memory figures and limit then mean the same on every
+// backend. For a TU whose table does not list every declaration (a
+// hand-written one) it is nvcc's figure, StaticSharedMemory.
 func (p *program) ThreadgroupMemory() int {
 	p.b.mu.Lock()
 	defer p.b.mu.Unlock()
 	return p.tgMem
+}
+
+// StaticSharedMemory is what the GPU allocates for the kernel's
+// threadgroup declarations: the compiled function's static shared memory
+// (cudaFuncGetAttributes' sharedSizeBytes), nvcc's layout. It lies between
+// the declarations' sizes and ThreadgroupMemory: nvcc packs the
+// declarations its own way and does not round the total up to 16 bytes.
+func (p *program) StaticSharedMemory() int {
+	p.b.mu.Lock()
+	defer p.b.mu.Unlock()
+	return p.staticShared
 }
 
 // MaxThreadsPerThreadgroup is the compiled function's maxThreadsPerBlock
@@ -120,6 +166,7 @@ func (p *program) load(ctx context.Context) error {
 		return fmt.Errorf("load kernel %s: %w", p.kernel, err)
 	}
 	p.handle, p.tgMem, p.maxThreads, p.resources = l.Handle, l.TGMem, l.MaxThreads, l.Resources
+	p.staticShared = l.StaticShared
 	p.gen = p.b.gen
 	return nil
 }
@@ -217,4 +264,32 @@ func (p *program) failure(e *runner.Error, log string) error {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// Build is Compile without the GPU: it translates src and compiles it with
+// nvcc for arch ("sm_90") into the compile cache, and returns the shared
+// object's path. It needs nvcc and the C++ preprocessor, not a GPU; its
+// failures are those of Compile.
+func (b *Backend) Build(ctx context.Context, src backend.Source, arch string) (string, error) {
+	if src.Check {
+		return "", &backend.Failure{Kind: backend.Unavailable, Msg: "the cuda backend has no checking mode"}
+	}
+	if b.opts.Translate == nil {
+		return "", &backend.Failure{Kind: backend.Unavailable, Msg: "the CUDA translation target is not built yet"}
+	}
+	cu, err := b.translate(ctx, src)
+	if err != nil {
+		return "", err
+	}
+	return b.BuildCU(ctx, cu, arch)
+}
+
+// BuildCU is CompileCU without the GPU: it compiles an already-translated
+// TU with nvcc for arch into the compile cache and returns the shared
+// object's path.
+func (b *Backend) BuildCU(ctx context.Context, src CUSource, arch string) (string, error) {
+	if arch == "" {
+		return "", errors.New("build: no GPU architecture given (sm_XY)")
+	}
+	return b.compileObject(ctx, src, arch, b.opts.Racecheck)
 }

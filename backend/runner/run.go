@@ -20,6 +20,11 @@ type Loaded struct {
 	// Resources is what the cuda runner appends: the compiled function's
 	// registers, local memory and so on, as text; "" from the cpu runner.
 	Resources string
+	// StaticShared is the cuda runner's other addition: the compiled
+	// function's static shared memory as nvcc laid it out
+	// (cudaFuncGetAttributes), where TGMem counts by Metal's rule; -1
+	// from the cpu runner.
+	StaticShared int
 }
 
 // A Slot describes a static threadgroup declaration, for reports.
@@ -42,7 +47,7 @@ func (p *Proc) Load(ctx context.Context, so, kernel string, flags uint8, timeout
 		return nil, err
 	}
 	d := Decoder{B: reply}
-	l := &Loaded{Handle: d.U32(), TGMem: int(d.U64()), MaxThreads: int(d.U32()), Slots: map[int]Slot{}}
+	l := &Loaded{Handle: d.U32(), TGMem: int(d.U64()), MaxThreads: int(d.U32()), Slots: map[int]Slot{}, StaticShared: -1}
 	n := int(d.U32())
 	for i := 0; i < n && d.Err == nil; i++ {
 		id := int(d.I32())
@@ -58,6 +63,9 @@ func (p *Proc) Load(ctx context.Context, so, kernel string, flags uint8, timeout
 	}
 	if d.Err == nil && len(d.B) > 0 {
 		l.Resources = d.Str()
+	}
+	if d.Err == nil && len(d.B) > 0 {
+		l.StaticShared = int(d.U64())
 	}
 	if d.Err != nil {
 		return nil, d.Err

@@ -74,6 +74,7 @@ func fakeRunner(mode string) int {
 			e.Str("tile")
 			if strings.HasSuffix(so, "cuda.so") {
 				e.Str("registers 12 for " + kernel)
+				e.U64(58)
 			}
 			reply(seq, MsgOK, e.B)
 		case MsgReset:
@@ -214,6 +215,9 @@ func TestLoad(t *testing.T) {
 		}
 		if want := map[string]string{"/c/k.so": "", "/c/cuda.so": "registers 12 for k"}[so]; l.Resources != want {
 			t.Errorf("Load(%s).Resources = %q, want %q", so, l.Resources, want)
+		}
+		if want := map[string]int{"/c/k.so": -1, "/c/cuda.so": 58}[so]; l.StaticShared != want {
+			t.Errorf("Load(%s).StaticShared = %d, want %d", so, l.StaticShared, want)
 		}
 	}
 }

@@ -1,30 +1,44 @@
-// Package cuda is the translation target of the cuda backend: CUDA C++
-// for nvcc or NVRTC against a CUDA prelude that implements metal_stdlib
-// on the GPU (the same API as the cpu backend's: namespace metal, half,
-// vector types with swizzle methods, simd-group functions on warps,
-// threadgroup_barrier on __syncthreads).
+// Package cuda is the translation target of the cuda backend: one CUDA
+// translation unit per entry point, in the shape the cuda runner's ABI
+// (backend/cuda/runtime/mtl_cuda.h) describes, compiled by nvcc against
+// the cpu backend's metal_stdlib prelude as device code.
+//
+// The translation unit includes the prelude and mtl_cuda.h, and puts the
+// kernel source between MTL_CUDA_BEGIN_SOURCE and MTL_CUDA_END_SOURCE, in
+// namespace metal::mtl_src: nvcc includes cuda_runtime.h into every TU,
+// whose global float4, fmax, min, ... would otherwise be ambiguous with
+// Metal's (or win over them). Inside namespace metal unqualified lookup
+// finds Metal's names first, so the source means what it means on the cpu
+// backend; that is also why the cpu target's global using-declarations of
+// Metal's types are not written.
 //
 // Address spaces vanish in types (CUDA pointers are generic; constant
-// becomes const); a namespace-scope variable in the constant address
-// space becomes __constant__, a constexpr one stays constexpr. Every
-// function the translation keeps is __device__. Threadgroup storage is
-// __shared__ where it is declared: CUDA lays it out and reports its size
-// (cudaFuncGetAttributes), so nothing is hoisted. Function constants are
+// becomes const). A namespace-scope variable in the constant address
+// space is MTL_CONSTANT (device memory device code reads), unless it is
+// constexpr: a constexpr scalar is usable in device code as it is. Every
+// function the translation keeps is MTL_DEVICE. Function constants are
 // static constexpr with the spec's values.
 //
-// The entry point is one extern "C" __global__ function, mtl_entry, with
-// the cpu runner's shape of arguments:
+// Threadgroup storage is __shared__ storage of its own where the source
+// declares it, MTL_THREADGROUP(T, name), with T an alias of its type
+// written before the function at namespace scope (as the cpu target does)
+// so that the kernel table can describe it with the compiler's sizeof:
+// nvcc lays the declarations out; the table's slots, laid out by Metal's
+// rule by the runner, give the kernel's threadgroup memory as Metal (and
+// the cpu backend) count it. Storage whose type cannot be written at
+// namespace scope (in a member function, in a template helper, a template
+// helper's storage reached with several template arguments) gets a local
+// alias and no slot: the table then says that its layout is unknown, and
+// the runner reports nvcc's own figure.
 //
-//	extern "C" __global__ void mtl_entry(void* const* mtl_b, const unsigned* mtl_tg)
-//
-// mtl_b[i] is the device pointer bound at [[buffer(i)]] (or the implicit
-// position i), an array in device memory; host-sized threadgroup memory
-// is the dynamic shared memory, [[threadgroup(i)]] at byte offset
-// mtl_tg[i] of it (an array in device memory too; the launch's dynamic
-// shared memory size covers them all). Thread positions are read from
-// threadIdx, blockIdx, blockDim and gridDim; a simd group is a warp of 32
-// consecutive threads by linear thread index, as on Apple GPUs.
-// [[max_total_threads_per_threadgroup(n)]] becomes __launch_bounds__(n).
+// The entry is the cpu target's wrapper, mtl_run_<kernel>(buffers,
+// tgbufs) (a template for a template kernel), marked MTL_ENTRY and called
+// through a plain function, mtl_entry_run, that names the instantiation
+// inside the source's namespace. MTL_CUDA_KERNEL(0, ...) makes the
+// extern "C" __global__ mtl_entry_0 and its host stubs, with
+// __launch_bounds__ where the kernel declares
+// [[max_total_threads_per_threadgroup]]; the one-entry table is exported
+// with MTL_CUDA_EXPORT.
 package cuda
 
 import (
@@ -43,49 +57,48 @@ type target struct{}
 
 func (target) Name() string { return "cuda" }
 
-// Header includes the CUDA prelude and makes Metal's scalar, vector and
-// matrix types global names, as Metal has them.
-func (target) Header() string { return header }
+// Header includes the prelude and the ABI header and opens the source's
+// namespace.
+func (target) Header() string {
+	return "#include <metal_stdlib>\n#include \"mtl_cuda.h\"\nMTL_CUDA_BEGIN_SOURCE\n"
+}
 
-var header = func() string {
+// Overloads makes metal's functions of the given names members of the
+// source's namespace, so that the source's functions of those names
+// overload them as in Metal rather than hide them (see
+// translate.Namespacer).
+func (target) Overloads(names []string) string {
 	var b strings.Builder
-	b.WriteString("#include <metal_stdlib>\n")
-	b.WriteString("using metal::uchar; using metal::ushort; using metal::uint; using metal::ulong; using metal::half; using metal::bfloat;\n")
-	for _, e := range []string{"float", "half", "bfloat", "int", "uint", "short", "ushort", "char", "uchar", "bool", "long", "ulong"} {
-		for _, p := range []string{"", "packed_"} {
-			for n := 2; n <= 4; n++ {
-				fmt.Fprintf(&b, "using metal::%s%s%d; ", p, e, n)
-			}
-		}
-		b.WriteString("\n")
-	}
-	for _, e := range []string{"float", "half"} {
-		for c := 2; c <= 4; c++ {
-			for r := 2; r <= 4; r++ {
-				fmt.Fprintf(&b, "using metal::%s%dx%d; ", e, c, r)
-			}
-		}
-		b.WriteString("\n")
+	for _, n := range names {
+		b.WriteString("using ::metal::" + n + ";\n")
 	}
 	return b.String()
-}()
+}
 
 // Keyword drops device, thread and threadgroup; constant is const in a
-// type, __constant__ on a namespace-scope variable (not a constexpr one:
-// a constexpr variable is usable in device code as it is) and constexpr
-// on a static data member.
+// type and constexpr on a static data member. A namespace-scope variable
+// is MTL_CONSTANT, device memory that device code reads, unless it is a
+// constexpr scalar, which device code reads as it is: a constexpr array or
+// object (a half, a vector, a table) has no device copy without the mark.
 func (target) Keyword(kw string, c translate.Context) string {
-	if kw != "constant" || c.Constexpr {
+	if kw != "constant" {
+		return ""
+	}
+	if c.Scope == translate.FileScope {
+		switch {
+		case c.Constexpr && c.Scalar:
+			return ""
+		case c.Constexpr, c.Const:
+			return "MTL_CONSTANT"
+		}
+		return "MTL_CONSTANT const"
+	}
+	if c.Constexpr {
 		return ""
 	}
 	switch c.Scope {
 	case translate.StaticMember:
 		return "constexpr"
-	case translate.FileScope:
-		if c.Const {
-			return "__constant__"
-		}
-		return "__constant__ const"
 	}
 	if c.Const {
 		return ""
@@ -93,8 +106,8 @@ func (target) Keyword(kw string, c translate.Context) string {
 	return "const"
 }
 
-// FuncPrefix makes every function a device function.
-func (target) FuncPrefix(*msl.Func) string { return "__device__ " }
+// FuncPrefix makes every function device code.
+func (target) FuncPrefix(*msl.Func) string { return "MTL_DEVICE " }
 
 func dims(ds []string) string {
 	var b strings.Builder
@@ -104,9 +117,41 @@ func dims(ds []string) string {
 	return b.String()
 }
 
-// Threadgroup declares v as __shared__ where it stands.
+// alias is the name of the type alias of threadgroup variable id.
+func alias(id int) string { return "mtl_tg" + strconv.Itoa(id) + "_t" }
+
+// laidOut reports whether v's type can be written at namespace scope
+// before its function, so that the kernel table describes it: storage the
+// entry reaches once, in the kernel or a plain helper.
+func laidOut(v *translate.TGVar) bool {
+	if v.Slot < 0 || v.Instances > 1 || v.Func.Owner != "" || v.Func.Template != nil && !v.Entry {
+		return false
+	}
+	for _, name := range v.TemplateNames {
+		if name == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// Threadgroup declares v as __shared__ storage of its own. Its type is an
+// alias written before the function when the table can describe it, a
+// local alias otherwise.
 func (target) Threadgroup(v *translate.TGVar) (string, string, error) {
-	return "__shared__ " + v.Type + " " + v.Name + dims(v.Dims) + ";", "", nil
+	a := alias(v.ID)
+	if !laidOut(v) {
+		return "typedef " + v.Type + " " + a + dims(v.Dims) + "; MTL_THREADGROUP(" + a + ", " + v.Name + ");", "", nil
+	}
+	if v.Template == "" {
+		return "MTL_THREADGROUP(" + a + ", " + v.Name + ");", "typedef " + v.HoistType + " " + a + dims(v.HoistDims) + ";", nil
+	}
+	// The alias is a template; its use names the function's template
+	// parameters, through a local alias (a template-id's commas would
+	// split the macro's arguments).
+	hoist := v.Template + " using " + a + " = " + v.HoistType + dims(v.HoistDims) + ";"
+	local := "typedef " + a + "<" + strings.Join(v.TemplateNames, ", ") + "> " + a + "l; MTL_THREADGROUP(" + a + "l, " + v.Name + ");"
+	return local, hoist, nil
 }
 
 // FunctionConstant defines c as a static constexpr, usable in device code
@@ -115,36 +160,35 @@ func (target) FunctionConstant(c *translate.FuncConst) string {
 	return fmt.Sprintf("static constexpr %s %s = static_cast<%s>(%s);", c.Type, c.Name, c.Type, c.Value)
 }
 
-// Linear thread index, simd group and quad group arithmetic, from the
-// CUDA built-ins.
-const (
-	linear  = "(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))"
-	threads = "(blockDim.x * blockDim.y * blockDim.z)"
-)
-
-// attrs maps a thread-position attribute to its components (three for a
-// vector attribute, one for a scalar).
-var attrs = map[string][]string{
-	"thread_position_in_grid":        {"blockIdx.x * blockDim.x + threadIdx.x", "blockIdx.y * blockDim.y + threadIdx.y", "blockIdx.z * blockDim.z + threadIdx.z"},
-	"thread_position_in_threadgroup": {"threadIdx.x", "threadIdx.y", "threadIdx.z"},
-	"threadgroup_position_in_grid":   {"blockIdx.x", "blockIdx.y", "blockIdx.z"},
-	"threads_per_threadgroup":        {"blockDim.x", "blockDim.y", "blockDim.z"},
-	"threadgroups_per_grid":          {"gridDim.x", "gridDim.y", "gridDim.z"},
-	"threads_per_grid":               {"gridDim.x * blockDim.x", "gridDim.y * blockDim.y", "gridDim.z * blockDim.z"},
-	"thread_index_in_threadgroup":    {linear},
-	"thread_index_in_simdgroup":      {linear + " % 32u"},
-	"simdgroup_index_in_threadgroup": {linear + " / 32u"},
-	"simdgroups_per_threadgroup":     {"(" + threads + " + 31u) / 32u"},
-	"threads_per_simdgroup":          {"32u"},
-	"thread_execution_width":         {"32u"},
-	"thread_index_in_quadgroup":      {linear + " % 4u"},
-	"quadgroup_index_in_threadgroup": {linear + " / 4u"},
-	"quadgroups_per_threadgroup":     {"(" + threads + " + 3u) / 4u"},
+// fields maps a thread-position attribute to its mtl_rt::ThreadCtx field
+// and whether the field is a 3-vector.
+var fields = map[string]struct {
+	field  string
+	vector bool
+}{
+	"thread_position_in_grid":        {"thread_position_in_grid", true},
+	"thread_position_in_threadgroup": {"thread_position_in_threadgroup", true},
+	"threadgroup_position_in_grid":   {"threadgroup_position_in_grid", true},
+	"threads_per_threadgroup":        {"threads_per_threadgroup", true},
+	"threadgroups_per_grid":          {"threadgroups_per_grid", true},
+	"threads_per_grid":               {"threads_per_grid", true},
+	"thread_index_in_threadgroup":    {"thread_index_in_threadgroup", false},
+	"thread_index_in_simdgroup":      {"thread_index_in_simdgroup", false},
+	"simdgroup_index_in_threadgroup": {"simdgroup_index_in_threadgroup", false},
+	"simdgroups_per_threadgroup":     {"simdgroups_per_threadgroup", false},
+	"threads_per_simdgroup":          {"threads_per_simdgroup", false},
+	"thread_execution_width":         {"threads_per_simdgroup", false},
+	"thread_index_in_quadgroup":      {"thread_index_in_quadgroup", false},
+	"quadgroup_index_in_threadgroup": {"quadgroup_index_in_threadgroup", false},
+	"quadgroups_per_threadgroup":     {"quadgroups_per_threadgroup", false},
 }
 
-// Entry writes a __device__ wrapper that binds the arguments and calls
-// the kernel (a template for a template kernel) and the __global__
-// mtl_entry that calls the wrapper, instantiated.
+// ns is the namespace the source's names live in, from the global one.
+const ns = "::metal::mtl_src"
+
+// Entry writes the wrapper mtl_run_<kernel> and mtl_entry_run, closes the
+// source's namespace, and writes the __global__ entry, the slot and
+// buffer tables and the exported kernel table.
 func (target) Entry(e *translate.Entry) (string, error) {
 	var b strings.Builder
 	var args []string
@@ -159,54 +203,138 @@ func (target) Entry(e *translate.Entry) (string, error) {
 	if e.Namespace != "" {
 		fmt.Fprintf(&b, "namespace %s {\n", e.Namespace)
 	}
-	call := e.QualName
+	call := ns + e.QualName
 	if e.Template != "" {
 		fmt.Fprintf(&b, "%s\n", e.Template)
 		call += "<" + strings.Join(e.TemplateNames, ", ") + ">"
 	}
-	fmt.Fprintf(&b, "__device__ void mtl_run_%s(void* const* mtl_b, const unsigned* mtl_tg) {\n", name)
-	b.WriteString("  using namespace metal;\n  extern __shared__ unsigned char mtl_shared[];\n  (void)mtl_b; (void)mtl_tg; (void)mtl_shared;\n")
+	fmt.Fprintf(&b, "MTL_ENTRY void mtl_run_%s(void* const* mtl_b, void* const* mtl_tg) {\n", name)
+	b.WriteString("  using namespace metal;\n  const ::mtl_rt::ThreadCtx& mtl_c = ::mtl_rt::ctx();\n  (void)mtl_b; (void)mtl_tg; (void)mtl_c;\n")
 	fmt.Fprintf(&b, "  %s(%s);\n}\n", call, strings.Join(args, ",\n    "))
 	if e.Namespace != "" {
 		fmt.Fprintf(&b, "}  // namespace %s\n", e.Namespace)
 	}
-	run := "::mtl_run_" + name
-	if e.Namespace != "" {
-		run = "::" + e.Namespace + "::mtl_run_" + name
-	}
+	// The instantiation and the slot aliases are named inside the
+	// source's namespace, where the template arguments mean what they
+	// mean in the source (float4 is metal's).
+	targs := ""
 	if e.Template != "" {
-		run += "<" + strings.Join(e.TemplateArgs, ", ") + ">"
+		targs = "<" + strings.Join(e.TemplateArgs, ", ") + ">"
 	}
-	fmt.Fprintf(&b, "// %s\n", strconv.Quote(e.Name))
-	fmt.Fprintf(&b, "extern \"C\" __global__ void __launch_bounds__(%d) mtl_entry(void* const* mtl_b, const unsigned* mtl_tg) {\n", e.MaxThreads)
-	fmt.Fprintf(&b, "  %s(mtl_b, mtl_tg);\n}\n", run)
+	scope := ns + "::"
+	if e.Namespace != "" {
+		scope = ns + "::" + e.Namespace + "::"
+	}
+	fmt.Fprintf(&b, "MTL_ENTRY void mtl_entry_run(void* const* mtl_b, void* const* mtl_tg) { %smtl_run_%s%s(mtl_b, mtl_tg); }\n", scope, name, targs)
+	known := true
+	var slots []*translate.TGVar
+	for _, s := range e.Slots {
+		if !laidOut(s) {
+			known = false
+			break
+		}
+		slots = append(slots, s)
+	}
+	slotTable := "nullptr"
+	if !known {
+		slots = nil
+	}
+	if len(slots) > 0 {
+		slotTable = ns + "::mtl_slots"
+		b.WriteString("static const ::mtl_rt::TGSlot mtl_slots[] = {\n")
+		for _, s := range slots {
+			a := ns + "::" + alias(s.ID)
+			if s.Namespace != "" {
+				a = ns + "::" + s.Namespace + "::" + alias(s.ID)
+			}
+			if s.Template != "" {
+				a += targs
+			}
+			// Element size and extents come from the compiler, so reports
+			// can give element coordinates whatever the declaration's
+			// spelling.
+			ext := make([]string, 4)
+			for d := range ext {
+				ext[d] = fmt.Sprintf("::std::extent<%s, %d>::value", a, d)
+			}
+			fmt.Fprintf(&b, "  {%d, sizeof(%s), alignof(%s), %s, sizeof(::std::remove_all_extents<%s>::type), int(::std::rank<%s>::value), {%s}},\n",
+				s.ID, a, a, strconv.Quote(s.Name), a, a, strings.Join(ext, ", "))
+		}
+		b.WriteString("};\n")
+	}
+	bufTable, nbufs := "nullptr", 0
+	for _, p := range e.Params {
+		if p.Bind == translate.BindBuffer && p.Index >= 0 {
+			if nbufs == 0 {
+				bufTable = ns + "::mtl_bufs"
+				b.WriteString("static const ::mtl_rt::BufferParam mtl_bufs[] = {\n")
+			}
+			w := 0
+			if p.Writable {
+				w = 1
+			}
+			fmt.Fprintf(&b, "  {%d, %s, %d, 0},\n", p.Index, strconv.Quote(p.Name), w)
+			nbufs++
+		}
+	}
+	if nbufs > 0 {
+		b.WriteString("};\n")
+	}
+	b.WriteString("MTL_CUDA_END_SOURCE\n")
+	if bounded(e.Func) {
+		fmt.Fprintf(&b, "MTL_CUDA_KERNEL_BOUNDED(0, %s::mtl_entry_run, %d)\n", ns, e.MaxThreads)
+	} else {
+		fmt.Fprintf(&b, "MTL_CUDA_KERNEL(0, %s::mtl_entry_run)\n", ns)
+	}
+	info := "MTL_CUDA_KERNEL_INFO"
+	if known {
+		info = "MTL_CUDA_KERNEL_INFO_LAID_OUT"
+	}
+	b.WriteString("static const ::mtl_rt::KernelInfo mtl_kernel_table[] = {\n")
+	fmt.Fprintf(&b, "  %s(0, %s, %d, %s, %d, %s, %d),\n", info, strconv.Quote(e.Name), len(slots), slotTable, nbufs, bufTable, e.MaxThreads)
+	b.WriteString("};\n")
+	b.WriteString("MTL_CUDA_EXPORT(mtl_kernel_table)\n")
 	return b.String(), nil
+}
+
+// bounded reports whether the kernel declares its largest threadgroup
+// ([[max_total_threads_per_threadgroup(n)]]): only then is the entry
+// compiled with __launch_bounds__, which caps its registers; elsewhere
+// nvcc allocates registers as it sees fit and the runner reports the
+// largest threadgroup they allow.
+func bounded(fn *msl.Func) bool {
+	for _, a := range fn.Attrs {
+		if a.Name == "max_total_threads_per_threadgroup" {
+			return true
+		}
+	}
+	return false
 }
 
 // paramExpr is the wrapper's argument for parameter p.
 func paramExpr(p *translate.Param) (string, error) {
 	switch p.Bind {
-	case translate.BindBuffer:
-		return castArg(p.Type, "mtl_b["+index(p)+"]"), nil
-	case translate.BindThreadgroup:
-		return castArg(p.Type, "static_cast<void*>(mtl_shared + mtl_tg["+index(p)+"])"), nil
+	case translate.BindBuffer, translate.BindThreadgroup:
+		arr := "mtl_b"
+		if p.Bind == translate.BindThreadgroup {
+			arr = "mtl_tg"
+		}
+		idx := p.IndexExpr
+		if p.Index >= 0 {
+			idx = strconv.Itoa(p.Index)
+		} else {
+			idx = "(" + idx + ")" // a constant expression the compiler evaluates
+		}
+		return castArg(p.Type, arr+"["+idx+"]"), nil
 	}
-	comps, ok := attrs[p.Attr]
+	f, ok := fields[p.Attr]
 	if !ok {
 		return "", fmt.Errorf("attribute [[%s]] is not supported by the cuda backend", p.Attr)
 	}
-	return threadArg(p.Type, comps)
+	return threadArg(p.Type, f.field, f.vector)
 }
 
-// index is a parameter's buffer or threadgroup index expression.
-func index(p *translate.Param) string {
-	if p.Index >= 0 {
-		return strconv.Itoa(p.Index)
-	}
-	return "(" + p.IndexExpr + ")"
-}
-
-// castArg converts a void* to a parameter of type typ.
+// castArg converts a void* slot to a parameter of type typ.
 func castArg(typ, slot string) string {
 	typ = strings.TrimSpace(typ)
 	switch {
@@ -219,9 +347,8 @@ func castArg(typ, slot string) string {
 	return fmt.Sprintf("*static_cast<%s*>(%s)", typ, slot)
 }
 
-// threadArg builds a thread attribute of the declared type from its
-// components.
-func threadArg(typ string, comps []string) (string, error) {
+// threadArg reads a thread attribute of the declared type from mtl_c.
+func threadArg(typ, field string, vector bool) (string, error) {
 	base := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(typ), "const "))
 	base = strings.TrimPrefix(base, "metal::")
 	n := 1
@@ -235,18 +362,21 @@ func threadArg(typ string, comps []string) (string, error) {
 	default:
 		return "", fmt.Errorf("thread attribute type %q is not supported", typ)
 	}
-	if len(comps) == 1 && n != 1 {
-		return "", fmt.Errorf("thread attribute of type %q must be a scalar", typ)
+	if !vector {
+		if n != 1 {
+			return "", fmt.Errorf("thread attribute of type %q must be a scalar", typ)
+		}
+		return fmt.Sprintf("static_cast<%s>(mtl_c.%s)", base, field), nil
+	}
+	if n == 1 {
+		return fmt.Sprintf("static_cast<%s>(mtl_c.%s[0])", base, field), nil
 	}
 	if n > 3 {
 		return "", fmt.Errorf("thread attribute type %q has more than 3 components", typ)
 	}
-	if n == 1 {
-		return fmt.Sprintf("static_cast<%s>(%s)", base, comps[0]), nil
+	comps := make([]string, n)
+	for i := range comps {
+		comps[i] = fmt.Sprintf("static_cast<%s>(mtl_c.%s[%d])", elem, field, i)
 	}
-	parts := make([]string, n)
-	for i := range parts {
-		parts[i] = fmt.Sprintf("static_cast<%s>(%s)", elem, comps[i])
-	}
-	return fmt.Sprintf("%s(%s)", base, strings.Join(parts, ", ")), nil
+	return fmt.Sprintf("%s(%s)", base, strings.Join(comps, ", ")), nil
 }

@@ -1,35 +1,51 @@
 package cuda_test
 
 import (
+	"context"
+	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"metalab/backend"
+	cudabackend "metalab/backend/cuda"
+	"metalab/internal/testenv"
 	"metalab/translate/cuda"
 	"metalab/translate/translatetest"
 )
 
 // TestGolden translates the kernels of ../testdata/golden/*.txtar for
-// CUDA. With nvcc on the path (and METALAB_CUDA_PRELUDE naming a
-// directory holding the CUDA prelude's metal_stdlib) each translation is
-// also compiled with nvcc -x cu -c; without them the translation is held
-// to its golden only.
+// CUDA and holds each translation to its want.cu section.
 func TestGolden(t *testing.T) {
-	nvcc, err := exec.LookPath("nvcc")
-	prelude := os.Getenv("METALAB_CUDA_PRELUDE")
-	var check func(t *testing.T, c *translatetest.Case)
-	if err == nil && prelude != "" {
-		check = func(t *testing.T, c *translatetest.Case) {
-			src := filepath.Join(c.Dir, "tu.cu")
-			if err := os.WriteFile(src, c.Unit.Text, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			out, err := exec.Command(nvcc, "-std=c++17", "-x", "cu", "-c", "-I", prelude, "-o", filepath.Join(c.Dir, "tu.o"), src).CombinedOutput()
-			if err != nil {
-				t.Errorf("nvcc: %v\n%s", err, out)
-			}
-		}
+	translatetest.Run(t, "../testdata/golden", cuda.Target, "want.cu", nil)
+}
+
+// arch is the architecture the goldens are compiled for: the GPU
+// machine's (an H200) unless $METALAB_CUDA_ARCH says otherwise.
+func arch() string {
+	if a := os.Getenv("METALAB_CUDA_ARCH"); a != "" {
+		return a
 	}
-	translatetest.Run(t, "../testdata/golden", cuda.Target, "want.cu", check)
+	return "sm_90"
+}
+
+// TestGoldenCompiles compiles every successful translation of the goldens
+// with nvcc, through the cuda backend's build (its flags, the runtime
+// headers and the prelude, its compile cache), into a shared object: the
+// target's output is what the runtime's ABI accepts. Without nvcc it
+// skips, under CI as well (testenv.RequireNVCC).
+func TestGoldenCompiles(t *testing.T) {
+	nvcc := testenv.RequireNVCC(t)
+	b := cudabackend.New(cudabackend.Options{NVCC: nvcc, CacheDir: filepath.Join(os.TempDir(), "metalab-cuda-test-cache")})
+	defer b.Close()
+	translatetest.Run(t, "../testdata/golden", cuda.Target, "want.cu", func(t *testing.T, c *translatetest.Case) {
+		src := cudabackend.CUSource{Name: c.Name, CU: c.Unit.Text, Kernel: c.Unit.Entry}
+		if _, err := b.BuildCU(context.Background(), src, arch()); err != nil {
+			var f *backend.Failure
+			if errors.As(err, &f) {
+				t.Fatalf("nvcc: %s\n%s", f.Msg, f.Log)
+			}
+			t.Fatalf("nvcc: %v", err)
+		}
+	})
 }

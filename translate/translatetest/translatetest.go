@@ -22,13 +22,17 @@ package translatetest
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/txtar"
 
@@ -148,12 +152,7 @@ func Run(t *testing.T, dir string, target translate.Target, want string, check f
 				c.Unit = u
 			}
 			if *update {
-				if wantAt < 0 {
-					ar.Files = append(ar.Files, txtar.File{Name: want})
-					wantAt = len(ar.Files) - 1
-				}
-				ar.Files[wantAt].Data = []byte(got)
-				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+				if err := rewrite(file, want, got); err != nil {
 					t.Fatal(err)
 				}
 			} else if wantAt < 0 {
@@ -165,6 +164,59 @@ func Run(t *testing.T, dir string, target translate.Target, want string, check f
 				check(t, c)
 			}
 		})
+	}
+}
+
+// rewrite sets section want of the archive file to got. The targets'
+// packages share the archives and `go test ./translate/... -update` runs
+// them at once, so the archive is read again and written under a lock:
+// each rewrites its own section of the current file.
+func rewrite(file, want, got string) error {
+	unlock, err := lock(file + ".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	ar, err := txtar.ParseFile(file)
+	if err != nil {
+		return err
+	}
+	at := -1
+	for i, f := range ar.Files {
+		if f.Name == want {
+			at = i
+		}
+	}
+	if at < 0 {
+		ar.Files = append(ar.Files, txtar.File{Name: want})
+		at = len(ar.Files) - 1
+	}
+	ar.Files[at].Data = []byte(got)
+	return os.WriteFile(file, txtar.Format(ar), 0o644)
+}
+
+// lock takes the lock file path, created exclusively, and returns its
+// release. A lock older than a minute is taken to be left by a test that
+// died, and broken.
+func lock(path string) (func(), error) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err == nil {
+			f.Close()
+			return func() { os.Remove(path) }, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+		if info, err := os.Stat(path); err == nil && time.Since(info.ModTime()) > time.Minute {
+			os.Remove(path)
+			continue
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("lock %s: held for two minutes", path)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -93,7 +93,7 @@ MTL_FN constexpr matrix<T, R, C> transpose(const matrix<T, C, R>& m) {
 }
 
 template <class T, int C, int R>
-constexpr matrix<T, C, R> operator-(const matrix<T, C, R>& m) {
+MTL_FN constexpr matrix<T, C, R> operator-(const matrix<T, C, R>& m) {
   matrix<T, C, R> r;
   for (int c = 0; c < C; c++) r[c] = -m[c];
   return r;

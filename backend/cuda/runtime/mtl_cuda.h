@@ -2,31 +2,42 @@
 // the cuda runner: how a TU declares threadgroup memory, defines its entry
 // points and exports its kernel table.
 //
-// A TU has this shape (what the translator's CUDA target emits). Next to
-// the cpu target's TU the differences are: the namespace around the
-// source, the MTL_DEVICE / MTL_CONSTANT / MTL_ENTRY marks, MTL_THREADGROUP
-// where the cpu target binds a reference to mtl_rt::tg_slot(id) (which
-// does not exist here), one MTL_CUDA_KERNEL per entry, and the table's
-// entries and export:
+// A TU has this shape (what the translator's CUDA target, translate/cuda,
+// emits; translate/testdata/golden/*.txtar hold examples in their want.cu
+// sections). Next to the cpu target's TU the differences are: the
+// namespace around the source, the MTL_DEVICE / MTL_CONSTANT / MTL_ENTRY
+// marks, MTL_THREADGROUP where the cpu target binds a reference to
+// mtl_rt::tg_slot(id) (which does not exist here), the __global__ entry and
+// the table's entries and export:
 //
 //   #include <metal_stdlib>            // the prelude, through mtl_rt.h (cuda)
 //   #include "mtl_cuda.h"              // this file: ends the prelude's layer
 //   MTL_CUDA_BEGIN_SOURCE              // the kernel source lives in metal::mtl_src
+//   using ::metal::simd_shuffle_down;  // metal's overloads of names the source declares
 //   ... the .metal text: every function it defines marked MTL_DEVICE,
 //   ... namespace-scope constant data MTL_CONSTANT, each threadgroup
-//   ... declaration as MTL_THREADGROUP(mtl_tg0_t, partial);
+//   ... declaration as MTL_THREADGROUP(mtl_tg0_t, partial), its type
+//   ... aliased before the function: typedef float mtl_tg0_t[64];
 //   MTL_ENTRY void mtl_run_reduce(void* const* mtl_b, void* const* mtl_tg) {
-//     const mtl_rt::ThreadCtx& mtl_c = mtl_rt::ctx();
-//     reduce(static_cast<const float*>(mtl_b[0]), ...);   // as on the cpu
+//     const ::mtl_rt::ThreadCtx& mtl_c = ::mtl_rt::ctx();
+//     ::metal::mtl_src::reduce(static_cast<const float*>(mtl_b[0]), ...);  // as on the cpu
 //   }
+//   MTL_ENTRY void mtl_entry_run(void* const* mtl_b, void* const* mtl_tg) {
+//     ::metal::mtl_src::mtl_run_reduce(mtl_b, mtl_tg);   // <template arguments> here
+//   }
+//   static const ::mtl_rt::TGSlot mtl_slots[] = {...};   // as on the cpu, sizeof(mtl_tg0_t)
+//   static const ::mtl_rt::BufferParam mtl_bufs[] = {...};
 //   MTL_CUDA_END_SOURCE
-//   MTL_CUDA_KERNEL(0, metal::mtl_src::mtl_run_reduce)  // a __global__ entry per kernel
-//   static const mtl_rt::TGSlot mtl_slots_0[] = {...};   // as on the cpu
-//   static const mtl_rt::BufferParam mtl_bufs_0[] = {...};
-//   static const mtl_rt::KernelInfo mtl_kernel_table[] = {
-//     MTL_CUDA_KERNEL_INFO(0, "reduce", 1, mtl_slots_0, 2, mtl_bufs_0),
+//   MTL_CUDA_KERNEL(0, ::metal::mtl_src::mtl_entry_run)   // the __global__ mtl_entry_0
+//   static const ::mtl_rt::KernelInfo mtl_kernel_table[] = {
+//     MTL_CUDA_KERNEL_INFO_LAID_OUT(0, "reduce", 1, ::metal::mtl_src::mtl_slots,
+//                                   2, ::metal::mtl_src::mtl_bufs, 1024),
 //   };
 //   MTL_CUDA_EXPORT(mtl_kernel_table)
+//
+// The instantiation of a template kernel and the slot aliases are named
+// inside the source's namespace, where the template arguments mean what
+// they mean in the source (float4 is metal's, not CUDA's).
 //
 // and is compiled with
 //
@@ -48,7 +59,13 @@
 // the kernel source means what it means on the cpu backend. The source's
 // own `using namespace metal;` stays valid there. Names the source declares
 // are metal::mtl_src::NAME; the entry functions and tables refer to them
-// so.
+// so. One difference from global scope: a function the source declares
+// there would hide metal's functions of the same name rather than overload
+// them (MLX adds 64-bit overloads of simd_shuffle_down and calls metal's
+// for 32 bits), so the translator brings metal's functions of those names
+// into the namespace with using-declarations first. A source that reopens
+// namespace metal itself (to specialise metal's templates) is not
+// supported: its namespace metal is metal::mtl_src::metal here.
 //
 // Entry points. Each kernel is one extern "C" __global__ function,
 // mtl_entry_<id>, with one parameter: a LaunchArgs by value (the bound
@@ -65,11 +82,19 @@
 // storage of its own, declared where the source declares it:
 // MTL_THREADGROUP(T, name) declares bytes of T's size and alignment and a
 // reference `T& name` to them (no constructor runs, as in Metal). nvcc lays
-// them out; the runner reports the kernel's static shared memory from
-// cudaFuncGetAttributes (sharedSizeBytes). Host-sized [[threadgroup(n)]]
-// buffers are the block's dynamic shared memory, in index order, each at
-// a 16-byte aligned offset. Unlike the cpu backend, threadgroup memory is
-// not poisoned at the start of a threadgroup: a kernel that reads what no
+// them out. The table's slots describe them (sizeof and alignof of their
+// types, from the compiler): where they list every declaration
+// (MTL_CUDA_KERNEL_INFO_LAID_OUT, KernelInfo::tg_layout), the runner
+// reports the kernel's threadgroup memory by Metal's rule over them (each
+// aligned, in order, the total rounded up to 16 bytes), as the cpu backend
+// and msl's estimate count it, and nvcc's figure (cudaFuncGetAttributes'
+// sharedSizeBytes) beside it; elsewhere (a hand-written TU,
+// MTL_CUDA_KERNEL_INFO) nvcc's figure is the kernel's. nvcc's figure lies
+// between the declarations' sizes and Metal's total: it packs them its
+// own way and does not round up. Host-sized [[threadgroup(n)]] buffers
+// are the block's dynamic shared memory, in index order, each at a 16-byte
+// aligned offset. Unlike the cpu backend, threadgroup memory is not
+// poisoned at the start of a threadgroup: a kernel that reads what no
 // thread wrote reads what the last block left there.
 #pragma once
 
@@ -85,15 +110,20 @@
 // may be called from it.
 #define MTL_DEVICE __device__
 
-// MTL_CONSTANT marks a namespace-scope variable of the kernel source of
-// array or class type that device code reads (Metal's `constant` address
-// space, or a constexpr or const global): `MTL_CONSTANT constexpr float4
-// kOnes = float4(1.0f);`. A constexpr one stays usable in constant
-// expressions (static_assert, array bounds). A constexpr scalar needs no
-// mark (device code reads its value), and a constant only constant
-// expressions use is better left unmarked: nvcc 11's host compiler, gcc
-// 11, crashes on the host side of a __device__ constexpr whose initialiser
-// calls the prelude's vector operators or reads a vector's component.
+// MTL_CONSTANT marks a namespace-scope variable of the kernel source that
+// device code reads (Metal's `constant` address space): the translator
+// writes it on every one but constexpr scalars, which device code reads as
+// they are; a constexpr array or object (a table, a half, a vector) has no
+// device copy without it: `MTL_CONSTANT constexpr float4 kOnes =
+// float4(1.0f);`. A constexpr one stays usable in constant expressions
+// (static_assert, array bounds). (Hand-written TUs: a constant only
+// constant expressions use is better left unmarked: nvcc 11's host
+// compiler, gcc 11, has crashed on the host side of a __device__ constexpr
+// whose initialiser calls the prelude's vector operators or reads a
+// vector's component.) A static data member cannot be marked (CUDA allows
+// no memory space on one): a static constexpr member of class type that
+// device code binds a reference to (Limits<half>::min in a conditional's
+// lvalue) is "undefined in device code", a compile error.
 #define MTL_CONSTANT __device__
 
 // MTL_ENTRY marks a kernel's run function: device code, inlined into its
@@ -132,7 +162,8 @@ __device__ __forceinline__ void bind_tg(const LaunchArgs& a, void** tg) {
 
 // MTL_CUDA_KERNEL defines entry point id (an integer or identifier unique in
 // the TU) calling run, and its host stubs. MTL_CUDA_KERNEL_BOUNDED adds
-// __launch_bounds__(max_threads), for [[max_total_threads_per_threadgroup]].
+// __launch_bounds__(max_threads), for [[max_total_threads_per_threadgroup]]
+// (the translator adds it only there: the bounds cap the registers).
 #define MTL_CUDA_KERNEL(id, run) MTL_CUDA_KERNEL_IMPL(id, run, )
 #define MTL_CUDA_KERNEL_BOUNDED(id, run, max_threads) MTL_CUDA_KERNEL_IMPL(id, run, __launch_bounds__(max_threads))
 #define MTL_CUDA_KERNEL_IMPL(id, run, bounds)                                                                   \
@@ -154,12 +185,24 @@ __device__ __forceinline__ void bind_tg(const LaunchArgs& a, void** tg) {
                                 cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);                            \
   }
 
-// MTL_CUDA_KERNEL_INFO is the table entry of entry point id. max_threads
-// is optional (1024).
+// MTL_CUDA_KERNEL_INFO is the table entry of entry point id, for a
+// hand-written TU: its slots (if any) are for reports, and the runner
+// reports nvcc's static shared memory as the kernel's threadgroup memory.
+// max_threads is optional (1024).
 #define MTL_CUDA_KERNEL_INFO(id, name, nslots, slots, nbufs, bufs, ...)                                      \
   ::mtl_rt::KernelInfo {                                                                                   \
     name, &mtl_launch_##id, &mtl_attributes_##id, &mtl_set_dynamic_smem_##id, nslots, slots,               \
-        ::mtl_rt::detail::max_threads_or_default(__VA_ARGS__ + 0), nbufs, bufs                               \
+        ::mtl_rt::detail::max_threads_or_default(__VA_ARGS__ + 0), nbufs, bufs, 0                            \
+  }
+
+// MTL_CUDA_KERNEL_INFO_LAID_OUT is the table entry the translator writes:
+// slots lists every static threadgroup declaration the kernel reaches, so
+// the runner reports their Metal layout as the kernel's threadgroup memory
+// (KernelInfo::tg_layout).
+#define MTL_CUDA_KERNEL_INFO_LAID_OUT(id, name, nslots, slots, nbufs, bufs, max_threads)                  \
+  ::mtl_rt::KernelInfo {                                                                                   \
+    name, &mtl_launch_##id, &mtl_attributes_##id, &mtl_set_dynamic_smem_##id, nslots, slots,               \
+        ::mtl_rt::detail::max_threads_or_default(max_threads), nbufs, bufs, 1                               \
   }
 
 namespace mtl_rt {

@@ -11,7 +11,7 @@
 
 // MTL_CUDA_ABI is the version of this contract. A TU exports it as
 // mtl_cuda_abi and the runner refuses an object built against another.
-#define MTL_CUDA_ABI 1
+#define MTL_CUDA_ABI 2
 
 namespace mtl_rt {
 
@@ -27,8 +27,11 @@ struct LaunchArgs {
 };
 
 // A TGSlot describes one static threadgroup declaration reachable from a
-// kernel, as on the cpu backend (runtime/mtl_rt.h there). On the GPU it is
-// for reports: nvcc lays the storage out, the runner reports its total.
+// kernel, as on the cpu backend (runtime/mtl_rt.h there). On the GPU it
+// does not place the storage (nvcc lays the __shared__ declarations out):
+// the runner lays the slots out by Metal's rule, for reports and, where
+// the table lists every declaration (KernelInfo::tg_layout), for the
+// kernel's threadgroup memory as Metal counts it.
 struct TGSlot {
   int id;
   size_t size;
@@ -66,6 +69,13 @@ struct KernelInfo {
   int max_threads;  // [[max_total_threads_per_threadgroup]], else 1024
   int nbufs;        // buffer parameters; 0 with bufs == nullptr: unknown
   const BufferParam* bufs;
+  // tg_layout is 1 when slots list every static threadgroup declaration the
+  // kernel reaches, once each (the translator's tables): the kernel's
+  // threadgroup memory is then their Metal layout, each aligned, the total
+  // rounded up to 16 bytes, as the cpu backend and msl count it. 0 (a
+  // hand-written TU, or storage the translator could not describe): the
+  // runner reports nvcc's static shared memory instead.
+  int tg_layout;
 };
 
 }  // namespace mtl_rt

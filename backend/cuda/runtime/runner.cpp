@@ -29,6 +29,7 @@
 //     metalab goes away.
 //
 // Usage: runner [-device N]
+//        runner -tables OBJECT   print a kernel object's tables and exit
 #include <dlfcn.h>
 #include <signal.h>
 #include <unistd.h>
@@ -342,23 +343,79 @@ void do_hello() {
   send_ok(w);
 }
 
+// metal_layout lays the slots of info out by Metal's rule: each aligned, in
+// table order, the total rounded up to 16 bytes (the cpu runner's layout).
+// It returns the total and fills offsets. nvcc's own layout of the
+// __shared__ declarations is not visible; its total is sharedSizeBytes.
+size_t metal_layout(const mtl_rt::KernelInfo* info, std::vector<size_t>* offsets) {
+  size_t off = 0;
+  for (int i = 0; i < info->nslots; i++) {
+    const mtl_rt::TGSlot& s = info->slots[i];
+    size_t a = s.align ? s.align : 1;
+    off = (off + a - 1) / a * a;
+    offsets->push_back(off);
+    off += s.size;
+  }
+  return (off + 15) / 16 * 16;
+}
+
+// open_object opens a kernel object and returns its table, or nullptr
+// with *err saying why.
+const mtl_rt::KernelInfo* open_object(const std::string& path, int* n, std::string* err) {
+  void* so = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!so) {
+    *err = std::string("dlopen: ") + dlerror();
+    return nullptr;
+  }
+  auto abi = reinterpret_cast<const int*>(dlsym(so, "mtl_cuda_abi"));
+  auto table = reinterpret_cast<const mtl_rt::KernelInfo* (*)(int*)>(dlsym(so, "mtl_cuda_kernels"));
+  if (!abi || !table) {
+    *err = path + ": not a cuda kernel object (no mtl_cuda_abi or mtl_cuda_kernels)";
+    return nullptr;
+  }
+  if (*abi != MTL_CUDA_ABI) {
+    *err = path + ": built against cuda ABI " + std::to_string(*abi) + ", the runner speaks " + std::to_string(MTL_CUDA_ABI);
+    return nullptr;
+  }
+  *n = 0;
+  return table(n);
+}
+
+// print_tables prints the kernel table of the object at path, with its
+// slots laid out by Metal's rule, without touching the GPU (runner -tables
+// PATH): one line per kernel, then one per slot.
+int print_tables(const std::string& path) {
+  int n = 0;
+  std::string err;
+  const mtl_rt::KernelInfo* infos = open_object(path, &n, &err);
+  if (!infos) {
+    fprintf(stderr, "%s\n", err.c_str());
+    return 1;
+  }
+  for (int i = 0; i < n; i++) {
+    const mtl_rt::KernelInfo* info = &infos[i];
+    std::vector<size_t> offsets;
+    size_t tg = metal_layout(info, &offsets);
+    printf("kernel %s max_threads %d tg_layout %d threadgroup_memory %zu slots %d buffers %d\n", info->name,
+           info->max_threads, info->tg_layout, tg, info->nslots, info->nbufs);
+    for (int j = 0; j < info->nslots; j++) {
+      const mtl_rt::TGSlot& s = info->slots[j];
+      printf("slot %d %s offset %zu size %zu align %zu\n", s.id, s.name ? s.name : "?", offsets[j], s.size, s.align);
+    }
+  }
+  return 0;
+}
+
 void do_load(Reader& r) {
   std::string path = r.str();
   std::string name = r.str();
   uint8_t flags = r.get<uint8_t>();
   if (!r.ok) return send_err(kErrUsage, "malformed LOAD");
   if (flags & kLoadChecking) return send_err(kErrUsage, "the cuda backend has no checking mode");
-  void* so = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!so) return send_err(kErrOther, std::string("dlopen: ") + dlerror());
-  auto abi = reinterpret_cast<const int*>(dlsym(so, "mtl_cuda_abi"));
-  auto table = reinterpret_cast<const mtl_rt::KernelInfo* (*)(int*)>(dlsym(so, "mtl_cuda_kernels"));
-  if (!abi || !table) return send_err(kErrOther, path + ": not a cuda kernel object (no mtl_cuda_abi or mtl_cuda_kernels)");
-  if (*abi != MTL_CUDA_ABI) {
-    return send_err(kErrOther, path + ": built against cuda ABI " + std::to_string(*abi) + ", the runner speaks " +
-                                   std::to_string(MTL_CUDA_ABI));
-  }
   int n = 0;
-  const mtl_rt::KernelInfo* infos = table(&n);
+  std::string err;
+  const mtl_rt::KernelInfo* infos = open_object(path, &n, &err);
+  if (!infos) return send_err(kErrOther, err);
   const mtl_rt::KernelInfo* info = nullptr;
   std::string names;
   for (int i = 0; i < n; i++) {
@@ -385,32 +442,36 @@ void do_load(Reader& r) {
   k->max_threads = std::min(k->attr.maxThreadsPerBlock, info->max_threads > 0 ? info->max_threads : 1024);
   k->dyn_limit = g_dev.smem_default - int(k->attr.sharedSizeBytes);
   g_kernels.push_back(k);
+  std::vector<size_t> offsets;
+  const size_t metal_tg = metal_layout(info, &offsets);
+  // The kernel's threadgroup memory: Metal's count where the table lists
+  // every declaration (the translator's), so that it agrees with the cpu
+  // backend and msl's estimate; nvcc's figure otherwise.
+  const size_t tg = info->tg_layout ? metal_tg : size_t(k->attr.sharedSizeBytes);
   Writer w;
   w.put<uint32_t>(uint32_t(g_kernels.size() - 1));
-  w.put<uint64_t>(uint64_t(k->attr.sharedSizeBytes));
+  w.put<uint64_t>(uint64_t(tg));
   w.put<uint32_t>(uint32_t(k->max_threads));
-  // The slots, laid out by Metal's rule for reports (nvcc's own layout is
-  // not visible; the total above is).
   w.put<uint32_t>(uint32_t(info->nslots));
-  size_t off = 0;
   for (int i = 0; i < info->nslots; i++) {
     const mtl_rt::TGSlot& s = info->slots[i];
-    size_t a = s.align ? s.align : 1;
-    off = (off + a - 1) / a * a;
     w.put<int32_t>(s.id);
-    w.put<uint64_t>(off);
+    w.put<uint64_t>(offsets[i]);
     w.put<uint64_t>(s.size);
     w.put<uint64_t>(s.elem_size);
     w.put<uint32_t>(uint32_t(s.rank < 0 ? 0 : std::min(s.rank, 4)));
     for (int d = 0; d < 4; d++) w.put<uint64_t>(s.extents[d]);
     w.str(s.name ? s.name : "");
-    off += s.size;
   }
-  // Appended for the cuda backend: the compiled function's resources.
+  // Appended for the cuda backend: the compiled function's resources, then
+  // nvcc's static shared memory on its own (the diagnostic figure).
+  std::string layout = info->tg_layout ? " (threadgroup memory by Metal's layout " + std::to_string(metal_tg) + " bytes)"
+                                       : " (threadgroup layout unknown: nvcc's figure stands)";
   w.str("registers " + std::to_string(k->attr.numRegs) + ", local " + std::to_string(k->attr.localSizeBytes) +
-        " bytes, static shared " + std::to_string(k->attr.sharedSizeBytes) + " bytes, constant " +
+        " bytes, static shared " + std::to_string(k->attr.sharedSizeBytes) + " bytes" + layout + ", constant " +
         std::to_string(k->attr.constSizeBytes) + " bytes, max threads " + std::to_string(k->attr.maxThreadsPerBlock) +
         ", sm_" + std::to_string(k->attr.binaryVersion));
+  w.put<uint64_t>(uint64_t(k->attr.sharedSizeBytes));
   send_ok(w);
 }
 
@@ -600,6 +661,7 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : "";
     if (a == "-device") device = std::atoi(v), i++;
+    if (a == "-tables") return print_tables(v);
   }
   g_out = dup(1);
   dup2(2, 1);

@@ -1,7 +1,7 @@
 // tgmem.metal — kernels whose static threadgroup memory msl estimates
-// (msl.ThreadgroupMemory); tgmem.cu declares the same memory as the CUDA
-// target would, and TestGPUSharedMemory compares the GPU's figure with
-// the estimate.
+// (msl.ThreadgroupMemory): TestStaticSharedMemory compares nvcc's figure
+// for their translation with the estimate, TestGPUThreadgroupMemory the
+// GPU's.
 #include <metal_stdlib>
 using namespace metal;
 

@@ -83,6 +83,8 @@ MTL_CUDA_KERNEL(before_start, before_start)
 MTL_CUDA_KERNEL(big_shared, big_shared)
 
 namespace {
+const TGSlot big_slots[] = {{0, sizeof(big_t), alignof(big_t), "s", 4, 1, {10240}}};
+
 const KernelInfo kernels[] = {
     MTL_CUDA_KERNEL_INFO(copy, "copy", 0, nullptr, 0, nullptr),
     MTL_CUDA_KERNEL_INFO(null_write, "null_write", 0, nullptr, 0, nullptr),
@@ -91,7 +93,7 @@ const KernelInfo kernels[] = {
     MTL_CUDA_KERNEL_INFO(spin, "spin", 0, nullptr, 0, nullptr),
     MTL_CUDA_KERNEL_INFO(past_end, "past_end", 0, nullptr, 0, nullptr),
     MTL_CUDA_KERNEL_INFO(before_start, "before_start", 0, nullptr, 0, nullptr),
-    MTL_CUDA_KERNEL_INFO(big_shared, "big_shared", 0, nullptr, 0, nullptr),
+    MTL_CUDA_KERNEL_INFO_LAID_OUT(big_shared, "big_shared", 1, big_slots, 0, nullptr, 0),
 };
 }  // namespace
 

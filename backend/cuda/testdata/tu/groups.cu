@@ -146,11 +146,11 @@ const TGSlot reduce_slots[] = {{0, sizeof(tg0_t), alignof(tg0_t), "s", 4, 1, {10
 const TGSlot simd_barrier_slots[] = {{4, sizeof(tg4_t), alignof(tg4_t), "s", 4, 1, {1024}}};
 
 const KernelInfo kernels[] = {
-    MTL_CUDA_KERNEL_INFO(reduce, "reduce", 1, reduce_slots, 0, nullptr),
+    MTL_CUDA_KERNEL_INFO_LAID_OUT(reduce, "reduce", 1, reduce_slots, 0, nullptr, 0),
     MTL_CUDA_KERNEL_INFO(positions, "positions", 0, nullptr, 0, nullptr),
     MTL_CUDA_KERNEL_INFO(simd, "simd", 0, nullptr, 0, nullptr),
     MTL_CUDA_KERNEL_INFO(tgbuf, "tgbuf", 0, nullptr, 0, nullptr, 512),
-    MTL_CUDA_KERNEL_INFO(simd_barrier, "simd_barrier", 1, simd_barrier_slots, 0, nullptr),
+    MTL_CUDA_KERNEL_INFO_LAID_OUT(simd_barrier, "simd_barrier", 1, simd_barrier_slots, 0, nullptr, 0),
     MTL_CUDA_KERNEL_INFO(lanes, "lanes", 0, nullptr, 0, nullptr),
     MTL_CUDA_KERNEL_INFO(barriers, "barriers", 0, nullptr, 0, nullptr),
 };
