@@ -80,7 +80,9 @@ func (b *Backend) buildRunner(ctx context.Context) (string, error) {
 		for _, name := range runnerSources {
 			args = append(args, filepath.Join(src, name))
 		}
-		args = append(args, "-ldl")
+		// libm is loaded at start-up, before the sandbox, whether or not
+		// the runner's own code needs it: every kernel object does.
+		args = append(args, "-Wl,--no-as-needed", "-lm", "-ldl")
 		cmd := exec.CommandContext(ctx, b.cxx[0], args...)
 		var out bytes.Buffer
 		cmd.Stdout = &out

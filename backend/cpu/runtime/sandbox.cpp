@@ -23,6 +23,7 @@
 
 #if defined(__linux__)
 #include <fcntl.h>
+#include <link.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -68,6 +69,26 @@ struct __attribute__((packed)) LLPathBeneath {
   int32_t parent_fd;
 };
 
+// library_dirs lists the directories of the shared libraries the
+// process has loaded, each once.
+std::vector<std::string> library_dirs() {
+  std::vector<std::string> dirs;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) {
+        auto* out = static_cast<std::vector<std::string>*>(data);
+        const char* name = info->dlpi_name;
+        const char* slash = name ? std::strrchr(name, '/') : nullptr;
+        if (!slash || slash == name) return 0;
+        std::string dir(name, size_t(slash - name));
+        for (const std::string& d : *out)
+          if (d == dir) return 0;
+        out->push_back(dir);
+        return 0;
+      },
+      &dirs);
+  return dirs;
+}
+
 std::string enter_landlock(const std::string& objects) {
   long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, kLLCreateVersion);
   if (abi < 1) return " landlock=unavailable";
@@ -90,18 +111,28 @@ std::string enter_landlock(const std::string& objects) {
   }
   int fd = int(syscall(SYS_landlock_create_ruleset, &rs, size, 0));
   if (fd < 0) return std::string(" landlock=(") + std::strerror(errno) + ")";
-  if (!objects.empty()) {
-    int dir = open(objects.c_str(), O_PATH | O_CLOEXEC | O_DIRECTORY);
-    if (dir >= 0) {
-      LLPathBeneath pb = {kLLReadFile | kLLReadDir, dir};
-      syscall(SYS_landlock_add_rule, fd, kLLRulePathBeneath, &pb, 0);
-      close(dir);
-    }
+  // Read-only: the kernel objects, and what the dynamic loader needs to
+  // load their dependencies (a kernel object can need a library the
+  // runner itself did not load, libm where libstdc++ no longer pulls it
+  // in): the loader's cache and the directories of the libraries loaded.
+  std::string readable = objects;
+  auto allow = [&](const std::string& path, bool dir) {
+    int pfd = open(path.c_str(), O_PATH | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+    if (pfd < 0) return;
+    LLPathBeneath pb = {dir ? kLLReadFile | kLLReadDir : kLLReadFile, pfd};
+    syscall(SYS_landlock_add_rule, fd, kLLRulePathBeneath, &pb, 0);
+    close(pfd);
+  };
+  if (!objects.empty()) allow(objects, true);
+  allow("/etc/ld.so.cache", false);
+  for (const std::string& dir : library_dirs()) {
+    allow(dir, true);
+    readable += "," + dir;
   }
   long r = syscall(SYS_landlock_restrict_self, fd, 0);
   close(fd);
   if (r != 0) return std::string(" landlock=(") + std::strerror(errno) + ")";
-  return " landlock=abi" + std::to_string(abi) + "(read-only:" + objects + ")";
+  return " landlock=abi" + std::to_string(abi) + "(read-only:" + readable + ")";
 }
 
 #if defined(__x86_64__)
