@@ -94,6 +94,16 @@ type Buffer struct {
 	Size        int    // threadgroup memory length (Threadgroup only)
 	Threadgroup bool
 	Output      bool // read back after the run
+	// Discard says the caller does not need the buffer's bytes after the
+	// run (a timing sample): the backend need not read it back, and
+	// Result.Outputs may lack it.
+	Discard bool
+	// Key, when set, promises that Data holds the same bytes in every run
+	// that binds a buffer with this Key: a backend may keep a copy on the
+	// device and restore the buffer from it instead of uploading Data
+	// again. The restore gives the bytes of Data, never what the last run
+	// wrote. The cuda backend keeps copies; the others upload every time.
+	Key string
 }
 
 // A Dim3 is a grid or threadgroup size.

@@ -21,6 +21,24 @@ type ExecOptions struct {
 	// stage needs the stages before it, whose outputs it reads, and none
 	// after it). 0 means every stage.
 	Stages int
+	// From, when positive, skips the stages before it: their outputs are
+	// in State.
+	From int
+	// State holds device buffers' bytes to start from, by name (what an
+	// earlier execution's stages left); the buffers it lacks start from
+	// the instance's bytes. It is read, never written.
+	State map[string][]byte
+	// StateKey, when set, names State's bytes for the backend: the caller
+	// promises they are the same in every execution with this StateKey
+	// (backend.Buffer.Key), so a GPU backend keeps them on the device.
+	StateKey string
+	// Timed, when set, marks the stages a timing sample times: the others
+	// run once whatever Repeat says (they only feed the timed ones).
+	Timed []bool
+	// Discard says the caller needs no outputs (a timing sample): a
+	// buffer is read back only when a later stage of the execution binds
+	// it, and Execution.Outputs is nil.
+	Discard bool
 }
 
 // An Execution is what running one case produced.
@@ -31,6 +49,7 @@ type Execution struct {
 
 // A StageRun is one stage's part of an Execution.
 type StageRun struct {
+	Stage int // index in the instance's stages
 	Entry string
 	Times []time.Duration // as the backend measured them
 	// Total is the backend's one timing sample of the stage's Repeat
@@ -59,11 +78,14 @@ type StageFinding struct {
 }
 
 // ExecuteCase runs the stages of in (the first opts.Stages of them, when
-// set), in order, each with its program from progs (progs[i] runs
-// in.Stages[i]; progs may stop after the last stage run), on fresh copies
-// of the instance's buffers. A kernel failure is returned as a
-// *backend.Failure (possibly wrapped); a *StageError says which stage
-// failed.
+// set, from opts.From), in order, each with its program from progs
+// (progs[i] runs in.Stages[i]; progs may stop after the last stage run),
+// starting from the instance's buffers (or opts.State). The instance's
+// bytes are never written. Buffers whose bytes are the instance's (or
+// State's, with a StateKey) carry a backend.Buffer.Key, so a GPU backend
+// restores them on the device rather than receiving them again. A kernel
+// failure is returned as a *backend.Failure (possibly wrapped); a
+// *StageError says which stage failed.
 func ExecuteCase(ctx context.Context, progs []backend.Program, in *spec.Instance, opts ExecOptions) (*Execution, error) {
 	stages := in.Stages
 	if opts.Stages < 0 || opts.Stages > len(stages) {
@@ -72,10 +94,13 @@ func ExecuteCase(ctx context.Context, progs []backend.Program, in *spec.Instance
 	if opts.Stages > 0 {
 		stages = stages[:opts.Stages]
 	}
+	if opts.From < 0 || opts.From > len(stages) {
+		return nil, fmt.Errorf("execute: from stage %d of %d", opts.From, len(stages))
+	}
 	if len(progs) < len(stages) || len(progs) > len(in.Stages) {
 		return nil, fmt.Errorf("execute: %d programs for %d stages", len(progs), len(stages))
 	}
-	for i := range stages {
+	for i := opts.From; i < len(stages); i++ {
 		if progs[i] == nil {
 			return nil, fmt.Errorf("execute: no program for stage %d (%s)", i, stages[i].Entry)
 		}
@@ -85,34 +110,72 @@ func ExecuteCase(ctx context.Context, progs []backend.Program, in *spec.Instance
 		repeat = 1
 	}
 	state := map[string][]byte{}
+	key := map[string]string{} // backend.Buffer.Key of the buffers whose bytes are known
+	start := map[string]bool{} // buffers whose bytes are still those they started with
 	for _, b := range in.Buffers {
-		if b.Role != spec.Threadgroup {
-			state[b.Name] = bytes.Clone(b.Data)
+		if b.Role == spec.Threadgroup {
+			continue
+		}
+		start[b.Name] = true
+		if data, ok := opts.State[b.Name]; ok {
+			state[b.Name] = data
+			if opts.StateKey != "" {
+				key[b.Name] = opts.StateKey + "/" + b.Name
+			}
+			continue
+		}
+		state[b.Name] = b.Data
+		if in.ID != 0 {
+			key[b.Name] = fmt.Sprintf("case%d/%s", in.ID, b.Name)
+		}
+	}
+	// bound[name] is the last stage that binds the buffer: with Discard,
+	// only buffers a later stage binds are read back.
+	bound := map[string]int{}
+	for i := opts.From; i < len(stages); i++ {
+		for _, bind := range stages[i].Bindings {
+			bound[bind.Buffer] = i
 		}
 	}
 	ex := &Execution{}
-	for i, st := range stages {
-		d := backend.Dispatch{Threadgroups: st.Threadgroups, Threads: st.Threads, Repeat: repeat, Order: opts.Order, Timeout: opts.Timeout}
+	for i := opts.From; i < len(stages); i++ {
+		st := stages[i]
+		n := repeat
+		if i < len(opts.Timed) && !opts.Timed[i] {
+			n = 1
+		}
+		d := backend.Dispatch{Threadgroups: st.Threadgroups, Threads: st.Threads, Repeat: n, Order: opts.Order, Timeout: opts.Timeout}
 		for _, bind := range st.Bindings {
 			b := in.Buffer(bind.Buffer)
 			if b.Role == spec.Threadgroup {
 				d.Buffers = append(d.Buffers, backend.Buffer{Index: bind.Index, Size: b.Size, Threadgroup: true})
 				continue
 			}
-			d.Buffers = append(d.Buffers, backend.Buffer{Index: bind.Index, Data: state[b.Name], Output: true})
+			d.Buffers = append(d.Buffers, backend.Buffer{Index: bind.Index, Data: state[b.Name], Output: true,
+				Key: key[b.Name], Discard: opts.Discard && bound[b.Name] <= i})
 		}
 		res, err := progs[i].Run(ctx, d)
 		if err != nil {
 			return nil, &StageError{Stage: i, Entry: st.Entry, Bindings: st.Bindings, Err: err}
 		}
-		ex.Stages = append(ex.Stages, StageRun{Entry: st.Entry, Times: res.Times, Total: res.Total, Findings: res.Findings})
+		ex.Stages = append(ex.Stages, StageRun{Stage: i, Entry: st.Entry, Times: res.Times, Total: res.Total, Findings: res.Findings})
 		for _, bind := range st.Bindings {
 			if out, ok := res.Outputs[bind.Index]; ok {
 				if _, dev := state[bind.Buffer]; dev {
-					state[bind.Buffer] = bytes.Clone(out)
+					state[bind.Buffer] = out
+					delete(key, bind.Buffer)
+					delete(start, bind.Buffer)
 				}
 			}
 		}
+	}
+	if opts.Discard {
+		return ex, nil
+	}
+	// The bytes no stage replaced are the instance's (or the caller's):
+	// the caller gets copies.
+	for name := range start {
+		state[name] = bytes.Clone(state[name])
 	}
 	ex.Outputs = state
 	return ex, nil

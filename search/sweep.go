@@ -89,6 +89,13 @@ type Result struct {
 	// Control is the baseline's own check: "pass", or why no variant was
 	// judged.
 	Control string `json:"control"`
+	// TimingSeconds is the wall time this run spent in measurements
+	// (warm-ups and pairs, the samplers' set-up included);
+	// SampleSeconds the part of it the samples' clock counted (GPU time
+	// on a GPU backend). Their ratio says how much of the timing phase
+	// the tool's own overhead took.
+	TimingSeconds float64 `json:"timing_seconds"`
+	SampleSeconds float64 `json:"sample_seconds"`
 }
 
 // Retained is a variant the rule retained and its patch.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"sync/atomic"
 
 	"metalab/backend"
 )
@@ -20,7 +21,14 @@ type Instance struct {
 	Buffers    []*Buffer      // in spec order
 	Stages     []*Stage       // run in order on the same buffers
 	Dispatches int            // dispatches per timing sample
+	// ID tells instances apart within a process: Instantiate numbers
+	// them from 1, so a buffer's bytes are known by the ID and its name
+	// (backend.Buffer.Key). 0 for an instance made otherwise.
+	ID uint64
 }
+
+// instances numbers the instances Instantiate makes.
+var instances atomic.Uint64
 
 // A Buffer is a concrete buffer of an instance.
 type Buffer struct {
@@ -189,7 +197,7 @@ func (s *Spec) Instantiate(c Case) (*Instance, error) {
 		}
 		vars[v.name] = x
 	}
-	in := &Instance{Case: c, Vars: vars, Dispatches: 1}
+	in := &Instance{Case: c, Vars: vars, Dispatches: 1, ID: instances.Add(1)}
 	if s.dispatches != nil {
 		n, err := s.dispatches.Int(vars)
 		if err != nil {

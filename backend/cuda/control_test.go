@@ -21,6 +21,10 @@ const controlPos0 = 8192
 // dispatches (Dispatch.Repeat) that a launch's jitter is small beside it.
 const controlSample = 2 * time.Millisecond
 
+// controlDispatches is the fewest dispatches a sample holds: the seeds'
+// three layers.
+const controlDispatches = 3
+
 // qsaCase instantiates the case of qsa_prompt.yaml's set whose pos0 is
 // pos0.
 func qsaCase(t *testing.T, set string, pos0 int) *spec.Instance {
@@ -109,7 +113,10 @@ func controlStages(t *testing.T, compile compileFunc, in *spec.Instance, clock, 
 			if b.Role == spec.Threadgroup {
 				d.Buffers = append(d.Buffers, backend.Buffer{Index: bind.Index, Size: b.Size, Threadgroup: true})
 			} else {
-				d.Buffers = append(d.Buffers, backend.Buffer{Index: bind.Index, Data: state[b.Name]})
+				// As a sweep's samples: bytes kept on the device by key,
+				// nothing read back.
+				d.Buffers = append(d.Buffers, backend.Buffer{Index: bind.Index, Data: state[b.Name],
+					Key: fmt.Sprintf("control/%s/%s", st.Entry, b.Name), Discard: true})
 			}
 		}
 		for k, v := range out {
@@ -120,7 +127,7 @@ func controlStages(t *testing.T, compile compileFunc, in *spec.Instance, clock, 
 		if err != nil {
 			t.Fatalf("%s: %v", st.Entry, err)
 		}
-		d.Repeat = int(min(1000, max(1, int64(controlSample/max(res.Total, time.Microsecond)))))
+		d.Repeat = int(min(1000, max(controlDispatches, int64(controlSample/max(res.Total, time.Microsecond)))))
 		var busy time.Duration
 		sampler := func(ctx context.Context) (measure.Sample, error) {
 			res, err := p.Run(ctx, d)

@@ -402,6 +402,7 @@ func (b *Backend) runner(ctx context.Context) (*runner.Proc, error) {
 		return nil, fmt.Errorf("start the cuda runner: %w", err)
 	}
 	p.Hello = h.Text
+	p.Keeps = true
 	b.gpu = h
 	b.proc = p
 	b.gen++

@@ -464,7 +464,7 @@ func TestGPURacecheck(t *testing.T) {
 		})
 		t.Logf("%s: %+v", tt.kernel, res.Findings)
 		if got := len(res.Findings) > 0; got != tt.races {
-			t.Errorf("%s: %d findings, want races %v", tt.kernel, len(res.Findings), tt.races)
+			t.Errorf("%s: %d findings, want races %v; compute-sanitizer's log so far:\n%s", tt.kernel, len(res.Findings), tt.races, b.log.since(0, false))
 		}
 		for _, f := range res.Findings {
 			if f.Kind != backend.FindRace || f.Space != "threadgroup" || f.Access.Line == 0 {

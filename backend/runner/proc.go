@@ -33,6 +33,11 @@ type Proc struct {
 	// Hello is what the runner said of itself, for the caller to fill in
 	// after its HELLO request.
 	Hello string
+	// Keeps says the runner keeps copies of keyed buffers (the cuda
+	// runner): Execute then binds a buffer with a Key by restoring the
+	// runner's copy instead of sending its bytes again.
+	Keeps bool
+	kept  map[string]int // keys the runner was asked to keep, with their sizes
 
 	timedOut  atomic.Bool
 	cancelled atomic.Bool

@@ -33,9 +33,15 @@ const (
 	ErrBadAccess = 2
 	ErrUsage     = 3
 	ErrLaunch    = 4 // the GPU refused the launch (cuda)
+	ErrNotKept   = 5 // no copy kept under a BUFFER restore's key (cuda)
 
 	BufDevice      = 0
 	BufThreadgroup = 1
+
+	SourceNone    = 0
+	SourceData    = 1
+	SourceKeep    = 2 // the bytes, and keep a copy under a key
+	SourceRestore = 3 // the copy kept under a key
 
 	LoadChecking = 1
 

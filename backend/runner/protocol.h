@@ -28,8 +28,13 @@
 //               the cuda runner appends u32 len, the compiled function's
 //               resources (registers, local memory, ...) as text
 //   BUFFER   u32 index, u8 kind (0 device, 1 threadgroup), u64 size,
-//            u8 has data, [size bytes]
-//            -> OK: empty
+//            u8 source, then for source 1 size bytes; for 2 (keep) u32 len,
+//            key, size bytes; for 3 (restore) u32 len, key. Source 0: no
+//            data (threadgroup memory); 1: the bytes; 2: the bytes, and
+//            the runner keeps a copy under key; 3: the bytes of the copy
+//            kept under key, restored on the device (the cuda runner).
+//            -> OK: empty; ERR kErrNotKept when no copy is kept under key
+//               (never kept, or evicted): metalab sends the bytes again
 //   DISPATCH u32 handle, u32 threadgroups x y z, u32 threads x y z,
 //            u32 repeat, u8 order, u64 seed
 //            -> OK: u32 n, n x u64 wall nanoseconds, u32 nfindings, findings,
@@ -74,6 +79,7 @@ enum ErrKind : uint8_t {
   kErrBadAccess = 2,
   kErrUsage = 3,  // a malformed request or one the kernel cannot take
   kErrLaunch = 4,  // the GPU refused the launch (resources, shared memory); cuda only
+  kErrNotKept = 5,  // BUFFER restore: no copy is kept under the key (cuda only)
 };
 
 enum OrderKind : uint8_t {
@@ -88,6 +94,13 @@ enum OrderKind : uint8_t {
 enum BufferKind : uint8_t {
   kDevice = 0,
   kThreadgroup = 1,
+};
+
+enum BufferSource : uint8_t {
+  kSourceNone = 0,
+  kSourceData = 1,
+  kSourceKeep = 2,
+  kSourceRestore = 3,
 };
 
 enum LoadFlags : uint8_t {

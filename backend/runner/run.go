@@ -108,7 +108,7 @@ func (e *StepError) Unwrap() error { return e.Err }
 
 // Execute runs one dispatch: it frees the previous buffers, binds bufs,
 // dispatches with timeout bounding the dispatch and reads back every device
-// buffer; the other requests are bounded by step. An error of the
+// buffer not marked Discard; the other requests are bounded by step. An error of the
 // dispatch itself is returned as Call returns it (an *Error, a
 // *backend.Failure, ErrProtocol); an error of any other request is a
 // *StepError.
@@ -119,21 +119,11 @@ func (p *Proc) Execute(ctx context.Context, bufs []backend.Buffer, d Dispatch, t
 	}
 	var devices []int
 	for _, buf := range bufs {
-		var e Encoder
-		e.U32(uint32(buf.Index))
-		if buf.Threadgroup {
-			e.U8(BufThreadgroup)
-			e.U64(uint64(buf.Size))
-			e.U8(0)
-		} else {
-			e.U8(BufDevice)
-			e.U64(uint64(len(buf.Data)))
-			e.U8(1)
-			e.B = append(e.B, buf.Data...)
-			devices = append(devices, buf.Index)
-		}
-		if _, err := p.Call(ctx, MsgBuffer, e.B, step); err != nil {
+		if err := p.bind(ctx, buf, step); err != nil {
 			return nil, &StepError{Step: fmt.Sprintf("bind buffer %d", buf.Index), Err: err}
+		}
+		if !buf.Threadgroup && !buf.Discard {
+			devices = append(devices, buf.Index)
 		}
 	}
 	var e Encoder
@@ -176,6 +166,54 @@ func (p *Proc) Execute(ctx context.Context, bufs []backend.Buffer, d Dispatch, t
 		r.Outputs[idx] = out
 	}
 	return r, nil
+}
+
+// bind sends one BUFFER request. A keyed buffer the runner keeps a copy
+// of is restored from it; one it does not is sent with the request to
+// keep it (Proc.Keeps); a copy the runner evicted is sent again.
+func (p *Proc) bind(ctx context.Context, buf backend.Buffer, step time.Duration) error {
+	header := func(kind uint8, size int, source uint8) *Encoder {
+		e := &Encoder{}
+		e.U32(uint32(buf.Index))
+		e.U8(kind)
+		e.U64(uint64(size))
+		e.U8(source)
+		return e
+	}
+	if buf.Threadgroup {
+		_, err := p.Call(ctx, MsgBuffer, header(BufThreadgroup, buf.Size, SourceNone).B, step)
+		return err
+	}
+	keyed := p.Keeps && buf.Key != "" && len(buf.Data) > 0
+	if keyed && p.kept[buf.Key] == len(buf.Data) {
+		e := header(BufDevice, len(buf.Data), SourceRestore)
+		e.Str(buf.Key)
+		_, err := p.Call(ctx, MsgBuffer, e.B, step)
+		var re *Error
+		if !errors.As(err, &re) || re.Kind != ErrNotKept {
+			return err
+		}
+		delete(p.kept, buf.Key)
+	}
+	source := uint8(SourceData)
+	if keyed {
+		source = SourceKeep
+	}
+	e := header(BufDevice, len(buf.Data), source)
+	if keyed {
+		e.Str(buf.Key)
+	}
+	e.B = append(e.B, buf.Data...)
+	if _, err := p.Call(ctx, MsgBuffer, e.B, step); err != nil {
+		return err
+	}
+	if keyed {
+		if p.kept == nil {
+			p.kept = map[string]int{}
+		}
+		p.kept[buf.Key] = len(buf.Data)
+	}
+	return nil
 }
 
 // CheckBuffers reports an error when a buffer index is outside 0..max or a

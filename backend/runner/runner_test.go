@@ -28,11 +28,13 @@ func TestMain(m *testing.M) {
 // says: "cpu" (two timed dispatches), "cuda" (a total after the
 // findings), "err" (an ERR reply with a finding), "badmagic" (a reply the
 // protocol forbids), "exit70", "exit71", "exit74" (dying with that status
-// after a report line), "hang" (never answering).
+// after a report line), "hang" (never answering); "evict" is "cpu" whose
+// kept copies are always gone.
 func fakeRunner(mode string) int {
 	in := bufio.NewReader(os.Stdin)
 	out := os.Stdout
 	bufs := map[uint32][]byte{}
+	kept := map[string][]byte{}
 	reply := func(seq uint32, typ byte, payload []byte) {
 		var h [13]byte
 		binary.LittleEndian.PutUint32(h[0:], ReplyMagic)
@@ -81,9 +83,25 @@ func fakeRunner(mode string) int {
 			bufs = map[uint32][]byte{}
 			reply(seq, MsgOK, nil)
 		case MsgBuffer:
-			idx, kind, size, has := d.U32(), d.U8(), d.U64(), d.U8()
-			if kind == BufDevice && has == 1 {
+			idx, kind, size, source := d.U32(), d.U8(), d.U64(), d.U8()
+			var key string
+			if source == SourceKeep || source == SourceRestore {
+				key = d.Str()
+			}
+			switch {
+			case kind != BufDevice:
+			case source == SourceRestore && (mode == "evict" || kept[key] == nil):
+				e.U8(ErrNotKept)
+				e.Str("no copy kept under " + key)
+				reply(seq, MsgErr, e.B)
+				continue
+			case source == SourceRestore:
+				bufs[idx] = append([]byte(nil), kept[key]...)
+			case source == SourceData || source == SourceKeep:
 				bufs[idx] = append([]byte(nil), d.B[:size]...)
+				if source == SourceKeep {
+					kept[key] = append([]byte(nil), bufs[idx]...)
+				}
 			}
 			reply(seq, MsgOK, nil)
 		case MsgRead:
@@ -94,7 +112,7 @@ func fakeRunner(mode string) int {
 			reply(seq, MsgOK, b)
 		case MsgDispatch:
 			switch mode {
-			case "cpu":
+			case "cpu", "evict":
 				e.U32(2)
 				e.U64(5)
 				e.U64(7)
@@ -199,6 +217,41 @@ func TestExecute(t *testing.T) {
 				t.Errorf("Outputs = %v", r.Outputs)
 			}
 		})
+	}
+}
+
+// TestKeptBuffers binds keyed buffers on a runner that keeps copies:
+// the second run restores the copy (the fake shows it by answering with
+// the first run's bytes, though the second sent others under the same
+// key, which a caller must not do), a runner that lost its copy is sent
+// the bytes again, and a discarded buffer is not read back.
+func TestKeptBuffers(t *testing.T) {
+	run := func(p *Proc, data byte) map[int][]byte {
+		t.Helper()
+		bufs := []backend.Buffer{{Index: 0, Data: []byte{data, data}, Key: "case1/x"}, {Index: 1, Data: []byte{7}, Discard: true}}
+		r, err := p.Execute(context.Background(), bufs, Dispatch{Handle: 3}, time.Minute, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Outputs
+	}
+	for _, tt := range []struct {
+		mode  string
+		keeps bool
+		want  string
+	}{
+		{"cpu", true, "map[0:[2 2]]"},   // restored: the first run's bytes
+		{"evict", true, "map[0:[6 6]]"}, // sent again
+		{"cpu", false, "map[0:[6 6]]"},  // a runner that keeps nothing
+	} {
+		p := startFake(t, tt.mode)
+		p.Keeps = tt.keeps
+		if got := fmt.Sprint(run(p, 1)); got != "map[0:[2 2]]" {
+			t.Errorf("%s: first run's outputs %s", tt.mode, got)
+		}
+		if got := fmt.Sprint(run(p, 5)); got != tt.want {
+			t.Errorf("%s (keeps %v): second run's outputs %s, want %s", tt.mode, tt.keeps, got, tt.want)
+		}
 	}
 }
 

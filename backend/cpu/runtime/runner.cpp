@@ -264,6 +264,7 @@ void do_buffer(Reader& r) {
   uint64_t size = r.get<uint64_t>();
   uint8_t has = r.get<uint8_t>();
   if (!r.ok || index >= uint32_t(kMaxBuffers)) return send_err(kErrUsage, "malformed BUFFER");
+  if (has > kSourceData) return send_err(kErrUsage, "the cpu runner keeps no copies of buffers (BUFFER source " + std::to_string(has) + ")");
   if (has && uint64_t(r.end - r.p) < size) return send_err(kErrUsage, "BUFFER data shorter than its size");
   if (kind == kThreadgroup) {
     g_tg_size[index] = size_t(size);

@@ -475,18 +475,104 @@ void do_load(Reader& r) {
   send_ok(w);
 }
 
+// Device allocations outlive a run: RESET moves the bound buffers to a
+// spare list, and BUFFER takes a spare of the same size before it asks
+// cudaMalloc (whose cost, and cudaFree's synchronisation, would otherwise
+// be paid by every timing sample). Spares not taken by the next run are
+// freed at the RESET after it.
+struct Spare {
+  unsigned char* base;
+  size_t size;
+};
+std::vector<Spare> g_spare, g_spare_old;
+
 void free_buffer(int i) {
-  if (g_buf[i].bound) must(cudaFree(g_buf[i].base), "cudaFree");
+  if (g_buf[i].bound) g_spare.push_back({g_buf[i].base, g_buf[i].size});
   g_buf[i] = DevBuf();
+}
+
+// take_allocation returns size+2*kSlack bytes of device memory: a spare
+// of that size, or a new allocation (nullptr with *e set when cudaMalloc
+// fails).
+unsigned char* take_allocation(size_t size, cudaError_t* e) {
+  for (auto* list : {&g_spare, &g_spare_old}) {
+    for (size_t i = 0; i < list->size(); i++) {
+      if ((*list)[i].size == size) {
+        unsigned char* p = (*list)[i].base;
+        list->erase(list->begin() + long(i));
+        return p;
+      }
+    }
+  }
+  void* p = nullptr;
+  *e = cudaMalloc(&p, size + 2 * kSlack);
+  return *e == cudaSuccess ? static_cast<unsigned char*>(p) : nullptr;
+}
+
+// Copies kept on the device under a key (BUFFER sources keep and restore),
+// least recently used evicted past a quarter of the GPU's memory.
+struct Kept {
+  unsigned char* data = nullptr;
+  size_t size = 0;
+  uint64_t used = 0;
+};
+std::vector<std::pair<std::string, Kept>> g_kept;
+size_t g_kept_bytes = 0;
+uint64_t g_tick = 0;
+
+Kept* find_kept(const std::string& key) {
+  for (auto& k : g_kept)
+    if (k.first == key) return &k.second;
+  return nullptr;
+}
+
+void drop_kept(size_t i) {
+  must(cudaFree(g_kept[i].second.data), "cudaFree");
+  g_kept_bytes -= g_kept[i].second.size;
+  g_kept.erase(g_kept.begin() + long(i));
+}
+
+// keep copies size bytes at src (device memory) under key; a copy that
+// cannot be made is simply not kept (metalab sends the bytes next time).
+void keep(const std::string& key, const unsigned char* src, size_t size) {
+  for (size_t i = 0; i < g_kept.size(); i++) {
+    if (g_kept[i].first == key) {
+      drop_kept(i);
+      break;
+    }
+  }
+  const size_t limit = g_dev.prop.totalGlobalMem / 4;
+  if (size == 0 || size > limit) return;
+  while (g_kept_bytes + size > limit && !g_kept.empty()) {
+    size_t lru = 0;
+    for (size_t i = 1; i < g_kept.size(); i++)
+      if (g_kept[i].second.used < g_kept[lru].second.used) lru = i;
+    drop_kept(lru);
+  }
+  void* p = nullptr;
+  if (cudaMalloc(&p, size) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  must(cudaMemcpy(p, src, size, cudaMemcpyDeviceToDevice), "keep buffer");
+  Kept k;
+  k.data = static_cast<unsigned char*>(p);
+  k.size = size;
+  k.used = ++g_tick;
+  g_kept.emplace_back(key, k);
+  g_kept_bytes += size;
 }
 
 void do_buffer(Reader& r) {
   uint32_t index = r.get<uint32_t>();
   uint8_t kind = r.get<uint8_t>();
   uint64_t size = r.get<uint64_t>();
-  uint8_t has = r.get<uint8_t>();
-  if (!r.ok) return send_err(kErrUsage, "malformed BUFFER");
-  if (has && uint64_t(r.end - r.p) < size) return send_err(kErrUsage, "BUFFER data shorter than its size");
+  uint8_t source = r.get<uint8_t>();
+  std::string key;
+  if (source == kSourceKeep || source == kSourceRestore) key = r.str();
+  if (!r.ok || source > kSourceRestore) return send_err(kErrUsage, "malformed BUFFER");
+  const bool data = source == kSourceData || source == kSourceKeep;
+  if (data && uint64_t(r.end - r.p) < size) return send_err(kErrUsage, "BUFFER data shorter than its size");
   if (kind == kThreadgroup) {
     if (index >= uint32_t(mtl_rt::kMaxTGBuffers)) {
       return send_err(kErrUsage, "threadgroup buffer index " + std::to_string(index) + ": the cuda backend binds [[threadgroup(0.." +
@@ -501,25 +587,39 @@ void do_buffer(Reader& r) {
                                    std::to_string(mtl_rt::kMaxBuffers - 1) + ")]]");
   }
   if (!need_device()) return;
-  free_buffer(int(index));
-  std::vector<unsigned char> host(size_t(size) + 2 * kSlack);
-  for (size_t i = 0; i < kSlack; i++) {
-    host[i] = canary_byte(i);
-    host[kSlack + size_t(size) + i] = canary_byte(kSlack + i);
+  Kept* kept = nullptr;
+  if (source == kSourceRestore) {
+    kept = find_kept(key);
+    if (!kept || kept->size != size) return send_err(kErrNotKept, "no copy of " + std::to_string(size) + " bytes kept under " + key);
+    kept->used = ++g_tick;
   }
-  if (has && size) std::memcpy(host.data() + kSlack, r.p, size_t(size));
-  void* p = nullptr;
-  cudaError_t e = cudaMalloc(&p, host.size());
-  if (e != cudaSuccess) {
+  free_buffer(int(index));
+  cudaError_t e = cudaSuccess;
+  unsigned char* base = take_allocation(size_t(size), &e);
+  if (!base) {
     cudaGetLastError();
     return send_err(kErrOther, "cannot allocate buffer " + std::to_string(index) + " of " + std::to_string(size) +
                                    " bytes on the GPU: " + cuda_text(e));
   }
   DevBuf& b = g_buf[index];
   b.bound = true;
-  b.base = static_cast<unsigned char*>(p);
+  b.base = base;
   b.size = size_t(size);
-  must(cudaMemcpy(b.base, host.data(), host.size(), cudaMemcpyHostToDevice), "upload buffer");
+  static unsigned char canaries[2 * kSlack];
+  if (canaries[0] == 0) {
+    for (size_t i = 0; i < 2 * kSlack; i++) canaries[i] = canary_byte(i);
+  }
+  must(cudaMemcpy(b.base, canaries, kSlack, cudaMemcpyHostToDevice), "upload buffer");
+  must(cudaMemcpy(b.base + kSlack + b.size, canaries + kSlack, kSlack, cudaMemcpyHostToDevice), "upload buffer");
+  if (size == 0) return send_ok(Writer());
+  if (kept) {
+    must(cudaMemcpy(b.base + kSlack, kept->data, b.size, cudaMemcpyDeviceToDevice), "restore buffer");
+  } else if (data) {
+    must(cudaMemcpy(b.base + kSlack, r.p, b.size, cudaMemcpyHostToDevice), "upload buffer");
+    if (source == kSourceKeep) keep(key, b.base + kSlack, b.size);
+  } else {
+    must(cudaMemset(b.base + kSlack, 0, b.size), "clear buffer");
+  }
   send_ok(Writer());
 }
 
@@ -532,6 +632,9 @@ void do_read(Reader& r) {
 }
 
 void do_reset() {
+  for (const Spare& sp : g_spare_old) must(cudaFree(sp.base), "cudaFree");
+  g_spare_old.swap(g_spare);
+  g_spare.clear();
   for (int i = 0; i < mtl_rt::kMaxBuffers; i++) free_buffer(i);
   for (int i = 0; i < mtl_rt::kMaxTGBuffers; i++) {
     g_tg_size[i] = 0;

@@ -473,6 +473,10 @@ func summary(o *SweepOptions, r *search.Result, took time.Duration) {
 		fmt.Fprintf(w, "control: %s: no variant was judged\n", r.Control)
 	}
 	fmt.Fprintf(w, "variants: %d built, %d failed their checks, %d explored, %d confirmed\n", r.Variants, r.Failed, r.Explored, r.Confirmed)
+	if r.TimingSeconds > 0 {
+		fmt.Fprintf(w, "timing: %.1f s in measurements, %.1f s of it sample time by the backend's clock (%.1f %%)\n",
+			r.TimingSeconds, r.SampleSeconds, 100*r.SampleSeconds/r.TimingSeconds)
+	}
 	fmt.Fprintf(w, "verdicts: %d retained, %d rejected, %d inconclusive", len(r.Retained), r.Rejected, r.Inconclusive)
 	if r.Pending > 0 {
 		fmt.Fprintf(w, ", %d pending", r.Pending)
