@@ -19,7 +19,7 @@ const controlPos0 = 8192
 
 // controlSample is how much kernel time one sample should hold: enough
 // dispatches (Dispatch.Repeat) that a launch's jitter is small beside it.
-const controlSample = 2 * time.Millisecond
+const controlSample = 10 * time.Millisecond
 
 // controlDispatches is the fewest dispatches a sample holds: the seeds'
 // three layers.

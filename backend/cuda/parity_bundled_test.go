@@ -125,6 +125,7 @@ type parityStat struct {
 	runs, differing int // stage runs, and those whose outputs differed
 	elems, of       int // differing elements, of compared elements
 	maxULP          int64
+	maxScaled       int64
 	why             string // parityTranscendental's reason, if listed
 }
 
@@ -132,7 +133,7 @@ func (s *parityStat) String() string {
 	if s.differing == 0 {
 		return fmt.Sprintf("identical in %d runs", s.runs)
 	}
-	return fmt.Sprintf("differs in %d of %d runs: %d of %d elements, at most %d ulp (%s)", s.differing, s.runs, s.elems, s.of, s.maxULP, s.why)
+	return fmt.Sprintf("differs in %d of %d runs: %d of %d elements, at most %d ulp of the buffer's largest value (%d of their own; %s)", s.differing, s.runs, s.elems, s.of, s.maxScaled, s.maxULP, s.why)
 }
 
 // parityOfSpec runs one spec's parity cases on the cpu backend and the
@@ -248,8 +249,10 @@ func parityOfSpec(t *testing.T, c *cpu.Backend, other compileFunc, path string) 
 				}
 				differs = true
 				n, ulp, float := compareElems(buf.Type, buf.Elems(w), buf.Elems(gg))
+				scaled := scaledDistance(buf.Type, buf.Elems(w), buf.Elems(gg))
 				stat.elems += n
 				stat.maxULP = max(stat.maxULP, ulp)
+				stat.maxScaled = max(stat.maxScaled, scaled)
 				where := fmt.Sprintf("%s case %s/%s, buffer %s", st.Entry, in.Case.Set, in.Case.Name, bname)
 				bound := int64(maxULP32)
 				if buf.Type.Scalar == "half" || buf.Type.Scalar == "bfloat" {
@@ -260,8 +263,8 @@ func parityOfSpec(t *testing.T, c *cpu.Backend, other compileFunc, path string) 
 					t.Errorf("%s: the GPU wrote past the buffer's %d elements", where, buf.Count)
 				case stat.why == "":
 					t.Errorf("%s: the GPU's bytes differ from the cpu backend's in %d of %d elements (at most %d ulp): not a kernel with transcendental functions", where, n, buf.Count, ulp)
-				case !float || ulp < 0 || ulp > bound:
-					t.Errorf("%s: %d of %d elements differ, at most %d ulp (bound %d): beyond the rounding of %s", where, n, buf.Count, ulp, bound, stat.why)
+				case !float || scaled < 0 || scaled > bound:
+					t.Errorf("%s: %d of %d elements differ, by at most %d ulp of the buffer's largest value (bound %d; %d ulp of their own): beyond the rounding of %s", where, n, buf.Count, scaled, bound, ulp, stat.why)
 				}
 			}
 			if differs {
@@ -420,6 +423,71 @@ func compareElems(t *spec.Type, w, g []byte) (n int, ulp int64, float bool) {
 	return n, ulp, float
 }
 
+// scaledDistance is the largest difference between the float components
+// of w and g in units in the last place of w's largest finite magnitude:
+// the measure for outputs that are sums of terms of both signs, where a
+// rounding difference in one term is many ulp of a result that cancelled
+// to near zero (or flipped its sign), yet tiny beside the terms. It is
+// -1 when a component differs in class (NaN or infinity against a
+// number) and 0 for types that are not floating point.
+func scaledDistance(t *spec.Type, w, g []byte) int64 {
+	comp, mant := 0, 0
+	switch t.Scalar {
+	case "float":
+		comp, mant = 4, 23
+	case "half":
+		comp, mant = 2, 10
+	case "bfloat":
+		comp, mant = 2, 7
+	}
+	if comp == 0 || (t.Kind != spec.Scalar && t.Kind != spec.Vector) {
+		return 0
+	}
+	var xs, ys []float64
+	for e := 0; (e+1)*t.Size <= len(w) && (e+1)*t.Size <= len(g); e++ {
+		for i := 0; i+comp <= t.Lanes*comp && i+comp <= t.Size; i += comp {
+			at := e*t.Size + i
+			xs = append(xs, decodeFloat(t.Scalar, w[at:at+comp]))
+			ys = append(ys, decodeFloat(t.Scalar, g[at:at+comp]))
+		}
+	}
+	largest := 0.0
+	for _, x := range xs {
+		if !math.IsInf(x, 0) && !math.IsNaN(x) {
+			largest = max(largest, math.Abs(x))
+		}
+	}
+	_, exp := math.Frexp(largest)
+	unit := math.Ldexp(1, exp-1-mant)
+	if largest == 0 {
+		unit = math.SmallestNonzeroFloat32
+	}
+	var worst int64
+	for i, x := range xs {
+		y := ys[i]
+		switch {
+		case x == y, math.IsNaN(x) && math.IsNaN(y):
+			continue
+		case math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0):
+			return -1
+		}
+		worst = max(worst, int64(math.Ceil(math.Abs(x-y)/unit)))
+	}
+	return worst
+}
+
+// decodeFloat reads one float of the named format.
+func decodeFloat(format string, b []byte) float64 {
+	switch format {
+	case "float":
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
+	case "half":
+		return f16.ToFloat64(binary.LittleEndian.Uint16(b))
+	default: // bfloat
+		return float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b)) << 16))
+	}
+}
+
 // ulpDistance is the distance between two floats of the named format in
 // units in the last place, -1 when they differ in sign or class (NaN
 // against a number).
@@ -492,5 +560,20 @@ func TestULPDistance(t *testing.T) {
 	g := append(append(f32(1), f32(2)...), append(f32(3), f32(next(next(4, 5), 5))...)...)
 	if n, ulp, float := compareElems(typ, w, g); n != 1 || ulp != 2 || !float {
 		t.Errorf("compareElems = %d, %d, %v; want 1, 2, true", n, ulp, float)
+	}
+	// scaledDistance: a near-zero sum that flipped its sign is a few ulp
+	// of the buffer's largest value (1000: ulp 2^-14), however many of
+	// its own; a NaN against a number is -1.
+	f := &spec.Type{Name: "float", Kind: spec.Scalar, Scalar: "float", Lanes: 1, Size: 4}
+	w = append(f32(1000), f32(0.001)...)
+	g = append(f32(1000), f32(-0.001)...)
+	if got := scaledDistance(f, w, g); got != 33 {
+		t.Errorf("scaledDistance(1000 0.001, 1000 -0.001) = %d, want 33", got)
+	}
+	if got := scaledDistance(f, w, append(f32(1000), f32(float32(math.NaN()))...)); got != -1 {
+		t.Errorf("scaledDistance against a NaN = %d, want -1", got)
+	}
+	if got := scaledDistance(f, w, w); got != 0 {
+		t.Errorf("scaledDistance of equal buffers = %d", got)
 	}
 }

@@ -75,12 +75,15 @@ func (l *raceLog) close() { os.Remove(l.path) }
 var (
 	// raceLine is the first line of one of racecheck's analysis reports:
 	// "Error: Race reported between Write access at 0x150 in k.cu:13:f(void)"
-	// (CUDA 11 spells the severity ERROR and WARNING).
-	raceLine = regexp.MustCompile(`(?i)\b(error|warning): race reported between (read|write) access at (0x[0-9a-f]+) in (.*?)\s*$`)
+	// (CUDA 11 spells the severity ERROR and WARNING; CUDA 13 names the
+	// place as function+offset and the source as file:line: "at
+	// void f(void *const *)+0x1c0 in race.metal:15").
+	raceLine = regexp.MustCompile(`(?i)\b(error|warning): race reported between (read|write) access at (.+?) in (.*?)\s*$`)
 	// raceAnd is its second line: "and Read access at 0x170 in k.cu:14:f(void) [4 hazards]".
-	raceAnd = regexp.MustCompile(`(?i)^\W*and (read|write) access at (0x[0-9a-f]+) in (.*?)(?:\s*\[(\d+) hazards?\])?\s*$`)
-	// where splits "file:line:function" (the function may hold colons).
-	where = regexp.MustCompile(`^(.*?):(\d+):(.*)$`)
+	raceAnd = regexp.MustCompile(`(?i)^\W*and (read|write) access at (.+?) in (.*?)(?:\s*\[(\d+) hazards?\])?\s*$`)
+	// where splits "file:line" or "file:line:function" (the function may
+	// hold colons).
+	where = regexp.MustCompile(`^(.*?):(\d+)(?::(.*))?$`)
 )
 
 // parseRacecheck turns racecheck's analysis reports in log into findings:
