@@ -216,8 +216,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	w.info = opts.Backend.Info(ctx)
-	if d, ok := opts.Backend.(interface{ Describe() string }); ok {
-		w.compiler, _, _ = strings.Cut(d.Describe(), ";")
+	if c, ok := opts.Backend.(interface{ Compiler() string }); ok {
+		w.compiler = c.Compiler()
 	}
 	if err := w.writeManifest(); err != nil {
 		return nil, err

@@ -189,6 +189,15 @@ func (b *Backend) doSetup(ctx context.Context) error {
 	return nil
 }
 
+// Compiler names the C++ compiler the kernels are built with (its
+// --version line), for provenance; "" when none was found.
+func (b *Backend) Compiler() string {
+	if b.setupErr != nil {
+		return ""
+	}
+	return b.id
+}
+
 // Describe names the compiler and cache the backend uses; it is meant for
 // `metalab backends` after Available returned true.
 func (b *Backend) Describe() string {

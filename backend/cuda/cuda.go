@@ -266,6 +266,16 @@ func (b *Backend) nvccRelease() string {
 	return "nvcc"
 }
 
+// Compiler names the compiler the kernels are built with and the
+// architecture they are built for ("nvcc 13.0, sm_90"), for provenance;
+// "" before the GPU is known.
+func (b *Backend) Compiler() string {
+	if b.devErr != nil || b.arch == "" {
+		return ""
+	}
+	return b.nvccRelease() + ", " + b.arch
+}
+
 // Info describes the cuda backend: the GPU, its clock, CUDA-event timings.
 func (b *Backend) Info(ctx context.Context) backend.Info {
 	info := backend.Info{Name: "cuda", Clock: "gpu", Orders: false, Check: false,
