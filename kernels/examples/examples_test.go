@@ -3,6 +3,8 @@
 // sources (headers from include/, only includes: and defines: in their
 // specs) on the cpu backend, in the checking mode, and compares every
 // output element with a float64 reference written here in Go.
+// METALAB_TEST_BACKEND=cuda runs them on the GPU instead (no checking
+// mode there: only the references judge).
 package examples_test
 
 import (
@@ -17,7 +19,7 @@ import (
 	"testing"
 
 	"metalab/backend"
-	"metalab/backend/cpu/cputest"
+	"metalab/backend/backendtest"
 	"metalab/check"
 	"metalab/spec"
 )
@@ -47,7 +49,8 @@ var styles = []struct {
 // buffer to its reference; a buffer without one is an error, so nothing a
 // spec computes goes unchecked.
 func TestStyles(t *testing.T) {
-	b := cputest.Shared(t)
+	b := backendtest.Selected(t)
+	checking := b.Info(context.Background()).Check
 	for _, st := range styles {
 		t.Run(filepath.Dir(st.spec), func(t *testing.T) {
 			s, err := spec.Load(st.spec)
@@ -78,7 +81,7 @@ func TestStyles(t *testing.T) {
 				}
 				var ps []backend.Program
 				for _, stg := range in.Stages {
-					ps = append(ps, compile(t, b, progs, stg))
+					ps = append(ps, compile(t, b, progs, stg, checking))
 				}
 				ex, err := check.ExecuteCase(context.Background(), ps, in, check.ExecOptions{Order: backend.Order{Kind: "in-order"}})
 				if err != nil {
@@ -116,9 +119,9 @@ func TestStyles(t *testing.T) {
 	}
 }
 
-// compile compiles a stage in the checking mode, once per entry, source
-// and configuration.
-func compile(t *testing.T, b backend.Backend, progs map[string]backend.Program, st *spec.Stage) backend.Program {
+// compile compiles a stage (in the checking mode, with check), once per
+// entry, source and configuration.
+func compile(t *testing.T, b backend.Backend, progs map[string]backend.Program, st *spec.Stage, check bool) backend.Program {
 	t.Helper()
 	var keys []string
 	for k, v := range st.Constants {
@@ -138,7 +141,7 @@ func compile(t *testing.T, b backend.Backend, progs map[string]backend.Program, 
 	}
 	p, err := b.Compile(context.Background(), backend.Source{
 		Name: st.Source, Text: text, Dir: filepath.Dir(st.Source), IncludeDirs: st.IncludeDirs,
-		Entry: st.Entry, Defines: st.Defines, Constants: st.Constants, Check: true,
+		Entry: st.Entry, Defines: st.Defines, Constants: st.Constants, Check: check,
 	})
 	if err != nil {
 		var f *backend.Failure

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"metalab/backend"
+	"metalab/backend/backendtest"
 	"metalab/backend/cpu"
 	"metalab/backend/cpu/cputest"
 	"metalab/check"
@@ -85,8 +86,10 @@ var runTimeout = 2 * time.Minute
 
 // runSets runs every case of the named sets of the spec at path and hands
 // the instance and its final buffers to verify.
+// The kernels run on the backend METALAB_TEST_BACKEND names (cpu by
+// default; cuda on a GPU machine).
 func runSets(t *testing.T, path string, sets []string, verify func(t *testing.T, in *spec.Instance, out map[string][]byte)) {
-	b := cpuBackend(t)
+	b := backendtest.Selected(t)
 	s, err := spec.Load(path)
 	if err != nil {
 		t.Fatal(err)
