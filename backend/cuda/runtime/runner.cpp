@@ -491,6 +491,8 @@ void free_buffer(int i) {
   g_buf[i] = DevBuf();
 }
 
+void release_caches();
+
 // take_allocation returns size+2*kSlack bytes of device memory: a spare
 // of that size, or a new allocation (nullptr with *e set when cudaMalloc
 // fails).
@@ -506,6 +508,13 @@ unsigned char* take_allocation(size_t size, cudaError_t* e) {
   }
   void* p = nullptr;
   *e = cudaMalloc(&p, size + 2 * kSlack);
+  if (*e == cudaErrorMemoryAllocation) {
+    // What metalab's caches hold must never make a run fail: free the
+    // spares and the kept copies, and try once more.
+    cudaGetLastError();
+    release_caches();
+    *e = cudaMalloc(&p, size + 2 * kSlack);
+  }
   return *e == cudaSuccess ? static_cast<unsigned char*>(p) : nullptr;
 }
 
@@ -530,6 +539,15 @@ void drop_kept(size_t i) {
   must(cudaFree(g_kept[i].second.data), "cudaFree");
   g_kept_bytes -= g_kept[i].second.size;
   g_kept.erase(g_kept.begin() + long(i));
+}
+
+// release_caches frees every spare allocation and kept copy.
+void release_caches() {
+  for (auto* list : {&g_spare, &g_spare_old}) {
+    for (const Spare& sp : *list) must(cudaFree(sp.base), "cudaFree");
+    list->clear();
+  }
+  while (!g_kept.empty()) drop_kept(g_kept.size() - 1);
 }
 
 // keep copies size bytes at src (device memory) under key; a copy that
@@ -600,6 +618,11 @@ void do_buffer(Reader& r) {
     cudaGetLastError();
     return send_err(kErrOther, "cannot allocate buffer " + std::to_string(index) + " of " + std::to_string(size) +
                                    " bytes on the GPU: " + cuda_text(e));
+  }
+  if (kept && !(kept = find_kept(key))) {
+    // The allocation released the kept copies: metalab sends the bytes.
+    g_spare.push_back({base, size_t(size)});
+    return send_err(kErrNotKept, "the copy kept under " + key + " was released for memory");
   }
   DevBuf& b = g_buf[index];
   b.bound = true;
