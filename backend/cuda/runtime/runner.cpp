@@ -210,6 +210,8 @@ void must(cudaError_t e, const char* what) {
 // ---------------------------------------------------------------------------
 // The device.
 
+unsigned char canary_byte(size_t i) { return static_cast<unsigned char>(0xa5u ^ (i * 29u)); }
+
 struct Device {
   int index = 0;
   bool ready = false;
@@ -221,6 +223,10 @@ struct Device {
   int max_block[3] = {0, 0, 0}, max_grid[3] = {0, 0, 0};
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr, stop = nullptr;
+  // Pinned host memory: the canary pattern uploaded around each buffer,
+  // and room to read every buffer's slack back in one go.
+  unsigned char* canaries = nullptr;
+  unsigned char* slack = nullptr;
 };
 Device g_dev;
 
@@ -277,6 +283,12 @@ void init_device(int index) {
     d.error = "cannot create a stream and events: " + cuda_text(e);
     return;
   }
+  if ((e = cudaMallocHost(reinterpret_cast<void**>(&d.canaries), 2 * kSlack)) != cudaSuccess ||
+      (e = cudaMallocHost(reinterpret_cast<void**>(&d.slack), 2 * kSlack * mtl_rt::kMaxBuffers)) != cudaSuccess) {
+    d.error = "cannot allocate pinned host memory: " + cuda_text(e);
+    return;
+  }
+  for (size_t i = 0; i < 2 * kSlack; i++) d.canaries[i] = canary_byte(i);
   d.ready = true;
 }
 
@@ -314,7 +326,6 @@ DevBuf g_buf[mtl_rt::kMaxBuffers];
 bool g_tg_bound[mtl_rt::kMaxTGBuffers];
 size_t g_tg_size[mtl_rt::kMaxTGBuffers];
 
-unsigned char canary_byte(size_t i) { return static_cast<unsigned char>(0xa5u ^ (i * 29u)); }
 
 bool need_device() {
   if (g_dev.ready) return true;
@@ -572,7 +583,7 @@ void keep(const std::string& key, const unsigned char* src, size_t size) {
     cudaGetLastError();
     return;
   }
-  must(cudaMemcpy(p, src, size, cudaMemcpyDeviceToDevice), "keep buffer");
+  must(cudaMemcpyAsync(p, src, size, cudaMemcpyDeviceToDevice, g_dev.stream), "keep buffer");
   Kept k;
   k.data = static_cast<unsigned char*>(p);
   k.size = size;
@@ -628,20 +639,22 @@ void do_buffer(Reader& r) {
   b.bound = true;
   b.base = base;
   b.size = size_t(size);
-  static unsigned char canaries[2 * kSlack];
-  if (canaries[0] == 0) {
-    for (size_t i = 0; i < 2 * kSlack; i++) canaries[i] = canary_byte(i);
-  }
-  must(cudaMemcpy(b.base, canaries, kSlack, cudaMemcpyHostToDevice), "upload buffer");
-  must(cudaMemcpy(b.base + kSlack + b.size, canaries + kSlack, kSlack, cudaMemcpyHostToDevice), "upload buffer");
+  // Every copy goes on the kernels' stream, so the launch that follows
+  // waits for it (the stream does not wait for the legacy default one, and
+  // a copy from pageable memory may return before its DMA ends).
+  cudaStream_t st = g_dev.stream;
+  must(cudaMemcpyAsync(b.base, g_dev.canaries, kSlack, cudaMemcpyHostToDevice, st), "upload buffer");
+  must(cudaMemcpyAsync(b.base + kSlack + b.size, g_dev.canaries + kSlack, kSlack, cudaMemcpyHostToDevice, st), "upload buffer");
   if (size == 0) return send_ok(Writer());
   if (kept) {
-    must(cudaMemcpy(b.base + kSlack, kept->data, b.size, cudaMemcpyDeviceToDevice), "restore buffer");
+    must(cudaMemcpyAsync(b.base + kSlack, kept->data, b.size, cudaMemcpyDeviceToDevice, st), "restore buffer");
   } else if (data) {
-    must(cudaMemcpy(b.base + kSlack, r.p, b.size, cudaMemcpyHostToDevice), "upload buffer");
+    // From pageable memory the copy is staged before it returns: the
+    // request's payload may be reused after it.
+    must(cudaMemcpyAsync(b.base + kSlack, r.p, b.size, cudaMemcpyHostToDevice, st), "upload buffer");
     if (source == kSourceKeep) keep(key, b.base + kSlack, b.size);
   } else {
-    must(cudaMemset(b.base + kSlack, 0, b.size), "clear buffer");
+    must(cudaMemsetAsync(b.base + kSlack, 0, b.size, st), "clear buffer");
   }
   send_ok(Writer());
 }
@@ -650,7 +663,10 @@ void do_read(Reader& r) {
   uint32_t index = r.get<uint32_t>();
   if (!r.ok || index >= uint32_t(mtl_rt::kMaxBuffers) || !g_buf[index].bound) return send_err(kErrUsage, "READ of an unbound buffer");
   std::vector<unsigned char> host(g_buf[index].size);
-  if (!host.empty()) must(cudaMemcpy(host.data(), g_buf[index].base + kSlack, host.size(), cudaMemcpyDeviceToHost), "read buffer");
+  if (!host.empty()) {
+    must(cudaMemcpyAsync(host.data(), g_buf[index].base + kSlack, host.size(), cudaMemcpyDeviceToHost, g_dev.stream), "read buffer");
+    must(cudaStreamSynchronize(g_dev.stream), "read buffer");
+  }
   send(kOK, host.data(), host.size());
 }
 
@@ -669,12 +685,20 @@ void do_reset() {
 // check_canaries reports the first buffer whose slack the dispatch changed,
 // by 4-byte word from the buffer's ends, as the cpu runner does.
 bool check_canaries(std::string* msg) {
-  std::vector<unsigned char> slack(2 * kSlack);
+  // All slack regions are read in one go, into pinned memory, with one
+  // synchronisation: this runs after every dispatch of a timing sample.
   for (int i = 0; i < mtl_rt::kMaxBuffers; i++) {
     const DevBuf& b = g_buf[i];
     if (!b.bound) continue;
-    must(cudaMemcpy(slack.data(), b.base, kSlack, cudaMemcpyDeviceToHost), "read canaries");
-    must(cudaMemcpy(slack.data() + kSlack, b.base + kSlack + b.size, kSlack, cudaMemcpyDeviceToHost), "read canaries");
+    unsigned char* at = g_dev.slack + size_t(i) * 2 * kSlack;
+    must(cudaMemcpyAsync(at, b.base, kSlack, cudaMemcpyDeviceToHost, g_dev.stream), "read canaries");
+    must(cudaMemcpyAsync(at + kSlack, b.base + kSlack + b.size, kSlack, cudaMemcpyDeviceToHost, g_dev.stream), "read canaries");
+  }
+  must(cudaStreamSynchronize(g_dev.stream), "read canaries");
+  for (int i = 0; i < mtl_rt::kMaxBuffers; i++) {
+    const DevBuf& b = g_buf[i];
+    if (!b.bound) continue;
+    const unsigned char* slack = g_dev.slack + size_t(i) * 2 * kSlack;
     for (size_t k = 0; k < kSlack; k++) {
       if (slack[kSlack + k] != canary_byte(kSlack + k)) {
         *msg = "bad access: buffer " + std::to_string(i) + ", byte offset +" + std::to_string(k / 4 * 4) +
