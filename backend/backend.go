@@ -154,7 +154,7 @@ type Dispatch struct {
 
 // A Result holds the outputs of a run.
 type Result struct {
-	Outputs map[int][]byte  // by buffer index, for buffers marked Output (and all device buffers)
+	Outputs map[int][]byte  // by buffer index: every device buffer (those marked Discard may be left out)
 	Times   []time.Duration // per dispatch, where the backend can time dispatches one by one; raw samples
 	// Total is the time of all Repeat dispatches together, submitted
 	// together where the backend can (one command buffer on a GPU), by the
