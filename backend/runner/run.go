@@ -107,11 +107,11 @@ func (e *StepError) Error() string {
 func (e *StepError) Unwrap() error { return e.Err }
 
 // Execute runs one dispatch: it frees the previous buffers, binds bufs,
-// dispatches with timeout bounding the dispatch and reads back every device
-// buffer not marked Discard; the other requests are bounded by step. An error of the
-// dispatch itself is returned as Call returns it (an *Error, a
-// *backend.Failure, ErrProtocol); an error of any other request is a
-// *StepError.
+// dispatches with timeout bounding the dispatch and reads back every
+// device buffer not marked Discard; the other requests are bounded by
+// step. An error of the dispatch itself is returned as Call returns it (an
+// *Error, a *backend.Failure, ErrProtocol); an error of any other request
+// is a *StepError.
 func (p *Proc) Execute(ctx context.Context, bufs []backend.Buffer, d Dispatch, timeout, step time.Duration) (*Reply, error) {
 	p.ResetLog()
 	if _, err := p.Call(ctx, MsgReset, nil, step); err != nil {
