@@ -323,6 +323,8 @@ func (w *sweep) control(ctx context.Context) error {
 		Spec: w.opts.Spec, Backend: w.opts.Backend, Sets: sets, TGLimit: w.plan.TGLimit,
 		NoDetect: !w.plan.Checking, Strict: w.plan.Strict, Race: w.plan.Race, ReadFile: w.opts.ReadFile,
 		Progress: func(msg string) {
+			// The checker names its control run itself ("control: case 1/5").
+			msg = strings.TrimPrefix(msg, w.checking+": ")
 			w.progress(Event{Stage: w.checking, Done: w.checkDone, Total: w.checkTotal, Msg: msg})
 		},
 	})
