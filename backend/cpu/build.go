@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
 
@@ -225,27 +224,10 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	if in.dir != "" {
 		args = append(args, "-I"+in.dir)
 	}
-	names := make([]string, 0, len(in.defines))
-	for k := range in.defines {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		if v := in.defines[k]; v != "" {
-			args = append(args, "-D"+k+"="+v)
-		} else {
-			args = append(args, "-D"+k)
-		}
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00", id, b.opts.PreludeVersion, strings.Join(args, "\x01"), len(in.cpp))
-	_, _ = h.Write(in.cpp)
-	if in.dir != "" {
-		// A hand-written TU (CompileCPP) may include headers from dir;
-		// a translated TU is self-contained (preprocessed) and has none.
-		buildcache.HashIncludeDir(h, in.dir)
-	}
-	key := hex.EncodeToString(h.Sum(nil))[:32]
+	args = append(args, buildcache.DefineArgs(in.defines)...)
+	// A hand-written TU (CompileCPP) may include headers from in.dir; a
+	// translated TU is self-contained (preprocessed) and has none.
+	key := buildcache.ObjectKey(id, b.opts.PreludeVersion, args, in.cpp, in.dir)
 	soDir := filepath.Join(b.root, "so")
 	so := filepath.Join(soDir, key+".so")
 	if buildcache.Verify(so) {

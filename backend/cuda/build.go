@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"sort"
 	"strings"
 
 	"metalab/backend"
@@ -267,25 +266,8 @@ func (b *Backend) compileObject(ctx context.Context, in CUSource, arch string, l
 	if in.Dir != "" {
 		args = append(args, "-I"+in.Dir)
 	}
-	names := make([]string, 0, len(in.Defines))
-	for k := range in.Defines {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		if v := in.Defines[k]; v != "" {
-			args = append(args, "-D"+k+"="+v)
-		} else {
-			args = append(args, "-D"+k)
-		}
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00", b.nvccID, b.opts.PreludeVersion, strings.Join(args, "\x01"), len(in.CU))
-	_, _ = h.Write(in.CU)
-	if in.Dir != "" {
-		buildcache.HashIncludeDir(h, in.Dir)
-	}
-	key := hex.EncodeToString(h.Sum(nil))[:32]
+	args = append(args, buildcache.DefineArgs(in.Defines)...)
+	key := buildcache.ObjectKey(b.nvccID, b.opts.PreludeVersion, args, in.CU, in.Dir)
 	soDir := filepath.Join(b.root, "so")
 	so := filepath.Join(soDir, key+".so")
 	if buildcache.Verify(so) {

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -158,6 +159,40 @@ func EnvironmentFault(log string) string {
 		}
 	}
 	return ""
+}
+
+// DefineArgs returns -DNAME=VALUE (or -DNAME for an empty value) for each
+// define, sorted by name so that the flags, and the key they go into, do
+// not depend on map order.
+func DefineArgs(defines map[string]string) []string {
+	names := make([]string, 0, len(defines))
+	for k := range defines {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	args := make([]string, 0, len(names))
+	for _, k := range names {
+		if v := defines[k]; v != "" {
+			args = append(args, "-D"+k+"="+v)
+		} else {
+			args = append(args, "-D"+k)
+		}
+	}
+	return args
+}
+
+// ObjectKey is the cache key of a compiled kernel object: the compiler's
+// identity, the prelude's version, the compiler's arguments, the TU's text
+// and the headers directly in dir (a hand-written TU may include them; ""
+// for none).
+func ObjectKey(compiler, prelude string, args []string, text []byte, dir string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00", compiler, prelude, strings.Join(args, "\x01"), len(text))
+	_, _ = h.Write(text)
+	if dir != "" {
+		HashIncludeDir(h, dir)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
 // HashIncludeDir hashes the header-like files directly in dir, which a TU

@@ -137,3 +137,24 @@ func TestEnvironmentFault(t *testing.T) {
 		t.Errorf("a kernel's error blamed on the machine: %q", got)
 	}
 }
+
+func TestDefineArgsAndObjectKey(t *testing.T) {
+	args := DefineArgs(map[string]string{"B": "2", "A": "", "C": "x y"})
+	if got := strings.Join(args, " "); got != "-DA -DB=2 -DC=x y" {
+		t.Errorf("DefineArgs = %q, want sorted -DA -DB=2 -DC=x y", got)
+	}
+	k := ObjectKey("g++ 12", "p1", args, []byte("tu"), "")
+	for _, other := range []string{
+		ObjectKey("g++ 13", "p1", args, []byte("tu"), ""),
+		ObjectKey("g++ 12", "p2", args, []byte("tu"), ""),
+		ObjectKey("g++ 12", "p1", args[:2], []byte("tu"), ""),
+		ObjectKey("g++ 12", "p1", args, []byte("tv"), ""),
+	} {
+		if other == k {
+			t.Errorf("ObjectKey ignores one of its inputs: %s", k)
+		}
+	}
+	if ObjectKey("g++ 12", "p1", args, []byte("tu"), "") != k {
+		t.Errorf("ObjectKey is not deterministic")
+	}
+}
