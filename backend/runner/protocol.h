@@ -55,7 +55,13 @@
 // offset into the kernel's shared object, 0 if unknown), u32 line, u32
 // column, u32 len, file (a known source position, when line > 0).
 #pragma once
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
 
 namespace mtl_proto {
 
@@ -129,5 +135,131 @@ constexpr int kExitCrash = 71;
 constexpr int kExitProtocol = 72;
 constexpr int kExitSandbox = 73;  // the kernel made a system call the sandbox forbids
 constexpr int kExitTimeout = 74;  // the GPU's watchdog stopped the kernel (cuda)
+
+// ---------------------------------------------------------------------------
+// Framing, shared by both runners: reading requests, writing replies.
+
+constexpr uint32_t kMaxPayload = 1u << 31;
+
+// read_full reads n bytes from fd; false at the end of input or on an
+// error.
+inline bool read_full(int fd, void* p, size_t n) {
+  unsigned char* b = static_cast<unsigned char*>(p);
+  while (n > 0) {
+    ssize_t k = read(fd, b, n);
+    if (k == 0) return false;
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    b += k;
+    n -= size_t(k);
+  }
+  return true;
+}
+
+// write_full writes n bytes to fd; false on an error.
+inline bool write_full(int fd, const void* p, size_t n) {
+  const unsigned char* b = static_cast<const unsigned char*>(p);
+  while (n > 0) {
+    ssize_t k = write(fd, b, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    b += k;
+    n -= size_t(k);
+  }
+  return true;
+}
+
+// A Reader decodes one request payload; the first short read clears ok
+// and every later read returns zero.
+struct Reader {
+  const unsigned char* p;
+  const unsigned char* end;
+  bool ok = true;
+  template <typename T>
+  T get() {
+    T v{};
+    if (size_t(end - p) < sizeof(T)) {
+      ok = false;
+      return v;
+    }
+    std::memcpy(&v, p, sizeof(T));
+    p += sizeof(T);
+    return v;
+  }
+  std::string str() {
+    uint32_t n = get<uint32_t>();
+    if (!ok || size_t(end - p) < n) {
+      ok = false;
+      return std::string();
+    }
+    std::string s(reinterpret_cast<const char*>(p), n);
+    p += n;
+    return s;
+  }
+};
+
+// A Writer encodes one reply payload.
+struct Writer {
+  std::vector<unsigned char> b;
+  template <typename T>
+  void put(T v) {
+    size_t n = b.size();
+    b.resize(n + sizeof(T));
+    std::memcpy(b.data() + n, &v, sizeof(T));
+  }
+  void bytes(const void* p, size_t n) {
+    const unsigned char* c = static_cast<const unsigned char*>(p);
+    b.insert(b.end(), c, c + n);
+  }
+  void str(const std::string& s) {
+    put<uint32_t>(uint32_t(s.size()));
+    bytes(s.data(), s.size());
+  }
+};
+
+// A Request is one request read by read_request.
+struct Request {
+  uint32_t seq = 0;
+  uint8_t type = 0;
+  std::vector<unsigned char> payload;
+  Reader reader() const { return Reader{payload.data(), payload.data() + payload.size()}; }
+};
+
+// read_request reads the next request from fd into r. It returns nullptr
+// on success; otherwise why it could not, with *closed set when metalab
+// closed the pipe (the runner then exits quietly) rather than broke the
+// protocol.
+inline const char* read_request(int fd, Request* r, bool* closed) {
+  *closed = false;
+  unsigned char hdr[13];
+  if (!read_full(fd, hdr, sizeof hdr)) {
+    *closed = true;
+    return "metalab closed the pipe";
+  }
+  uint32_t magic, len;
+  std::memcpy(&magic, hdr, 4);
+  std::memcpy(&r->seq, hdr + 4, 4);
+  std::memcpy(&len, hdr + 8, 4);
+  r->type = hdr[12];
+  if (magic != kRequestMagic) return "bad request magic";
+  if (len > kMaxPayload) return "request too large";
+  r->payload.resize(len);
+  if (len && !read_full(fd, r->payload.data(), len)) return "truncated request";
+  return nullptr;
+}
+
+// send_reply writes one reply to fd: the header with the request's
+// sequence number, then the payload; false when the write failed.
+inline bool send_reply(int fd, uint32_t seq, uint8_t type, const void* payload, size_t n) {
+  unsigned char hdr[13];
+  uint32_t magic = kReplyMagic, len = uint32_t(n);
+  std::memcpy(hdr, &magic, 4);
+  std::memcpy(hdr + 4, &seq, 4);
+  std::memcpy(hdr + 8, &len, 4);
+  hdr[12] = type;
+  return write_full(fd, hdr, sizeof hdr) && (n == 0 || write_full(fd, payload, n));
+}
 
 }  // namespace mtl_proto

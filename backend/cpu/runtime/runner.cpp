@@ -42,7 +42,6 @@ extern uint8_t g_err_kind;
 namespace {
 
 constexpr size_t kAltStackSize = 64 * 1024;
-constexpr uint32_t kMaxPayload = 1u << 31;
 
 int g_out = 1;
 uint32_t g_seq = 0;  // sequence number of the request being answered
@@ -53,88 +52,8 @@ std::string g_hello;
   _exit(kExitProtocol);
 }
 
-bool read_full(void* p, size_t n) {
-  unsigned char* b = static_cast<unsigned char*>(p);
-  while (n > 0) {
-    ssize_t k = read(0, b, n);
-    if (k == 0) return false;
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    b += k;
-    n -= size_t(k);
-  }
-  return true;
-}
-
-void write_full(const void* p, size_t n) {
-  const unsigned char* b = static_cast<const unsigned char*>(p);
-  while (n > 0) {
-    ssize_t k = write(g_out, b, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) protocol_exit("write to metalab failed");
-    b += k;
-    n -= size_t(k);
-  }
-}
-
-// A Reader decodes one request payload.
-struct Reader {
-  const unsigned char* p;
-  const unsigned char* end;
-  bool ok = true;
-  template <typename T>
-  T get() {
-    T v{};
-    if (size_t(end - p) < sizeof(T)) {
-      ok = false;
-      return v;
-    }
-    std::memcpy(&v, p, sizeof(T));
-    p += sizeof(T);
-    return v;
-  }
-  std::string str() {
-    uint32_t n = get<uint32_t>();
-    if (!ok || size_t(end - p) < n) {
-      ok = false;
-      return std::string();
-    }
-    std::string s(reinterpret_cast<const char*>(p), n);
-    p += n;
-    return s;
-  }
-};
-
-// A Writer encodes one reply payload.
-struct Writer {
-  std::vector<unsigned char> b;
-  template <typename T>
-  void put(T v) {
-    size_t n = b.size();
-    b.resize(n + sizeof(T));
-    std::memcpy(b.data() + n, &v, sizeof(T));
-  }
-  void bytes(const void* p, size_t n) {
-    const unsigned char* c = static_cast<const unsigned char*>(p);
-    b.insert(b.end(), c, c + n);
-  }
-  void str(const std::string& s) {
-    put<uint32_t>(uint32_t(s.size()));
-    bytes(s.data(), s.size());
-  }
-};
-
 void send(uint8_t type, const void* payload, size_t n) {
-  unsigned char hdr[13];
-  uint32_t magic = kReplyMagic, len = uint32_t(n);
-  std::memcpy(hdr, &magic, 4);
-  std::memcpy(hdr + 4, &g_seq, 4);
-  std::memcpy(hdr + 8, &len, 4);
-  hdr[12] = type;
-  write_full(hdr, sizeof hdr);
-  if (n) write_full(payload, n);
+  if (!send_reply(g_out, g_seq, type, payload, n)) protocol_exit("write to metalab failed");
 }
 
 void send_ok(const Writer& w) { send(kOK, w.b.data(), w.b.size()); }
@@ -415,20 +334,16 @@ int main(int argc, char** argv) {
   if (sandbox) sandbox_text += ";" + filter_syscalls();
   g_hello = std::string("fibers ") + mtl_fiber::kind() + "; " + std::to_string(workers) + " workers; " + layout_text() +
             "; sandbox " + sandbox_text;
-  std::vector<unsigned char> payload;
+  Request req;
   for (;;) {
-    unsigned char hdr[13];
-    if (!read_full(hdr, sizeof hdr)) _exit(0);  // metalab closed the pipe
-    uint32_t magic, len;
-    std::memcpy(&magic, hdr, 4);
-    std::memcpy(&g_seq, hdr + 4, 4);
-    std::memcpy(&len, hdr + 8, 4);
-    if (magic != kRequestMagic) protocol_exit("bad request magic");
-    if (len > kMaxPayload) protocol_exit("request too large");
-    payload.resize(len);
-    if (len && !read_full(payload.data(), len)) protocol_exit("truncated request");
-    Reader r{payload.data(), payload.data() + len};
-    switch (hdr[12]) {
+    bool closed = false;
+    if (const char* why = read_request(0, &req, &closed)) {
+      if (closed) _exit(0);
+      protocol_exit(why);
+    }
+    g_seq = req.seq;
+    Reader r = req.reader();
+    switch (req.type) {
       case kHello: {
         Writer w;
         w.str(g_hello);
@@ -440,7 +355,7 @@ int main(int argc, char** argv) {
       case kDispatch: do_dispatch(r); break;
       case kRead: do_read(r); break;
       case kReset: do_reset(); break;
-      default: send_err(kErrUsage, "unknown request type " + std::to_string(hdr[12]));
+      default: send_err(kErrUsage, "unknown request type " + std::to_string(req.type));
     }
   }
 }
