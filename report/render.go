@@ -1,7 +1,6 @@
 package report
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -12,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"metalab/internal/atomicfile"
 )
 
 // Schema is the value of report.json's "schema" field; it changes only
@@ -385,36 +386,7 @@ func writeManifest(dir string, m *manifest) error {
 
 // writeAtomic writes b to path through a temporary file in the same
 // directory, synced, then renamed over path.
-func writeAtomic(path string, b []byte) error {
-	d := filepath.Dir(path)
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		return err
-	}
-	var r [6]byte
-	if _, err := rand.Read(r[:]); err != nil {
-		return err
-	}
-	tmp := filepath.Join(d, tmpPrefix+filepath.Base(path)+"-"+hex.EncodeToString(r[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
-}
+func writeAtomic(path string, b []byte) error { return atomicfile.Write(path, b, tmpPrefix) }
 
 // removeTemps removes the temporary files a crashed Render left in dir and
 // its plots directory.

@@ -3,14 +3,13 @@ package search
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"metalab/internal/atomicfile"
 	"metalab/measure"
 	"metalab/report"
 )
@@ -32,29 +31,7 @@ func writeFile(path string, b []byte) error {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var r [6]byte
-	rand.Read(r[:])
-	tmp := filepath.Join(dir, ".tmp-"+filepath.Base(path)+"-"+hex.EncodeToString(r[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, b, ".tmp-"); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
