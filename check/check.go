@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -206,7 +205,7 @@ func (m *Mismatch) String() string {
 // are kept by text and configuration, so a source is parsed once for all
 // the cases and variants that share it.
 func (c *checker) sourceTGMem(text []byte, st *spec.Stage) int {
-	key := stageKey(text, st)
+	key := st.CompileKey(text)
 	c.mu.Lock()
 	n, ok := c.srcTG[key]
 	c.mu.Unlock()
@@ -461,7 +460,7 @@ func (c *checker) baseline(path string) ([]byte, error) {
 // wait for it.
 func (c *checker) compile(ctx context.Context, src *sourceSet, st *spec.Stage, detect bool) (backend.Program, error) {
 	text := src.texts[st.Source]
-	key := stageKey(text, st)
+	key := st.CompileKey(text)
 	if detect {
 		key += "\x00check"
 	}
@@ -508,26 +507,6 @@ func (c *checker) compile(ctx context.Context, src *sourceSet, st *spec.Stage, d
 	}
 	c.cache[key] = p
 	return p, nil
-}
-
-// stageKey identifies stage st compiled from text.
-func stageKey(text []byte, st *spec.Stage) string {
-	return sha(text) + "\x00" + st.Entry + "\x00" + configKey(st)
-}
-
-func configKey(st *spec.Stage) string {
-	var parts []string
-	if len(st.IncludeDirs) > 0 {
-		parts = append(parts, "I"+strings.Join(st.IncludeDirs, "\x01")) // in order: the order is the search order
-	}
-	for k, v := range st.Defines {
-		parts = append(parts, "D"+k+"="+v)
-	}
-	for k, v := range st.Constants {
-		parts = append(parts, fmt.Sprintf("C%s=%s:%x", k, v.Type, v.Bits))
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, "\x00")
 }
 
 // programs compiles stages (a case's, or the first of them).
@@ -805,7 +784,7 @@ func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]by
 	seen := map[string]bool{}
 	for _, in := range c.insts {
 		for _, st := range in.Stages {
-			key := st.Entry + "\x00" + configKey(st)
+			key := st.Entry + "\x00" + st.ConfigKey()
 			if seen[key] {
 				continue
 			}

@@ -1,13 +1,16 @@
 package spec
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"go/token"
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"metalab/backend"
@@ -83,6 +86,31 @@ type Stage struct {
 	Pos          token.Position
 	SourcePos    token.Position            // where the spec names Source
 	ConstantPos  map[string]token.Position // where the spec gives each constant's value (the last override)
+}
+
+// ConfigKey identifies what, besides the source text and the entry, a
+// compile of the stage depends on: its include directories (in order),
+// defines and function-constant values.
+func (st *Stage) ConfigKey() string {
+	var parts []string
+	if len(st.IncludeDirs) > 0 {
+		parts = append(parts, "I"+strings.Join(st.IncludeDirs, "\x01")) // in order: the order is the search order
+	}
+	for k, v := range st.Defines {
+		parts = append(parts, "D"+k+"="+v)
+	}
+	for k, v := range st.Constants {
+		parts = append(parts, fmt.Sprintf("C%s=%s:%x", k, v.Type, v.Bits))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "\x00")
+}
+
+// CompileKey identifies the stage compiled from source text: programs
+// with the same key are the same program.
+func (st *Stage) CompileKey(text []byte) string {
+	h := sha256.Sum256(text)
+	return hex.EncodeToString(h[:]) + "\x00" + st.Entry + "\x00" + st.ConfigKey()
 }
 
 // A Binding binds a buffer, by name, at an argument index: a

@@ -279,9 +279,7 @@ func parityOfSpec(t *testing.T, c *cpu.Backend, other compileFunc, path string) 
 }
 
 // stageKey names a stage's program: source, entry and configuration.
-func stageKey(st *spec.Stage) string {
-	return st.Source + "\x00" + st.Entry + "\x00" + configKey(st.Constants, st.Defines)
-}
+func stageKey(st *spec.Stage) string { return st.Source + "\x00" + st.Entry + "\x00" + st.ConfigKey() }
 
 // stageSource is the backend.Source of a stage.
 func stageSource(t *testing.T, st *spec.Stage) backend.Source {

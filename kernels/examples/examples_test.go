@@ -10,12 +10,9 @@ package examples_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 
 	"metalab/backend"
@@ -123,15 +120,7 @@ func TestStyles(t *testing.T) {
 // entry, source and configuration.
 func compile(t *testing.T, b backend.Backend, progs map[string]backend.Program, st *spec.Stage, check bool) backend.Program {
 	t.Helper()
-	var keys []string
-	for k, v := range st.Constants {
-		keys = append(keys, fmt.Sprintf("%s=%s:%d", k, v.Type, v.Bits))
-	}
-	for k, v := range st.Defines {
-		keys = append(keys, "-D"+k+"="+v)
-	}
-	sort.Strings(keys)
-	key := st.Source + "\x00" + st.Entry + "\x00" + strings.Join(keys, ",")
+	key := st.Source + "\x00" + st.Entry + "\x00" + st.ConfigKey()
 	if p, ok := progs[key]; ok {
 		return p
 	}

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -38,15 +35,7 @@ type programs struct {
 
 func (ps *programs) get(t *testing.T, st *spec.Stage) backend.Program {
 	t.Helper()
-	var keys []string
-	for k, v := range st.Constants {
-		keys = append(keys, fmt.Sprintf("%s=%s:%d", k, v.Type, v.Bits))
-	}
-	for k, v := range st.Defines {
-		keys = append(keys, fmt.Sprintf("-D%s=%s", k, v))
-	}
-	sort.Strings(keys)
-	key := st.Source + "\x00" + st.Entry + "\x00" + strings.Join(keys, ",")
+	key := st.Source + "\x00" + st.Entry + "\x00" + st.ConfigKey()
 	if p, ok := ps.progs[key]; ok {
 		return p
 	}

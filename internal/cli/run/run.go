@@ -5,14 +5,11 @@ package run
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -385,7 +382,7 @@ func (r *runner) run(ctx context.Context, in *spec.Instance, timeout time.Durati
 
 func (r *runner) compile(ctx context.Context, st *spec.Stage) (backend.Program, error) {
 	text := r.texts[st.Source]
-	key := stageKey(text, st)
+	key := st.CompileKey(text)
 	if p, ok := r.progs[key]; ok {
 		return p, nil
 	}
@@ -404,24 +401,6 @@ func (r *runner) compile(ctx context.Context, st *spec.Stage) (backend.Program, 
 	}
 	r.progs[key] = p
 	return p, nil
-}
-
-// stageKey identifies stage st compiled from text.
-func stageKey(text []byte, st *spec.Stage) string {
-	h := sha256.Sum256(text)
-	parts := []string{hex.EncodeToString(h[:]), st.Entry}
-	var cfg []string
-	if len(st.IncludeDirs) > 0 {
-		cfg = append(cfg, "I"+strings.Join(st.IncludeDirs, "\x01")) // in order: the order is the search order
-	}
-	for k, v := range st.Defines {
-		cfg = append(cfg, "D"+k+"="+v)
-	}
-	for k, v := range st.Constants {
-		cfg = append(cfg, fmt.Sprintf("C%s=%s:%x", k, v.Type, v.Bits))
-	}
-	sort.Strings(cfg)
-	return strings.Join(append(parts, cfg...), "\x00")
 }
 
 // dedupe drops errors that repeat an earlier one's position and message
