@@ -223,7 +223,7 @@ func (pp *Preprocessor) Preprocess(ctx context.Context, src backend.Source, incl
 		if !errors.As(err, &ee) {
 			return nil, &backend.EnvError{Op: "preprocess " + sourceName(src), Err: err}
 		}
-		return nil, &PreprocessError{Log: renameStdin(errb.String(), sourceName(src), roots)}
+		return nil, &PreprocessError{Log: renameStdin(withholdOutside(errb.String(), roots, stubs), sourceName(src), roots)}
 	}
 	p, err := parseMarkers(out.Bytes(), sourceName(src), roots)
 	if err != nil {
@@ -321,6 +321,102 @@ func renameStdin(log, main string, roots []includeRoot) string {
 		log = strings.ReplaceAll(log, r.abs+string(filepath.Separator), strings.TrimSuffix(r.given, string(filepath.Separator))+string(filepath.Separator))
 	}
 	return log
+}
+
+// withholdOutside removes from the compiler's messages every word of a
+// file that does not lie, once symlinks are resolved, inside an include
+// root or the Metal header stubs: such a message keeps its file name and
+// position, its text and the source excerpt under it are dropped. Vetting
+// approves no such file, so none should be read; this keeps a host file's
+// contents out of a report even if one is.
+func withholdOutside(log string, roots []includeRoot, stubs string) string {
+	var dirs []string
+	for _, d := range append([]string{stubs}, rootDirs(roots)...) {
+		if d == "" {
+			continue
+		}
+		dirs = append(dirs, d)
+		if real, err := filepath.EvalSymlinks(d); err == nil && real != d {
+			dirs = append(dirs, real)
+		}
+	}
+	lines := strings.SplitAfter(log, "\n")
+	var b strings.Builder
+	dropping := false
+	for _, line := range lines {
+		if dropping && excerptLine(line) {
+			continue
+		}
+		dropping = false
+		file, pos, ok := diagnosticFile(line)
+		if !ok || file == "<stdin>" || strings.HasPrefix(file, "<") || insideReal(file, dirs) {
+			b.WriteString(line)
+			continue
+		}
+		prefix := strings.TrimSuffix(line[:strings.Index(line, file)], " ")
+		if prefix != "" {
+			prefix += " "
+		}
+		b.WriteString(prefix + file + pos + ": message withheld: the file lies outside the kernel's directory and the include directories\n")
+		dropping = true
+	}
+	return b.String()
+}
+
+func rootDirs(roots []includeRoot) []string {
+	out := make([]string, len(roots))
+	for i, r := range roots {
+		out[i] = r.abs
+	}
+	return out
+}
+
+// diagnosticFile returns the file a message line names ("FILE:12:3: error:
+// ...", "In file included from FILE:4:", "                 from FILE:4,")
+// and the position after it (":12:3").
+func diagnosticFile(line string) (file, pos string, ok bool) {
+	rest := strings.TrimLeft(line, " ")
+	rest = strings.TrimPrefix(rest, "In file included ")
+	rest = strings.TrimPrefix(rest, "from ")
+	for i := 0; i < len(rest); i++ {
+		if rest[i] != ':' || i == 0 || i+1 >= len(rest) || !isDigit(rest[i+1]) {
+			continue
+		}
+		j := i + 1
+		for j < len(rest) && (isDigit(rest[j]) || rest[j] == ':' && j+1 < len(rest) && isDigit(rest[j+1])) {
+			j++
+		}
+		return rest[:i], rest[i:j], true
+	}
+	return "", "", false
+}
+
+// excerptLine reports whether line is part of the source excerpt the
+// compiler prints under a message ("    2 | text", "      |  ^~~").
+func excerptLine(line string) bool {
+	t := strings.TrimLeft(line, " ")
+	for len(t) > 0 && isDigit(t[0]) {
+		t = t[1:]
+	}
+	return strings.HasPrefix(strings.TrimLeft(t, " "), "|") && len(t) < len(line)
+}
+
+// insideReal reports whether the file p, symlinks resolved, lies in one of
+// dirs; a file that cannot be resolved does not.
+func insideReal(p string, dirs []string) bool {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return false
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return false
+	}
+	for _, d := range dirs {
+		if rel, err := filepath.Rel(d, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+			return true
+		}
+	}
+	return false
 }
 
 // parseMarkers blanks the line markers of the preprocessor's output

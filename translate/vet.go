@@ -564,7 +564,15 @@ func (v *vetter) directive(in *finst, pf *msl.File, base int, t msl.Token, defs 
 
 // resolve finds the file a quoted include names: the first regular file
 // spec names in the including file's directory, src.Dir or an include
-// directory, in that order. It returns the directories searched too.
+// directory, in that order, as the compiler finds it. It returns the
+// file's real path (every symlink resolved) and the directories searched.
+//
+// The compiler opens the directory and spec joined as text, and the
+// operating system resolves that path a component at a time: in
+// "a/../passwd" the ".." leaves wherever the symlink a points, not the
+// directory holding a. So the path is never cleaned before it is looked
+// up; filepath.EvalSymlinks, given it uncleaned, resolves the components
+// in the same order.
 func (v *vetter) resolve(fromDir, spec string) (found string, size int64, dirs []string) {
 	for _, d := range append([]string{fromDir, v.src.Dir}, v.incDirs...) {
 		if d != "" && !contains(dirs, d) {
@@ -572,12 +580,31 @@ func (v *vetter) resolve(fromDir, spec string) (found string, size int64, dirs [
 		}
 	}
 	for _, d := range dirs {
-		p := filepath.Join(d, spec)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return p, st.Size(), dirs
+		p := compilerPath(d, spec)
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() {
+			continue
 		}
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(compilerPath(abs, spec))
+		if err != nil {
+			continue
+		}
+		return real, st.Size(), dirs
 	}
 	return "", 0, dirs
+}
+
+// compilerPath joins a directory and an include's spec as the compiler
+// does: as text, with a separator, never cleaned.
+func compilerPath(dir, spec string) string {
+	if strings.HasSuffix(dir, string(filepath.Separator)) {
+		return dir + filepath.FromSlash(spec)
+	}
+	return dir + string(filepath.Separator) + filepath.FromSlash(spec)
 }
 
 // inside reports whether p lies in one of the roots: lexically, and, when

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"metalab/backend"
+	"metalab/internal/testenv"
 	"metalab/msl"
 )
 
@@ -174,5 +176,79 @@ func TestVetNotLexable(t *testing.T) {
 	var l msl.ErrorList
 	if !errors.As(err, &l) || !strings.HasPrefix(err.Error(), "k.metal:1:19: unterminated string literal") {
 		t.Errorf("Vet = %v (%T), want msl's lex error", err, err)
+	}
+}
+
+// TestIncludeSymlinkDotDot: "a/../passwd" is resolved as the compiler
+// resolves it, a component at a time, so with a symlink a pointing outside
+// the kernel's directory the ".." leaves through it: the include names the
+// file beside a's target, not the harmless passwd beside a, and is
+// refused. Where the symlink stays inside, the file approved is the one the
+// preprocessor reads.
+func TestIncludeSymlinkDotDot(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	writeFiles(t, outside, map[string]string{"ssl/certs.h": "", "passwd": "root:x:0:0:secret\n"})
+	writeFiles(t, dir, map[string]string{"passwd": "// harmless\n", "real/sub/x.h": "", "real/inner.h": "#define INNER 1\n", "inner.h": "#define OUTER 1\n"})
+	if err := os.Symlink(filepath.Join(outside, "ssl"), filepath.Join(dir, "a")); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "real", "sub"), filepath.Join(dir, "b")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := vetSource2(t, dir, "#include \"a/../passwd\"\n")
+	if len(got) != 1 || got[0] != `1:1: #include "a/../passwd": the file lies outside the kernel's directory and the include directories` {
+		t.Errorf("#include \"a/../passwd\" through a symlink leaving the directory: %q (%v), want a refusal", got, err)
+	}
+	if _, err := IncludeClosure(backend.Source{Name: "k.metal", Text: []byte("#include \"a/../passwd\"\n"), Dir: dir}, nil); err == nil {
+		t.Error("IncludeClosure approved a/../passwd")
+	}
+	// b -> real/sub: b/../inner.h is real/inner.h, not the inner.h beside b.
+	src := backend.Source{Name: "k.metal", Text: []byte("#include \"b/../inner.h\"\n"), Dir: dir}
+	files, err := IncludeClosure(src, nil)
+	if err != nil || len(files) != 1 || string(files[0].Content) != "#define INNER 1\n" {
+		t.Fatalf("b/../inner.h: %v %+v, want real/inner.h", err, files)
+	}
+	if err := Vet(src, nil); err != nil {
+		t.Errorf("b/../inner.h refused: %v", err)
+	}
+	// A path that names no file through the symlink is missing, as for
+	// the compiler, though cleaned as text it would name ./passwd.
+	if _, err := IncludeClosure(backend.Source{Name: "k.metal", Text: []byte("#include \"nodir/../passwd\"\n"), Dir: dir}, nil); err == nil || !strings.Contains(err.Error(), "file not found") {
+		t.Errorf("nodir/../passwd: %v, want file not found", err)
+	}
+	cxx := testenv.RequireCXX(t)
+	pp := &Preprocessor{CXX: cxx}
+	_, err = pp.Preprocess(context.Background(), backend.Source{Name: "k.metal", Text: []byte("#include \"b/../inner.h\"\n#ifndef INNER\n#error the compiler read another file than vetting approved\n#endif\n"), Dir: dir}, nil)
+	if err != nil {
+		t.Errorf("the preprocessor read another inner.h than vetting: %v", err)
+	}
+}
+
+// TestPreprocessWithholdsOutsideFiles: a message the compiler gives about a
+// file outside the include roots names the file and position but never
+// its text or source excerpt.
+func TestPreprocessWithholdsOutsideFiles(t *testing.T) {
+	cxx := testenv.RequireCXX(t)
+	dir, outside := t.TempDir(), t.TempDir()
+	writeFiles(t, outside, map[string]string{"ssl/x": "", "passwd": "#secretword line of the host file\n"})
+	if err := os.Symlink(filepath.Join(outside, "ssl"), filepath.Join(dir, "a")); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	writeFiles(t, dir, map[string]string{"passwd": "// harmless\n", "bad.h": "#bogusdirective inside\n"})
+	pp := &Preprocessor{CXX: cxx}
+	// Preprocess runs what it is given: vetting is what refuses this
+	// include, and the message is kept clean even without it.
+	_, err := pp.Preprocess(context.Background(), backend.Source{Name: "k.metal", Text: []byte("#include \"a/../passwd\"\n"), Dir: dir}, nil)
+	var pe *PreprocessError
+	if !errors.As(err, &pe) {
+		t.Fatalf("preprocess: %v, want a *PreprocessError", err)
+	}
+	if strings.Contains(pe.Log, "secretword") || !strings.Contains(pe.Log, "message withheld") {
+		t.Errorf("the log shows the outside file:\n%s", pe.Log)
+	}
+	// A file inside the roots keeps its message and excerpt.
+	_, err = pp.Preprocess(context.Background(), backend.Source{Name: "k.metal", Text: []byte("#include \"bad.h\"\n"), Dir: dir}, nil)
+	if !errors.As(err, &pe) || !strings.Contains(pe.Log, "bogusdirective") || strings.Contains(pe.Log, "withheld") {
+		t.Errorf("a message about a file inside the roots: %v\n%v", err, pe)
 	}
 }
