@@ -180,6 +180,21 @@ const (
 	FindBounds    FindingKind = "bounds"            // an access outside its buffer or array
 	FindLockstep  FindingKind = "lockstep"          // as a race, but two lanes of one simd group with no simd synchronisation between
 	FindDivergent FindingKind = "divergent-barrier" // some threads returned before a threadgroup barrier the others waited at
+	// The three kinds below name findings real kernels live with; each is
+	// a race or an uninitialised read the checking mode tells apart.
+	//
+	// FindMemNone: a race whose two accesses are ordered only by a
+	// threadgroup_barrier whose mem_flags do not include the memory's
+	// (mem_flags::mem_none: an execution barrier).
+	FindMemNone FindingKind = "mem-none-order"
+	// FindSameValue: two simd groups (or threadgroups) write one location
+	// in one interval, the later with the bytes the earlier wrote.
+	FindSameValue FindingKind = "same-value-write"
+	// FindUnwrittenUnused: an uninitialised threadgroup read whose value
+	// reaches no output: the bytes are the same with threadgroup memory
+	// poisoned two ways (the plain build's 0xff, the checking build's
+	// 0x5a). Check gives this kind; the runner reports FindUninit.
+	FindUnwrittenUnused FindingKind = "unwritten-unused"
 )
 
 // IsWarning reports whether findings of kind k are warnings rather than

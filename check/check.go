@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"metalab/backend"
+	"metalab/internal/edit"
 	"metalab/msl"
 	"metalab/spec"
 )
@@ -33,13 +34,29 @@ var DefaultOrders = []backend.Order{
 type Options struct {
 	Spec     *spec.Spec
 	Variants []Variant
-	Backend  backend.Backend
-	Sets     []string // case sets; nil means the spec's DefaultSets
-	TGLimit  int      // bytes; 0 means DefaultTGLimit
-	// NoDetect turns the checking mode off: runs compare bytes only, and
-	// races, uninitialised reads and out-of-bounds accesses that do not
-	// change the bytes go unseen.
+	// Backend is the run's backend: every variant is confirmed on it (the
+	// plain build, bitwise parity on every case of Sets), and Programs
+	// builds on it for timing.
+	Backend backend.Backend
+	Sets    []string // the confirmation's case sets; nil means the spec's DefaultSets
+	TGLimit int      // bytes; 0 means DefaultTGLimit
+	// Verify is the verification backend: every variant runs there in the
+	// checking mode on VerifySets. nil means Backend when it has a
+	// checking mode; when it has none, variants are not verified (a note
+	// says so; the command line passes the cpu backend instead).
+	Verify backend.Backend
+	// VerifySets are the verification's case sets; nil means the spec's
+	// DefaultSets.
+	VerifySets []string
+	// NoVerify turns verification off: variants are confirmed only, and
+	// every result says "not verified"; races, uninitialised reads and
+	// out-of-bounds accesses that leave the bytes alone go unseen.
+	NoVerify bool
+	// NoDetect is NoVerify's older name; either turns verification off.
 	NoDetect bool
+	// StrictBaseline refuses a baseline with findings of its own (the
+	// control fails), as before findings were judged differentially.
+	StrictBaseline bool
 	// Strict makes warnings (a simd group relying on lockstep) failures.
 	Strict bool
 	// Race also runs every case under Orders (without the checking mode)
@@ -68,6 +85,12 @@ type Variant struct {
 	Path string // where it came from, for the report
 	Text []byte
 	Base string // the source it replaces; "" means the spec's main source
+	// Edits, when not nil, are the edits that make Text from Base's
+	// baseline text (a sweep's variants.Variant.Edits): a finding's
+	// source lines are mapped back to the baseline's through them, to
+	// tell the baseline's own findings from new ones. nil (or edits that
+	// do not give Text) means the lines are mapped by a line diff.
+	Edits []edit.Edit
 }
 
 // Status is the outcome of a variant or of the control.
@@ -91,6 +114,18 @@ const (
 	Unavailable  Status = "unavailable"
 	FailSpec     Status = "fail-spec"  // the variant's entry points no longer fit the spec
 	NotJudged    Status = "not-judged" // the control failed
+	// FailBuildsDisagree: on one backend, the checking build and the
+	// plain build (the one that is timed) give different bytes.
+	FailBuildsDisagree Status = "fail-builds-disagree"
+	// Part statuses (Part.Status): a part turned off, a part not reached.
+	NotVerified Status = "not-verified"
+	NotRun      Status = "not-run"
+	// Statuses check never gives, for the sweep that times variants: a
+	// variant made only of operators that claim to keep outputs that
+	// fails anyway (metalab's bug, not the variant's), and outputs read
+	// back after timing that differ from the confirmed bytes.
+	ProofViolated   Status = "proof-violated"
+	FailAfterTiming Status = "fail-after-timing"
 )
 
 // A Report is the outcome of Run.
@@ -105,7 +140,15 @@ type Report struct {
 	Cases        int       `json:"cases"`
 	TGLimit      int       `json:"tg_limit"`
 	Device       string    `json:"device,omitempty"`
-	Detect       bool      `json:"detect"` // the checking mode ran
+	Detect       bool      `json:"detect"` // the checking mode ran (verification)
+	// Verified says whether variants are verified; false with NoVerify or
+	// no verification backend: every result is then "not verified".
+	Verified       bool     `json:"verified"`
+	VerifyBackend  string   `json:"verify_backend,omitempty"`
+	VerifyDevice   string   `json:"verify_device,omitempty"`
+	VerifySets     []string `json:"verify_sets,omitempty"`
+	VerifyCases    int      `json:"verify_cases"`
+	StrictBaseline bool     `json:"strict_baseline,omitempty"`
 	Notes        []string  `json:"notes,omitempty"`
 	Strict       bool      `json:"strict,omitempty"`
 	Race         bool      `json:"race"`
@@ -142,6 +185,18 @@ type Result struct {
 	Warnings []string     `json:"warnings,omitempty"` // what the checking mode warned of, once each
 	Dump     string       `json:"dump,omitempty"`     // where the first differing case was dumped
 	Seconds  float64      `json:"seconds"`
+	// Verified: the verification part ran and passed.
+	Verified     bool `json:"verified"`
+	Verification Part `json:"verification"`
+	Confirmation Part `json:"confirmation"`
+	// Stopped is the step the result stopped at: PartBuild,
+	// PartVerification, PartConfirmation, or "" when it passed (or was
+	// not judged).
+	Stopped string `json:"stopped,omitempty"`
+	// BaselineFindings (the control only) are the baseline's own findings,
+	// once per source site: they do not fail the control nor a variant
+	// that keeps them (unless Options.StrictBaseline).
+	BaselineFindings []Finding `json:"baseline_findings,omitempty"`
 }
 
 // A TGMem is the static threadgroup memory of one stage, baseline → variant.

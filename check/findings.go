@@ -19,6 +19,15 @@ type Finding struct {
 	Entry   string              `json:"entry"`
 	Msg     string              `json:"msg"`
 	Detail  backend.Finding     `json:"detail"`
+	// Baseline: the baseline has this finding at the same source site
+	// (the lines mapped through the variant's edits); it does not fail.
+	Baseline bool `json:"baseline,omitempty"`
+	// Changed: an access of the finding is on a line the variant changed,
+	// so it fails whatever the baseline has.
+	Changed bool `json:"changed,omitempty"`
+	// Site is the finding's source site as matched with the baseline's:
+	// kind, entry, memory and the baseline lines of both accesses.
+	Site string `json:"site,omitempty"`
 }
 
 // findingStatus is the status a finding of kind k gives; "" for a warning.
