@@ -130,32 +130,32 @@ const (
 
 // A Report is the outcome of Run.
 type Report struct {
-	Spec         string    `json:"spec"`
-	Source       string    `json:"source"`
-	SourceSHA256 string    `json:"source_sha256"`
-	Backend      string    `json:"backend"`
-	Sets         []string  `json:"sets"`
-	DefaultSets  bool      `json:"default_sets"`         // Sets are the spec's defaults, none was named
-	OtherSets    []string  `json:"other_sets,omitempty"` // the spec's sets that did not run
-	Cases        int       `json:"cases"`
-	TGLimit      int       `json:"tg_limit"`
-	Device       string    `json:"device,omitempty"`
-	Detect       bool      `json:"detect"` // the checking mode ran (verification)
+	Spec         string   `json:"spec"`
+	Source       string   `json:"source"`
+	SourceSHA256 string   `json:"source_sha256"`
+	Backend      string   `json:"backend"`
+	Sets         []string `json:"sets"`
+	DefaultSets  bool     `json:"default_sets"`         // Sets are the spec's defaults, none was named
+	OtherSets    []string `json:"other_sets,omitempty"` // the spec's sets that did not run
+	Cases        int      `json:"cases"`
+	TGLimit      int      `json:"tg_limit"`
+	Device       string   `json:"device,omitempty"`
+	Detect       bool     `json:"detect"` // the checking mode ran (verification)
 	// Verified says whether variants are verified; false with NoVerify or
 	// no verification backend: every result is then "not verified".
-	Verified       bool     `json:"verified"`
-	VerifyBackend  string   `json:"verify_backend,omitempty"`
-	VerifyDevice   string   `json:"verify_device,omitempty"`
-	VerifySets     []string `json:"verify_sets,omitempty"`
-	VerifyCases    int      `json:"verify_cases"`
-	StrictBaseline bool     `json:"strict_baseline,omitempty"`
-	Notes        []string  `json:"notes,omitempty"`
-	Strict       bool      `json:"strict,omitempty"`
-	Race         bool      `json:"race"`
-	Orders       []string  `json:"orders,omitempty"`
-	Control      *Result   `json:"control"`
-	Variants     []*Result `json:"variants"`
-	Seconds      float64   `json:"seconds"`
+	Verified       bool      `json:"verified"`
+	VerifyBackend  string    `json:"verify_backend,omitempty"`
+	VerifyDevice   string    `json:"verify_device,omitempty"`
+	VerifySets     []string  `json:"verify_sets,omitempty"`
+	VerifyCases    int       `json:"verify_cases"`
+	StrictBaseline bool      `json:"strict_baseline,omitempty"`
+	Notes          []string  `json:"notes,omitempty"`
+	Strict         bool      `json:"strict,omitempty"`
+	Race           bool      `json:"race"`
+	Orders         []string  `json:"orders,omitempty"`
+	Control        *Result   `json:"control"`
+	Variants       []*Result `json:"variants"`
+	Seconds        float64   `json:"seconds"`
 }
 
 // OK reports whether the control and every variant passed.
