@@ -114,10 +114,14 @@ var keyedTables = []keyed{
 	{StageCompile, "compiles", []string{"plan_hash", "variant", "backend", "device"}, []string{"status", "tg_bytes"}},
 	{StageCheck, "checks", []string{"plan_hash", "variant", "backend", "device", "case_name"}, []string{"status", "findings"}},
 	{StageDecision, "decisions", []string{"plan_hash", "variant", "backend", "device", "case_name", "phase"}, []string{"verdict"}},
+	{StageConfirm, "confirmations", []string{"plan_hash", "variant", "backend", "device", "case_name", "phase"}, []string{"status"}},
 }
 
 func mergeOne(ctx context.Context, tx *sql.Tx, src *Store) error {
 	for _, t := range keyedTables {
+		if t.table == "confirmations" && src.schema < 2 {
+			continue // written before confirmations were kept
+		}
 		cols, rows, err := readRows(ctx, src.db, "SELECT * FROM "+t.table)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", t.table, err)

@@ -15,6 +15,7 @@ const (
 	StageVariant  Stage = "variant"  // a variant's identity
 	StageCompile  Stage = "compile"  // a compile
 	StageCheck    Stage = "check"    // a check at one case
+	StageConfirm  Stage = "confirm"  // a confirmation on the timing backend at one case, before timing or after a measurement
 	StageSample   Stage = "sample"   // one raw timing sample of a complete measurement
 	StageSummary  Stage = "summary"  // a complete measurement of a variant
 	StageControl  Stage = "control"  // a complete measurement of the baseline against itself
@@ -22,7 +23,7 @@ const (
 )
 
 // Stages lists every stage in the order Results returns them.
-var Stages = []Stage{StageVariant, StageCompile, StageCheck, StageSample, StageSummary, StageControl, StageDecision}
+var Stages = []Stage{StageVariant, StageCompile, StageCheck, StageConfirm, StageSample, StageSummary, StageControl, StageDecision}
 
 // A Query selects results; zero fields select everything.
 //
@@ -49,15 +50,16 @@ type Query struct {
 type Row struct {
 	Stage Stage `json:"stage"`
 	Key
-	Name        string    `json:"name"`                  // the variant's name ("baseline" for the baseline)
-	Refs        []string  `json:"refs,omitempty"`        // its site refs
-	Status      string    `json:"status,omitempty"`      // as Query.Status
-	Measurement string    `json:"measurement,omitempty"` // samples, summaries and controls: the measurement id
-	Compile     *Compile  `json:"compile,omitempty"`
-	Check       *Check    `json:"check,omitempty"`
-	Sample      *Sample   `json:"sample,omitempty"`
-	Summary     *Summary  `json:"summary,omitempty"` // summaries and controls
-	Decision    *Decision `json:"decision,omitempty"`
+	Name        string        `json:"name"`                  // the variant's name ("baseline" for the baseline)
+	Refs        []string      `json:"refs,omitempty"`        // its site refs
+	Status      string        `json:"status,omitempty"`      // as Query.Status
+	Measurement string        `json:"measurement,omitempty"` // samples, summaries and controls: the measurement id
+	Compile     *Compile      `json:"compile,omitempty"`
+	Check       *Check        `json:"check,omitempty"`
+	Confirm     *Confirmation `json:"confirmation,omitempty"`
+	Sample      *Sample       `json:"sample,omitempty"`
+	Summary     *Summary      `json:"summary,omitempty"` // summaries and controls
+	Decision    *Decision     `json:"decision,omitempty"`
 }
 
 func validStage(st Stage) bool {
@@ -209,6 +211,29 @@ func (s *Store) stage(ctx context.Context, st Stage, q Query) ([]Row, error) {
 			}
 			c.Created = parseStamp(created)
 			row.Check, row.Status = c, c.Status
+			return row, err
+		}
+	case StageConfirm:
+		f, ok = s.keyFilter(q, "c", true, true, true)
+		if q.Status != "" {
+			f.add("c.status = ?", q.Status)
+		}
+		if s.schema < 2 {
+			ok = false // written before confirmations were kept
+		}
+		query = `SELECT c.variant, c.backend, c.device, c.case_name, c.phase, v.name, v.refs, c.status, c.message, c.created
+			FROM confirmations c JOIN variants v ON v.plan_hash = c.plan_hash AND v.sha256 = c.variant` + f.sql() +
+			" ORDER BY v.name, c.variant, c.backend, c.device, c.case_name, c.phase"
+		scan = func(r scanner) (Row, error) {
+			var row Row
+			var refs, created string
+			c := &Confirmation{}
+			err := r.Scan(&row.Variant, &row.Backend, &row.Device, &row.Case, &row.Phase, &row.Name, &refs, &c.Status, &c.Message, &created)
+			if err == nil {
+				err = json.Unmarshal([]byte(refs), &row.Refs)
+			}
+			c.Created = parseStamp(created)
+			row.Confirm, row.Status = c, c.Status
 			return row, err
 		}
 	case StageSample:

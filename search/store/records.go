@@ -83,6 +83,16 @@ type Check struct {
 	Created  time.Time `json:"created"`           // set by the store
 }
 
+// A Confirmation is a variant's bytes on the timing backend compared
+// with the baseline's at one timed case: before the variant is timed
+// there (Key.Phase ""), or after a measurement, from its last timed
+// sample (Key.Phase the measurement's).
+type Confirmation struct {
+	Status  string    `json:"status"`            // "pass", check's status of the failure, or "fail-after-timing"
+	Message string    `json:"message,omitempty"` // the first difference or failure, one line
+	Created time.Time `json:"created"`           // set by the store
+}
+
 // A Side is the source a timing sample ran: A the baseline, B the variant
 // (the baseline again in a control).
 type Side string
@@ -300,6 +310,48 @@ func (s *Store) Check(ctx context.Context, k Key) (Check, bool, error) {
 	}
 	if err != nil {
 		return Check{}, false, fmt.Errorf("%s: check %s: %w", s.path, k, err)
+	}
+	c.Created = parseStamp(created)
+	return c, true, nil
+}
+
+// PutConfirmation records the confirmation of k.Variant at k.Case (k.Phase
+// "" before timing, or the phase of the measurement it follows).
+// ErrExists if recorded.
+func (s *Store) PutConfirmation(ctx context.Context, k Key, c Confirmation) error {
+	if err := k.validate("confirmation", true, true); err != nil {
+		return err
+	}
+	if c.Status == "" {
+		return fmt.Errorf("confirmation %s: no status", k)
+	}
+	if s.schema < 2 {
+		return fmt.Errorf("confirmation %s: the store's schema version %d has no confirmations", k, s.schema)
+	}
+	return s.write(ctx, "put confirmation", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO confirmations (plan_hash, baseline, variant, backend, device, case_name, phase, status, message, created)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			s.plan, s.baseline, k.Variant, k.Backend, k.Device, k.Case, k.Phase, c.Status, c.Message, s.stamp())
+		return insertErr(err, k)
+	})
+}
+
+// Confirmation returns the recorded confirmation of k, if any. A store of
+// schema version 1 (written before confirmations were kept) has none.
+func (s *Store) Confirmation(ctx context.Context, k Key) (Confirmation, bool, error) {
+	if s.schema < 2 {
+		return Confirmation{}, false, nil
+	}
+	var c Confirmation
+	var created string
+	err := s.db.QueryRowContext(ctx, `SELECT status, message, created FROM confirmations
+		WHERE plan_hash = ? AND variant = ? AND backend = ? AND device = ? AND case_name = ? AND phase = ?`,
+		s.plan, k.Variant, k.Backend, k.Device, k.Case, k.Phase).Scan(&c.Status, &c.Message, &created)
+	if err == sql.ErrNoRows {
+		return Confirmation{}, false, nil
+	}
+	if err != nil {
+		return Confirmation{}, false, fmt.Errorf("%s: confirmation %s: %w", s.path, k, err)
 	}
 	c.Created = parseStamp(created)
 	return c, true, nil

@@ -108,6 +108,7 @@ type Store struct {
 	baseline string
 	planJSON json.RawMessage
 	readOnly bool
+	schema   int // schema version: a read-only store may be older than migrations
 	unlock   func() error
 	now      func() time.Time
 }
@@ -172,14 +173,15 @@ func OpenExisting(path string) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	// An older store is read as it is: every later step only adds
+	// tables, and what they would hold reads as not recorded.
 	v, err := s.schemaVersion(ctx)
-	if err == nil && v != len(migrations) {
-		if v > len(migrations) {
-			err = fmt.Errorf("%s: %w (version %d, this metalab knows %d)", path, ErrNewerSchema, v, len(migrations))
-		} else {
-			err = fmt.Errorf("%s: store schema version %d is older than %d: open it for writing once to migrate it", path, v, len(migrations))
-		}
+	if err == nil && v > len(migrations) {
+		err = fmt.Errorf("%s: %w (version %d, this metalab knows %d)", path, ErrNewerSchema, v, len(migrations))
+	} else if err == nil && v < 1 {
+		err = fmt.Errorf("%s: %w: no schema version", path, ErrNotStore)
 	}
+	s.schema = v
 	if err == nil {
 		err = s.loadPlan(ctx)
 	}
@@ -262,6 +264,11 @@ func (s *Store) PlanHash() string { return s.plan }
 // and for controls (baseline against baseline).
 func (s *Store) Baseline() string { return s.baseline }
 
+// SchemaVersion returns the store's schema version. A store opened for
+// writing has the newest; one opened read-only may be older, and then
+// lacks what later versions record (confirmations before version 2).
+func (s *Store) SchemaVersion() int { return s.schema }
+
 // PlanJSON returns the plan's JSON as the store holds it (compacted).
 func (s *Store) PlanJSON() json.RawMessage { return s.planJSON }
 
@@ -310,6 +317,7 @@ func (s *Store) init(ctx context.Context, hash, baseline string, planJSON []byte
 	if err := s.migrate(ctx); err != nil {
 		return err
 	}
+	s.schema = len(migrations)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.path, err)
