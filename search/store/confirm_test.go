@@ -19,16 +19,29 @@ func TestConfirmations(t *testing.T) {
 	must(t, s.PutConfirmation(ctx, k, Confirmation{Status: "pass"}))
 	after := k
 	after.Phase = "explore"
-	must(t, s.PutConfirmation(ctx, after, Confirmation{Status: "fail-after-timing", Message: "buffer out differs"}))
+	if err := s.PutConfirmation(ctx, after, Confirmation{Status: "pass"}); err == nil {
+		t.Error("a check after timing was recorded without its measurement")
+	}
+	// Two attempts of one measurement, each with the check after it.
+	sum := Summary{Pairs: 1, MedianA: 1, MedianB: 1, Ratio: 1, CILow: 1, CIHigh: 1, CILevel: 0.95, RatioMin: 1, RatioMax: 1}
+	for _, st := range []string{"pass", "fail-after-timing"} {
+		id, err := s.Begin(ctx, after)
+		must(t, err)
+		must(t, s.PutSamples(ctx, id, Sample{Pair: 0, Side: SideA, NS: 5, Clock: "gpu"}, Sample{Pair: 0, Side: SideB, Order: 1, NS: 5, Clock: "gpu"}))
+		must(t, s.PutSummaryAfter(ctx, id, sum, Confirmation{Status: st, Message: "buffer out differs"}))
+	}
 	if err := s.PutConfirmation(ctx, k, Confirmation{Status: "fail-parity"}); !errors.Is(err, ErrExists) {
 		t.Errorf("a second confirmation of one key: %v, want ErrExists", err)
 	}
 	if err := s.PutConfirmation(ctx, Key{Variant: v, Backend: "cuda"}, Confirmation{Status: "pass"}); err == nil {
 		t.Error("a confirmation without a case was recorded")
 	}
-	c, ok, err := s.Confirmation(ctx, after)
-	if err != nil || !ok || c.Status != "fail-after-timing" || c.Message != "buffer out differs" {
-		t.Errorf("Confirmation(after) = %+v, %v, %v", c, ok, err)
+	if c, ok, err := s.Confirmation(ctx, k); err != nil || !ok || c.Status != "pass" || c.Measurement != "" {
+		t.Errorf("Confirmation(before) = %+v, %v, %v", c, ok, err)
+	}
+	cs, err := s.AfterTiming(ctx, after)
+	if err != nil || len(cs) != 2 || cs[0].Status != "pass" || cs[1].Status != "fail-after-timing" || cs[1].Measurement == "" || cs[1].Message != "buffer out differs" {
+		t.Errorf("AfterTiming = %+v, %v; want a pass, then the failure, each with its measurement", cs, err)
 	}
 	if _, ok, _ := s.Confirmation(ctx, Key{Variant: v, Backend: "cpu", Device: "NVIDIA H200", Case: "quick/C=1"}); ok {
 		t.Error("a confirmation on cuda reads back as the cpu backend's")
@@ -48,8 +61,8 @@ func TestConfirmations(t *testing.T) {
 	}
 	defer m.Close()
 	rows, err = m.Results(ctx, Query{Stage: StageConfirm})
-	if err != nil || len(rows) != 2 {
-		t.Errorf("merged confirmations = %+v, %v; want both", rows, err)
+	if err != nil || len(rows) != 3 {
+		t.Errorf("merged confirmations = %+v, %v; want all three", rows, err)
 	}
 }
 

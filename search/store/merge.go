@@ -114,7 +114,7 @@ var keyedTables = []keyed{
 	{StageCompile, "compiles", []string{"plan_hash", "variant", "backend", "device"}, []string{"status", "tg_bytes"}},
 	{StageCheck, "checks", []string{"plan_hash", "variant", "backend", "device", "case_name"}, []string{"status", "findings"}},
 	{StageDecision, "decisions", []string{"plan_hash", "variant", "backend", "device", "case_name", "phase"}, []string{"verdict"}},
-	{StageConfirm, "confirmations", []string{"plan_hash", "variant", "backend", "device", "case_name", "phase"}, []string{"status"}},
+	{StageConfirm, "confirmations", []string{"plan_hash", "variant", "backend", "device", "case_name", "phase", "measurement"}, []string{"status"}},
 }
 
 func mergeOne(ctx context.Context, tx *sql.Tx, src *Store) error {

@@ -221,19 +221,19 @@ func (s *Store) stage(ctx context.Context, st Stage, q Query) ([]Row, error) {
 		if s.schema < 2 {
 			ok = false // written before confirmations were kept
 		}
-		query = `SELECT c.variant, c.backend, c.device, c.case_name, c.phase, v.name, v.refs, c.status, c.message, c.created
+		query = `SELECT c.variant, c.backend, c.device, c.case_name, c.phase, v.name, v.refs, c.status, c.message, c.measurement, c.created
 			FROM confirmations c JOIN variants v ON v.plan_hash = c.plan_hash AND v.sha256 = c.variant` + f.sql() +
-			" ORDER BY v.name, c.variant, c.backend, c.device, c.case_name, c.phase"
+			" ORDER BY v.name, c.variant, c.backend, c.device, c.case_name, c.phase, c.created, c.measurement"
 		scan = func(r scanner) (Row, error) {
 			var row Row
 			var refs, created string
 			c := &Confirmation{}
-			err := r.Scan(&row.Variant, &row.Backend, &row.Device, &row.Case, &row.Phase, &row.Name, &refs, &c.Status, &c.Message, &created)
+			err := r.Scan(&row.Variant, &row.Backend, &row.Device, &row.Case, &row.Phase, &row.Name, &refs, &c.Status, &c.Message, &c.Measurement, &created)
 			if err == nil {
 				err = json.Unmarshal([]byte(refs), &row.Refs)
 			}
 			c.Created = parseStamp(created)
-			row.Confirm, row.Status = c, c.Status
+			row.Confirm, row.Status, row.Measurement = c, c.Status, c.Measurement
 			return row, err
 		}
 	case StageSample:

@@ -86,11 +86,12 @@ type Check struct {
 // A Confirmation is a variant's bytes on the timing backend compared
 // with the baseline's at one timed case: before the variant is timed
 // there (Key.Phase ""), or after a measurement, from its last timed
-// sample (Key.Phase the measurement's).
+// sample (Key.Phase the measurement's, Measurement its id).
 type Confirmation struct {
-	Status  string    `json:"status"`            // "pass", check's status of the failure, or "fail-after-timing"
-	Message string    `json:"message,omitempty"` // the first difference or failure, one line
-	Created time.Time `json:"created"`           // set by the store
+	Status      string    `json:"status"`                // "pass", check's status of the failure, or "fail-after-timing"
+	Message     string    `json:"message,omitempty"`     // the first difference or failure, one line
+	Measurement string    `json:"measurement,omitempty"` // the measurement it follows; "" before timing
+	Created     time.Time `json:"created"`               // set by the store
 }
 
 // A Side is the source a timing sample ran: A the baseline, B the variant
@@ -315,11 +316,11 @@ func (s *Store) Check(ctx context.Context, k Key) (Check, bool, error) {
 	return c, true, nil
 }
 
-// PutConfirmation records the confirmation of k.Variant at k.Case (k.Phase
-// "" before timing, or the phase of the measurement it follows).
-// ErrExists if recorded.
+// PutConfirmation records the confirmation of k.Variant at k.Case before
+// it is timed there (k.Phase must be empty; the check after a measurement
+// is written with its summary, PutSummaryAfter). ErrExists if recorded.
 func (s *Store) PutConfirmation(ctx context.Context, k Key, c Confirmation) error {
-	if err := k.validate("confirmation", true, true); err != nil {
+	if err := k.validate("confirmation", true, false); err != nil {
 		return err
 	}
 	if c.Status == "" {
@@ -329,32 +330,59 @@ func (s *Store) PutConfirmation(ctx context.Context, k Key, c Confirmation) erro
 		return fmt.Errorf("confirmation %s: the store's schema version %d has no confirmations", k, s.schema)
 	}
 	return s.write(ctx, "put confirmation", func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO confirmations (plan_hash, baseline, variant, backend, device, case_name, phase, status, message, created)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			s.plan, s.baseline, k.Variant, k.Backend, k.Device, k.Case, k.Phase, c.Status, c.Message, s.stamp())
-		return insertErr(err, k)
+		return insertConfirmation(ctx, tx, s, k, "", c)
 	})
 }
 
-// Confirmation returns the recorded confirmation of k, if any. A store of
-// schema version 1 (written before confirmations were kept) has none.
+func insertConfirmation(ctx context.Context, tx *sql.Tx, s *Store, k Key, id string, c Confirmation) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO confirmations (plan_hash, baseline, variant, backend, device, case_name, phase, measurement, status, message, created)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		s.plan, s.baseline, k.Variant, k.Backend, k.Device, k.Case, k.Phase, id, c.Status, c.Message, s.stamp())
+	return insertErr(err, k)
+}
+
+// Confirmation returns the recorded confirmation of k before timing
+// (k.Phase ""), if any. A store of schema version 1 (written before
+// confirmations were kept) has none.
 func (s *Store) Confirmation(ctx context.Context, k Key) (Confirmation, bool, error) {
+	cs, err := s.confirmations(ctx, k)
+	if err != nil || len(cs) == 0 {
+		return Confirmation{}, false, err
+	}
+	return cs[0], true, nil
+}
+
+// AfterTiming returns the checks after the complete measurements of k
+// (k.Phase a measurement's phase), one per measurement, oldest first.
+func (s *Store) AfterTiming(ctx context.Context, k Key) ([]Confirmation, error) {
+	if k.Phase == "" {
+		return nil, fmt.Errorf("after timing %s: no phase", k)
+	}
+	return s.confirmations(ctx, k)
+}
+
+func (s *Store) confirmations(ctx context.Context, k Key) ([]Confirmation, error) {
 	if s.schema < 2 {
-		return Confirmation{}, false, nil
+		return nil, nil
 	}
-	var c Confirmation
-	var created string
-	err := s.db.QueryRowContext(ctx, `SELECT status, message, created FROM confirmations
-		WHERE plan_hash = ? AND variant = ? AND backend = ? AND device = ? AND case_name = ? AND phase = ?`,
-		s.plan, k.Variant, k.Backend, k.Device, k.Case, k.Phase).Scan(&c.Status, &c.Message, &created)
-	if err == sql.ErrNoRows {
-		return Confirmation{}, false, nil
-	}
+	rows, err := s.db.QueryContext(ctx, `SELECT status, message, measurement, created FROM confirmations
+		WHERE plan_hash = ? AND variant = ? AND backend = ? AND device = ? AND case_name = ? AND phase = ? ORDER BY created, measurement`,
+		s.plan, k.Variant, k.Backend, k.Device, k.Case, k.Phase)
 	if err != nil {
-		return Confirmation{}, false, fmt.Errorf("%s: confirmation %s: %w", s.path, k, err)
+		return nil, fmt.Errorf("%s: confirmation %s: %w", s.path, k, err)
 	}
-	c.Created = parseStamp(created)
-	return c, true, nil
+	defer rows.Close()
+	var out []Confirmation
+	for rows.Next() {
+		var c Confirmation
+		var created string
+		if err := rows.Scan(&c.Status, &c.Message, &c.Measurement, &created); err != nil {
+			return nil, fmt.Errorf("%s: confirmation %s: %w", s.path, k, err)
+		}
+		c.Created = parseStamp(created)
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }
 
 // Begin starts a measurement of k (k.Case is required) and returns its
@@ -453,6 +481,20 @@ func finite(vs ...float64) bool {
 
 // PutSummary completes measurement id with its statistics.
 func (s *Store) PutSummary(ctx context.Context, id string, m Summary) error {
+	return s.putSummary(ctx, id, m, nil)
+}
+
+// PutSummaryAfter completes measurement id with its statistics and the
+// check of its last timed sample's outputs, in one transaction: a
+// measurement is never complete without the check that followed it.
+func (s *Store) PutSummaryAfter(ctx context.Context, id string, m Summary, after Confirmation) error {
+	if after.Status == "" {
+		return fmt.Errorf("summary of %s: the check after timing has no status", id)
+	}
+	return s.putSummary(ctx, id, m, &after)
+}
+
+func (s *Store) putSummary(ctx context.Context, id string, m Summary, after *Confirmation) error {
 	if !finite(m.MedianA, m.MedianB, m.Ratio, m.CILow, m.CIHigh, m.CILevel, m.RatioMin, m.RatioMax) {
 		return fmt.Errorf("summary of %s: a statistic is NaN or infinite", id)
 	}
@@ -476,7 +518,15 @@ func (s *Store) PutSummary(ctx context.Context, id string, m Summary) error {
 			ratio_min, ratio_max, contaminated, flags, note, detail, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			id, m.Pairs, m.MedianA, m.MedianB, m.Ratio, m.CILow, m.CIHigh, m.CILevel, m.RatioMin, m.RatioMax,
 			m.Contaminated, string(fj), m.Note, detail, s.stamp())
-		return err
+		if err != nil || after == nil {
+			return err
+		}
+		var k Key
+		if err := tx.QueryRowContext(ctx, "SELECT variant, backend, device, case_name, phase FROM measurements WHERE id = ?", id).
+			Scan(&k.Variant, &k.Backend, &k.Device, &k.Case, &k.Phase); err != nil {
+			return err
+		}
+		return insertConfirmation(ctx, tx, s, k, id, *after)
 	})
 }
 

@@ -131,22 +131,24 @@ CREATE VIEW controls AS
 	// 2: the second part of a variant's verdict, on the timing backend.
 	`
 -- A confirmation is a variant's bytes on the backend that times it: at a
--- timed case before it is timed there (phase ''), and after a
--- measurement of it, the last timed sample's outputs read back (phase:
--- the measurement's). Its verification, on the checking backend, is the
--- compiles and checks rows of that backend.
+-- timed case before it is timed there (phase and measurement ''), and
+-- after each measurement of it, the last timed sample's outputs read back
+-- (the measurement's phase and id, written with its summary). Its
+-- verification, on the checking backend, is that backend's compiles and
+-- checks rows.
 CREATE TABLE confirmations (
-	plan_hash TEXT NOT NULL,
-	baseline  TEXT NOT NULL,
-	variant   TEXT NOT NULL,
-	backend   TEXT NOT NULL,
-	device    TEXT NOT NULL,
-	case_name TEXT NOT NULL,
-	phase     TEXT NOT NULL,
-	status    TEXT NOT NULL,
-	message   TEXT NOT NULL,
-	created   TEXT NOT NULL,
-	PRIMARY KEY (plan_hash, variant, backend, device, case_name, phase),
+	plan_hash   TEXT NOT NULL,
+	baseline    TEXT NOT NULL,
+	variant     TEXT NOT NULL,
+	backend     TEXT NOT NULL,
+	device      TEXT NOT NULL,
+	case_name   TEXT NOT NULL,
+	phase       TEXT NOT NULL,
+	measurement TEXT NOT NULL,
+	status      TEXT NOT NULL,
+	message     TEXT NOT NULL,
+	created     TEXT NOT NULL,
+	PRIMARY KEY (plan_hash, variant, backend, device, case_name, phase, measurement),
 	FOREIGN KEY (plan_hash, variant) REFERENCES variants (plan_hash, sha256)
 ) STRICT;
 `,
