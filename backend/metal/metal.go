@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,18 +71,20 @@ type plan struct {
 	timeout time.Duration
 }
 
-// planDispatch validates d for kernel under lim. A malformed request (an
-// unknown thread order, a negative grid, an index outside Metal's argument
+// planDispatch validates d for kernel under lim. A malformed request (a
+// thread order not in backend.OrderKinds, a negative grid, an index outside Metal's argument
 // table, a buffer bound twice) is a plain error, as on the cpu backend. A
 // well-formed request the compiled pipeline or the device cannot launch (a
 // threadgroup larger than the pipeline allows, more threadgroup memory than
 // the device has) is a *backend.Failure of kind Crash: on a GPU it is a
 // property of the variant, which the caller records like any other failure.
+// It must be refused here: Metal checks these limits only with its API
+// validation layer on (MTL_DEBUG_LAYER=1), which then stops the process;
+// without it such a dispatch is not checked, and what it does (typically
+// nothing, leaving the outputs as they were) is not defined.
 func planDispatch(kernel string, d backend.Dispatch, lim limits) (*plan, error) {
-	switch d.Order.Kind {
-	case "", "in-order", "reversed", "shuffle":
-	default:
-		return nil, fmt.Errorf("run %s: unknown thread order %q (want in-order, reversed or shuffle)", kernel, d.Order.Kind)
+	if d.Order.Kind != "" && !slices.Contains(backend.OrderKinds, d.Order.Kind) {
+		return nil, fmt.Errorf("run %s: unknown thread order %q (want one of %s)", kernel, d.Order.Kind, strings.Join(backend.OrderKinds, ", "))
 	}
 	g, t := d.Threadgroups, d.Threads
 	if g.X < 0 || g.Y < 0 || g.Z < 0 {
@@ -127,17 +130,17 @@ func planDispatch(kernel string, d backend.Dispatch, lim limits) (*plan, error) 
 	}
 	if n := t.Count(); n > lim.maxThreads {
 		return nil, &backend.Failure{Kind: backend.Crash,
-			Msg: fmt.Sprintf("%s: threadgroup %dx%dx%d (%d threads) exceeds the pipeline's maxTotalThreadsPerThreadgroup %d; Metal will not launch it", kernel, t.X, t.Y, t.Z, n, lim.maxThreads)}
+			Msg: fmt.Sprintf("%s: threadgroup %dx%dx%d (%d threads) exceeds the pipeline's maxTotalThreadsPerThreadgroup %d; Metal does not run it", kernel, t.X, t.Y, t.Z, n, lim.maxThreads)}
 	}
 	for i, n := range [3]int{t.X, t.Y, t.Z} {
 		if lim.maxDim[i] > 0 && n > lim.maxDim[i] {
 			return nil, &backend.Failure{Kind: backend.Crash,
-				Msg: fmt.Sprintf("%s: threadgroup %dx%dx%d exceeds the device's %dx%dx%d threads per threadgroup; Metal will not launch it", kernel, t.X, t.Y, t.Z, lim.maxDim[0], lim.maxDim[1], lim.maxDim[2])}
+				Msg: fmt.Sprintf("%s: threadgroup %dx%dx%d exceeds the device's %dx%dx%d threads per threadgroup; Metal does not run it", kernel, t.X, t.Y, t.Z, lim.maxDim[0], lim.maxDim[1], lim.maxDim[2])}
 		}
 	}
 	if lim.maxTGMem > 0 && lim.staticTGMem+p.dynTG > lim.maxTGMem {
 		return nil, &backend.Failure{Kind: backend.Crash,
-			Msg: fmt.Sprintf("%s: threadgroup memory %d bytes (%d static + %d bound from the host) exceeds the device's %d; Metal will not launch it", kernel, lim.staticTGMem+p.dynTG, lim.staticTGMem, p.dynTG, lim.maxTGMem)}
+			Msg: fmt.Sprintf("%s: threadgroup memory %d bytes (%d static + %d bound from the host) exceeds the device's %d; Metal does not run it", kernel, lim.staticTGMem+p.dynTG, lim.staticTGMem, p.dynTG, lim.maxTGMem)}
 	}
 	return p, nil
 }
@@ -189,14 +192,22 @@ func waitFor(ctx context.Context, timeout time.Duration, done func() bool, sleep
 // MTLCommandBufferErrorDomain (see the darwinkit constants
 // metal.CommandBufferErrorTimeout and metal.CommandBufferErrorPageFault).
 const (
-	cbErrorDomain    = "MTLCommandBufferErrorDomain"
-	cbErrorTimeout   = 2
-	cbErrorPageFault = 3
+	cbErrorDomain          = "MTLCommandBufferErrorDomain"
+	cbErrorInternal        = 1
+	cbErrorTimeout         = 2
+	cbErrorPageFault       = 3
+	cbErrorIgnored         = 4 // MTLCommandBufferErrorAccessRevoked (formerly Blacklisted): "Ignored (for causing prior/excessive GPU errors)"
+	cbErrorOutOfMemory     = 8
+	cbErrorInvalidResource = 9
+	cbErrorDeviceRemoved   = 11
+	cbErrorStackOverflow   = 12
 )
 
-// cbFailureKind classifies a failed command buffer by its NSError: the
-// GPU's own watchdog is a Timeout, a GPU page fault (an access outside any
-// mapped buffer) is a BadAccess, anything else a Crash.
+// cbFailureKind names what a failed command buffer's NSError says, in the
+// words of backend.FailureKind: the GPU's own watchdog is a timeout, a GPU
+// page fault (an access outside any mapped buffer) a bad-access, anything
+// else a crash. It is part of the message of the environment error that
+// stops the run (completionError), never a variant's result.
 func cbFailureKind(domain string, code int) backend.FailureKind {
 	if domain == cbErrorDomain {
 		switch code {
@@ -217,4 +228,135 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// keptBudget is how many bytes of kept buffer copies the residency holds:
+// a quarter of the device's recommendedMaxWorkingSetSize, as the cuda
+// backend keeps a quarter of the GPU's memory; 1 GiB when Metal gives none.
+func keptBudget(workingSet int64) int {
+	if workingSet <= 0 {
+		return 1 << 30
+	}
+	return int(workingSet / 4)
+}
+
+// darwinkitFailure is the error a darwinkit panic (a nil object, a
+// conversion it does not support) becomes: the step it happened in, as an
+// environment error, since it says nothing about the kernel.
+func darwinkitFailure(step string, r any) error {
+	if step == "" {
+		step = "a darwinkit call"
+	}
+	return &backend.EnvError{Op: "metal backend: " + step, Err: fmt.Errorf("darwinkit call failed: %v", r)}
+}
+
+// prepareSource is the first half of Compile, before Metal is called: a
+// source built for the checking mode is refused as Unavailable (the metal
+// backend has none), and the text Metal compiles is src's with its
+// includes inlined (librarySource). What it refuses is a *backend.Failure:
+// Refused for an include outside the include directories, CompileError for
+// a source Metal cannot be given.
+func prepareSource(src backend.Source) (string, error) {
+	if src.Check {
+		return "", errNoCheck()
+	}
+	text, err := librarySource(src)
+	if err != nil {
+		var f *backend.Failure
+		if errors.As(err, &f) {
+			return "", f
+		}
+		return "", &backend.Failure{Kind: backend.CompileError, Msg: err.Error(), Log: err.Error()}
+	}
+	return text, nil
+}
+
+// errNoCheck is Compile's answer to Source.Check: the metal backend has no
+// checking mode.
+func errNoCheck() error {
+	return &backend.Failure{Kind: backend.Unavailable,
+		Msg: "metal backend: no checking mode (Source.Check); the cpu backend checks kernels (--backend cpu)"}
+}
+
+// encoderLabel names a run's compute encoder, which Metal reports in a
+// failed command buffer's encoder states.
+func encoderLabel(kernel string, pl *plan) string {
+	return fmt.Sprintf("metalab %s: %d dispatch(es) of %dx%dx%d threadgroups of %dx%dx%d", kernel, pl.repeat,
+		pl.grid.X, pl.grid.Y, pl.grid.Z, pl.threads.X, pl.threads.Y, pl.threads.Z)
+}
+
+// deviceFacts are what `metalab backends` says about the Metal device.
+type deviceFacts struct {
+	Name        string
+	Found       string // how: "MTLCreateSystemDefaultDevice", or the MTLCopyAllDevices fallback
+	Devices     int    // how many MTLCopyAllDevices lists
+	Unified     bool
+	LowPower    bool
+	Removable   bool
+	HasFamilies bool  // the device answers supportsFamily:
+	Families    []int // MTLGPUFamily values it supports, newest first
+	MaxThreads  [3]int
+	MaxTGMem    int
+	MaxBuffer   int
+	WorkingSet  int64
+	Language    uint // the default MTLLanguageVersion
+	OS          string
+}
+
+// gpuFamilyNames names MTLGPUFamily values (Metal/MTLDevice.h; darwinkit
+// v0.5.0 stops at Apple7).
+var gpuFamilyNames = map[int]string{
+	1001: "Apple1", 1002: "Apple2", 1003: "Apple3", 1004: "Apple4", 1005: "Apple5", 1006: "Apple6",
+	1007: "Apple7", 1008: "Apple8", 1009: "Apple9", 1010: "Apple10",
+	2002: "Mac2", 3001: "Common1", 3002: "Common2", 3003: "Common3", 5001: "Metal3", 5002: "Metal4",
+}
+
+// families lists the supported GPU families, "Apple9 Mac2 Metal3 Common3"
+// style: the newest Apple family, then the others.
+func (f deviceFacts) families() string {
+	if !f.HasFamilies {
+		return "unknown (no supportsFamily:)"
+	}
+	var apple string
+	var rest []string
+	for _, v := range f.Families {
+		name := gpuFamilyNames[v]
+		if name == "" {
+			name = fmt.Sprintf("MTLGPUFamily(%d)", v)
+		}
+		if v > 1000 && v < 2000 {
+			if apple == "" {
+				apple = name
+			}
+			continue
+		}
+		rest = append(rest, name)
+	}
+	out := rest
+	if apple != "" {
+		out = append([]string{apple}, rest...)
+	}
+	if len(out) == 0 {
+		return "none known"
+	}
+	return strings.Join(out, " ")
+}
+
+// describe is the detail line of `metalab backends`.
+func (f deviceFacts) describe(mathMode bool) string {
+	mem := "discrete memory"
+	if f.Unified {
+		mem = "unified memory"
+	}
+	math := "fastMathEnabled=NO (macOS before 15)"
+	if mathMode {
+		math = "mathMode=safe, precise math functions"
+	}
+	found := f.Found
+	if f.Devices != 1 {
+		found += fmt.Sprintf(", %d devices listed", f.Devices)
+	}
+	return fmt.Sprintf("%s (%s; found by %s); GPU family %s; threadgroup up to %dx%dx%d threads (the pipeline may allow fewer), %d B threadgroup memory; buffers up to %d B, working set %d B (kept buffer copies up to %d B); %s; default MSL %d.%d; %s",
+		f.Name, mem, found, f.families(), f.MaxThreads[0], f.MaxThreads[1], f.MaxThreads[2], f.MaxTGMem,
+		f.MaxBuffer, f.WorkingSet, keptBudget(f.WorkingSet), math, f.Language>>16, f.Language&0xffff, f.OS)
 }

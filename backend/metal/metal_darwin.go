@@ -6,21 +6,110 @@ package metal
 #cgo CFLAGS: -x objective-c
 #cgo LDFLAGS: -framework Metal -framework CoreGraphics -framework Foundation
 #import <Metal/Metal.h>
+#include <stdlib.h>
+#include <string.h>
 
 // metalab_default_device returns the system default Metal device or, where
 // there is none (ssh sessions, some CI runners), the first of all devices;
 // retained (+1, the file is not compiled with ARC). NULL means the machine
-// has no Metal device.
-static void *metalab_default_device(void) {
+// has no Metal device. *how is 1 for MTLCreateSystemDefaultDevice, 2 for
+// MTLCopyAllDevices; *count is how many devices MTLCopyAllDevices lists.
+static void *metalab_default_device(int *how, unsigned long *count) {
+	NSArray<id<MTLDevice>> *all = MTLCopyAllDevices();
+	*count = all.count;
+	*how = 1;
 	id<MTLDevice> d = MTLCreateSystemDefaultDevice();
-	if (d == nil) {
-		NSArray<id<MTLDevice>> *all = MTLCopyAllDevices();
-		if (all.count > 0) {
-			d = [[all objectAtIndex:0] retain];
-		}
-		[all release];
+	if (d == nil && all.count > 0) {
+		d = [[all objectAtIndex:0] retain];
+		*how = 2;
 	}
+	[all release];
 	return (void *)d;
+}
+
+// metalab_devinfo holds the device's figures. They are read here, in
+// Objective-C, rather than through darwinkit: its BOOL getters hand libffi
+// a one-byte return slot where libffi writes eight, and MTLSize (24 bytes)
+// is returned through memory.
+typedef struct {
+	unsigned long long max_threads[3];
+	unsigned long long max_tg_mem, max_buffer_len, working_set;
+	int unified, low_power, removable, has_families;
+	long long families[32];
+	int nfamilies;
+} metalab_devinfo;
+
+static void metalab_device_info(void *dev, metalab_devinfo *out) {
+	id<MTLDevice> d = (id<MTLDevice>)dev;
+	memset(out, 0, sizeof *out);
+	MTLSize s = d.maxThreadsPerThreadgroup;
+	out->max_threads[0] = s.width;
+	out->max_threads[1] = s.height;
+	out->max_threads[2] = s.depth;
+	out->max_tg_mem = d.maxThreadgroupMemoryLength;
+	out->max_buffer_len = d.maxBufferLength;
+	out->working_set = d.recommendedMaxWorkingSetSize;
+	out->unified = d.hasUnifiedMemory ? 1 : 0;
+	out->low_power = d.isLowPower ? 1 : 0;
+	out->removable = d.isRemovable ? 1 : 0;
+	// MTLGPUFamily values, newest first; supportsFamily: answers NO for a
+	// value this macOS does not know.
+	static const long long fams[] = {1010, 1009, 1008, 1007, 1006, 1005, 1004, 1003, 1002, 1001, 2002, 5002, 5001, 3003, 3002, 3001};
+	if ([d respondsToSelector:@selector(supportsFamily:)]) {
+		out->has_families = 1;
+		for (unsigned i = 0; i < sizeof fams / sizeof fams[0]; i++) {
+			if ([d supportsFamily:(MTLGPUFamily)fams[i]]) {
+				out->families[out->nfamilies++] = fams[i];
+			}
+		}
+	}
+}
+
+// metalab_command_buffer returns a new command buffer (autoreleased) that
+// records each encoder's execution status for its error
+// (MTLCommandBufferErrorOptionEncoderExecutionStatus, macOS 11).
+static void *metalab_command_buffer(void *queue) {
+	id<MTLCommandQueue> q = (id<MTLCommandQueue>)queue;
+	MTLCommandBufferDescriptor *desc = [[MTLCommandBufferDescriptor alloc] init];
+	desc.errorOptions = MTLCommandBufferErrorOptionEncoderExecutionStatus;
+	id<MTLCommandBuffer> cb = [q commandBufferWithDescriptor:desc];
+	[desc release];
+	return (void *)cb;
+}
+
+// metalab_dispatch encodes repeat dispatchThreadgroups:threadsPerThreadgroup:
+// calls. MTLSize goes by value here, compiled by clang, not through libffi.
+static void metalab_dispatch(void *enc, unsigned long long gx, unsigned long long gy, unsigned long long gz,
+                             unsigned long long tx, unsigned long long ty, unsigned long long tz, unsigned long long repeat) {
+	id<MTLComputeCommandEncoder> e = (id<MTLComputeCommandEncoder>)enc;
+	MTLSize g = MTLSizeMake(gx, gy, gz), t = MTLSizeMake(tx, ty, tz);
+	for (unsigned long long i = 0; i < repeat; i++) {
+		[e dispatchThreadgroups:g threadsPerThreadgroup:t];
+	}
+}
+
+// metalab_encoder_states describes each encoder of a failed command buffer
+// from its error's MTLCommandBufferEncoderInfoErrorKey, "label: state" a
+// line; malloc'd (the caller frees it), NULL when the error has none.
+static char *metalab_encoder_states(void *err) {
+	NSError *e = (NSError *)err;
+	NSArray *infos = e.userInfo[MTLCommandBufferEncoderInfoErrorKey];
+	if (infos == nil || infos.count == 0) {
+		return NULL;
+	}
+	NSMutableString *s = [NSMutableString string];
+	for (id<MTLCommandBufferEncoderInfo> info in infos) {
+		const char *state = "unknown";
+		switch (info.errorState) {
+		case MTLCommandEncoderErrorStateCompleted: state = "completed"; break;
+		case MTLCommandEncoderErrorStateAffected: state = "affected"; break;
+		case MTLCommandEncoderErrorStatePending: state = "pending"; break;
+		case MTLCommandEncoderErrorStateFaulted: state = "faulted"; break;
+		default: break;
+		}
+		[s appendFormat:@"%@: %s\n", info.label, state];
+	}
+	return strdup(s.UTF8String);
 }
 */
 import "C"
@@ -54,15 +143,10 @@ const (
 type gpu struct {
 	dev   metal.DeviceObject
 	queue metal.CommandQueueObject
+	res   *residency
 
-	name         string
-	unified      bool
-	maxTGMem     int
-	maxDim       [3]int
-	maxBufferLen int
-	mathMode     bool   // MTLCompileOptions has mathMode (macOS 15+)
-	language     uint   // the default MTLLanguageVersion
-	os           string // operating system version string
+	facts    deviceFacts
+	mathMode bool // MTLCompileOptions has mathMode (macOS 15+)
 }
 
 var (
@@ -79,43 +163,71 @@ func system() (*gpu, error) {
 
 func openGPU() (*gpu, error) {
 	var g *gpu
-	err := inPool(func() error {
-		dev := metal.DeviceObject{Object: objc.ObjectFrom(C.metalab_default_device())}
+	var s stepper
+	err := inPool(&s, func() error {
+		s.at = "find the Metal device"
+		var how C.int
+		var count C.ulong
+		dev := metal.DeviceObject{Object: objc.ObjectFrom(C.metalab_default_device(&how, &count))}
 		if dev.IsNil() {
 			return errors.New("metal backend: no Metal device (MTLCreateSystemDefaultDevice and MTLCopyAllDevices found none)")
 		}
+		s.at = "create the command queue"
 		queue := dev.NewCommandQueue()
 		if queue.IsNil() {
 			dev.Release()
-			return errors.New("metal backend: the Metal device would not create a command queue")
+			return errors.New("metal backend: create the command queue: the Metal device gave none")
 		}
+		s.at = "read the device's limits"
+		var info C.metalab_devinfo
+		C.metalab_device_info(dev.Ptr(), &info)
+		f := deviceFacts{
+			Name:        dev.Name(),
+			Found:       "MTLCreateSystemDefaultDevice",
+			Devices:     int(count),
+			Unified:     info.unified != 0,
+			LowPower:    info.low_power != 0,
+			Removable:   info.removable != 0,
+			MaxThreads:  [3]int{int(info.max_threads[0]), int(info.max_threads[1]), int(info.max_threads[2])},
+			MaxTGMem:    int(info.max_tg_mem),
+			MaxBuffer:   int(info.max_buffer_len),
+			WorkingSet:  int64(info.working_set),
+			HasFamilies: info.has_families != 0,
+		}
+		if how == 2 {
+			f.Found = "MTLCopyAllDevices (first of them; MTLCreateSystemDefaultDevice gave none)"
+		}
+		for i := 0; i < int(info.nfamilies); i++ {
+			f.Families = append(f.Families, int(info.families[i]))
+		}
+		s.at = "read the compiler's defaults"
 		opts := metal.CompileOptionsClass.Alloc().Init()
 		defer opts.Release()
-		size := dev.MaxThreadsPerThreadgroup()
+		f.Language = uint(opts.LanguageVersion())
+		f.OS = foundation.ProcessInfo_ProcessInfo().OperatingSystemVersionString()
 		g = &gpu{
-			dev: dev, queue: queue,
-			name:         dev.Name(),
-			unified:      dev.HasUnifiedMemory(),
-			maxTGMem:     int(dev.MaxThreadgroupMemoryLength()),
-			maxDim:       [3]int{int(size.Width), int(size.Height), int(size.Depth)},
-			maxBufferLen: int(dev.MaxBufferLength()),
-			mathMode:     opts.RespondsToSelector(objc.Sel("setMathMode:")),
-			language:     uint(opts.LanguageVersion()),
-			os:           foundation.ProcessInfo_ProcessInfo().OperatingSystemVersionString(),
+			dev: dev, queue: queue, facts: f,
+			mathMode: opts.RespondsToSelector(objc.Sel("setMathMode:")),
+			res:      newResidency(keptBudget(f.WorkingSet)),
 		}
 		return nil
 	})
 	return g, err
 }
 
+// A stepper names the step a darwinkit call belongs to, for the error a
+// panic inside it becomes.
+type stepper struct{ at string }
+
 // inPool runs f inside an autorelease pool (darwinkit returns most objects
 // autoreleased, and Go threads have no pool of their own) and turns a
-// darwinkit panic, such as "object is nil", into an error.
-func inPool(f func() error) (err error) {
+// darwinkit panic, such as "object is nil", into an environment error that
+// names the step s was at.
+func inPool(s *stepper, f func() error) (err error) {
 	objc.WithAutoreleasePool(func() {
 		defer func() {
 			if r := recover(); r != nil {
-				err = fmt.Errorf("metal backend: darwinkit call failed: %v", r)
+				err = darwinkitFailure(s.at, r)
 			}
 		}()
 		err = f()
@@ -148,23 +260,20 @@ func (b *Backend) Info(ctx context.Context) backend.Info {
 		Timing: "Metal GPU time (GPUStartTime to GPUEndTime of one command buffer)"}
 }
 
-// Describe names the device and the compiler settings, for `metalab
-// backends`.
+// Describe says how the device was found, its GPU families, its limits and
+// the compiler settings, for `metalab backends`.
 func (b *Backend) Describe() string {
 	g, err := system()
 	if err != nil {
 		return ""
 	}
-	mem := "discrete memory"
-	if g.unified {
-		mem = "unified memory"
-	}
-	math := "fastMathEnabled=NO (macOS before 15)"
-	if g.mathMode {
-		math = "mathMode=safe, precise math functions"
-	}
-	return fmt.Sprintf("%s (%s); %d B threadgroup memory; %s; default MSL %d.%d; %s",
-		g.name, mem, g.maxTGMem, math, g.language>>16, g.language&0xffff, g.os)
+	return g.facts.describe(g.mathMode)
+}
+
+// SelfTest compiles, dispatches and reads back a one-thread kernel with a
+// function constant and threadgroup memory, and reports each step.
+func (b *Backend) SelfTest(ctx context.Context) []Step {
+	return selfTest(ctx, b)
 }
 
 // Compile compiles src with the Metal compiler (fast math off), specialises
@@ -179,26 +288,28 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	text, err := librarySource(src)
+	text, err := prepareSource(src)
 	if err != nil {
-		return nil, &backend.Failure{Kind: backend.CompileError, Msg: err.Error(), Log: err.Error()}
+		return nil, err
 	}
 	var p *program
-	err = inPool(func() error {
-		lib, err := g.library(src, text)
+	var s stepper
+	err = inPool(&s, func() error {
+		lib, err := g.library(&s, src, text)
 		if err != nil {
 			return err
 		}
 		defer lib.Release()
-		fn, err := g.function(lib, src)
+		fn, err := g.function(&s, lib, src)
 		if err != nil {
 			return err
 		}
 		defer fn.Release()
-		pso, err := g.pipeline(fn, src)
+		pso, err := g.pipeline(&s, fn, src)
 		if err != nil {
 			return err
 		}
+		s.at = "read the pipeline's limits"
 		p = &program{
 			g: g, pso: pso, kernel: src.Entry,
 			tgMem:      int(pso.StaticThreadgroupMemoryLength()),
@@ -217,7 +328,8 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 // (+1). Fast math is off: mathMode safe with precise math functions where
 // the OS has them (macOS 15), else fastMathEnabled NO. src.Defines become
 // preprocessor macros.
-func (g *gpu) library(src backend.Source, text string) (metal.LibraryObject, error) {
+func (g *gpu) library(s *stepper, src backend.Source, text string) (metal.LibraryObject, error) {
+	s.at = "set the compile options"
 	opts := metal.CompileOptionsClass.Alloc().Init()
 	defer opts.Release()
 	if g.mathMode {
@@ -235,6 +347,7 @@ func (g *gpu) library(src backend.Source, text string) (metal.LibraryObject, err
 		}
 		opts.SetPreprocessorMacros(macros)
 	}
+	s.at = "compile the library (newLibraryWithSource:options:error:)"
 	var nserr foundation.Error
 	lib := g.dev.NewLibraryWithSourceOptionsError(text, opts, unsafe.Pointer(&nserr))
 	if lib.IsNil() {
@@ -247,7 +360,8 @@ func (g *gpu) library(src backend.Source, text string) (metal.LibraryObject, err
 // src.Constants when it declares function constants. A constant the entry
 // does not use is ignored, as on the cpu backend; one given with a type
 // other than its declaration's is a CompileError.
-func (g *gpu) function(lib metal.LibraryObject, src backend.Source) (metal.FunctionObject, error) {
+func (g *gpu) function(s *stepper, lib metal.LibraryObject, src backend.Source) (metal.FunctionObject, error) {
+	s.at = "find the entry point (newFunctionWithName:)"
 	fn := lib.NewFunctionWithName(src.Entry)
 	if fn.IsNil() {
 		names := lib.FunctionNames()
@@ -261,11 +375,13 @@ func (g *gpu) function(lib metal.LibraryObject, src backend.Source) (metal.Funct
 		return metal.FunctionObject{}, &backend.Failure{Kind: backend.CompileError,
 			Msg: fmt.Sprintf("%s: %s is not a kernel function", src.Name, src.Entry)}
 	}
+	s.at = "read the function constants (functionConstantsDictionary)"
 	declared := fn.FunctionConstantsDictionary()
 	if len(declared) == 0 {
 		return fn, nil
 	}
 	defer fn.Release()
+	s.at = "set the function constants"
 	values := metal.FunctionConstantValuesClass.Alloc().Init()
 	defer values.Release()
 	names := make([]string, 0, len(declared))
@@ -288,6 +404,7 @@ func (g *gpu) function(lib metal.LibraryObject, src backend.Source) (metal.Funct
 		}
 		values.SetConstantValueTypeWithName(unsafe.Pointer(&data[0]), metal.DataType(code), name)
 	}
+	s.at = "specialise the entry point (newFunctionWithName:constantValues:error:)"
 	var nserr foundation.Error
 	spec := lib.NewFunctionWithNameConstantValuesError(src.Entry, values, unsafe.Pointer(&nserr))
 	if spec.IsNil() {
@@ -300,7 +417,8 @@ func (g *gpu) function(lib metal.LibraryObject, src backend.Source) (metal.Funct
 // NewComputePipelineStateWithFunctionError wraps fn with
 // objc.WrapAsProtocol, which panics for a concrete object, so the selector
 // is sent directly.
-func (g *gpu) pipeline(fn metal.FunctionObject, src backend.Source) (metal.ComputePipelineStateObject, error) {
+func (g *gpu) pipeline(s *stepper, fn metal.FunctionObject, src backend.Source) (metal.ComputePipelineStateObject, error) {
+	s.at = "build the pipeline (newComputePipelineStateWithFunction:error:)"
 	var nserr foundation.Error
 	pso := objc.Call[metal.ComputePipelineStateObject](g.dev, objc.Sel("newComputePipelineStateWithFunction:error:"), fn, unsafe.Pointer(&nserr))
 	if pso.IsNil() {
@@ -357,23 +475,26 @@ func (p *program) Close() error {
 		return nil
 	}
 	p.closed = true
-	return inPool(func() error {
+	var s stepper
+	s.at = "release the pipeline"
+	return inPool(&s, func() error {
 		p.pso.Release()
 		return nil
 	})
 }
 
-// Run copies d's device buffers into new shared-storage buffers, encodes
-// d.Repeat dispatches of d's geometry in one compute encoder of one command
-// buffer, commits it and waits for it (at most d.Timeout), then reads every
-// device buffer back. Result.Total is one sample: that command buffer's
-// GPUEndTime-GPUStartTime, all d.Repeat dispatches together (Times stays
-// empty: dispatches of one command buffer are not timed apart). d.Order is
-// validated but cannot be honoured: the GPU schedules threads itself.
+// Run validates d, then lets the process's residency run it (run.go):
+// buffers kept on the GPU by Key are restored there in a command buffer of
+// their own, d.Repeat dispatches are encoded in one compute encoder of the
+// timed command buffer, and every device buffer not marked Discard is read
+// back. Result.Total is that command buffer's GPUEndTime-GPUStartTime (Times
+// stays empty: dispatches of one command buffer are not timed apart).
+// d.Order is validated but cannot be honoured: the GPU schedules threads
+// itself.
 func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result, error) {
 	pl, err := planDispatch(p.kernel, d, limits{
-		maxThreads: p.maxThreads, maxDim: p.g.maxDim,
-		staticTGMem: p.tgMem, maxTGMem: p.g.maxTGMem, maxBufferLen: p.g.maxBufferLen,
+		maxThreads: p.maxThreads, maxDim: p.g.facts.MaxThreads,
+		staticTGMem: p.tgMem, maxTGMem: p.g.facts.MaxTGMem, maxBufferLen: p.g.facts.MaxBuffer,
 	})
 	if err != nil {
 		return nil, err
@@ -387,39 +508,11 @@ func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 		return nil, err
 	}
 	var res *backend.Result
-	err = inPool(func() error {
-		bufs, err := p.g.buffers(pl.device)
-		defer func() {
-			for _, b := range bufs {
-				b.Release() // a command buffer still running retains them
-			}
-		}()
-		if err != nil {
-			return fmt.Errorf("run %s: %w", p.kernel, err)
-		}
-		cb := p.g.queue.CommandBuffer()
-		if cb.IsNil() {
-			return fmt.Errorf("run %s: the command queue gave no command buffer", p.kernel)
-		}
-		if err := p.encode(cb, pl, bufs); err != nil {
-			return fmt.Errorf("run %s: %w", p.kernel, err)
-		}
-		cb.Commit()
-		if err := wait(ctx, cb, pl.timeout); err != nil {
-			if errors.Is(err, errTimedOut) {
-				return &backend.Failure{Kind: backend.Timeout,
-					Msg: fmt.Sprintf("%s: the command buffer did not complete within %v (Metal cannot cancel it; it runs on until the GPU's watchdog stops it)", p.kernel, pl.timeout)}
-			}
-			return fmt.Errorf("run %s: %w", p.kernel, err)
-		}
-		if cb.Status() == metal.CommandBufferStatusError {
-			return commandBufferFailure(p.kernel, cb)
-		}
-		res = &backend.Result{Outputs: readBack(bufs, pl.device)}
-		if t, ok := gpuDuration(float64(cb.GPUStartTime()), float64(cb.GPUEndTime())); ok {
-			res.Total = t
-		}
-		return nil
+	var s stepper
+	err = inPool(&s, func() error {
+		var err error
+		res, _, err = p.g.res.run(ctx, &mtlDevice{g: p.g, pso: p.pso, s: &s}, p.kernel, pl)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -427,85 +520,137 @@ func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 	return res, nil
 }
 
-// buffers creates a shared-storage buffer (+1) holding a copy of each
-// device buffer's bytes; an empty one gets one byte, as Metal has no empty
-// buffers. On error the buffers made so far are returned for release.
-func (g *gpu) buffers(device []backend.Buffer) ([]metal.BufferObject, error) {
-	out := make([]metal.BufferObject, 0, len(device))
-	for _, b := range device {
-		var buf metal.BufferObject
-		if len(b.Data) == 0 {
-			buf = g.dev.NewBufferWithLengthOptions(1, metal.ResourceStorageModeShared)
-		} else {
-			buf = g.dev.NewBufferWithBytesLengthOptions(unsafe.Pointer(&b.Data[0]), uint(len(b.Data)), metal.ResourceStorageModeShared)
-		}
-		if buf.IsNil() {
-			return out, fmt.Errorf("cannot allocate %d bytes for buffer %d", len(b.Data), b.Index)
-		}
-		out = append(out, buf)
-	}
-	return out, nil
+// An mtlDevice is the device of run.go for one program's runs.
+type mtlDevice struct {
+	g   *gpu
+	pso metal.ComputePipelineStateObject
+	s   *stepper
 }
 
-// encode records pl into cb: one compute encoder (serial dispatch, so each
-// dispatch sees the previous one's writes), the pipeline, the buffers at
-// their indices, the threadgroup memory lengths, pl.repeat dispatches.
+// An mtlBuffer is a shared-storage MTLBuffer of n bytes (+1).
+type mtlBuffer struct {
+	b metal.BufferObject
+	n int
+}
+
+func (m *mtlBuffer) bytes() []byte { return unsafe.Slice((*byte)(m.b.Contents()), m.n) }
+
+// release drops this reference; a command buffer still running retains it.
+func (m *mtlBuffer) release() { m.b.Release() }
+
+func (d *mtlDevice) newBuffer(n int, step string) (devBuffer, error) {
+	d.s.at = step
+	b := d.g.dev.NewBufferWithLengthOptions(uint(n), metal.ResourceStorageModeShared)
+	if b.IsNil() {
+		return nil, fmt.Errorf("%s: the device gave no buffer", step)
+	}
+	return &mtlBuffer{b: b, n: n}, nil
+}
+
+// restore blits each kept copy into its run buffer, in a command buffer of
+// its own, and waits for it: the timed command buffer starts after.
+// copyFromBuffer:… has protocol parameters (darwinkit's method wraps them
+// and panics), so the selector is sent directly.
+func (d *mtlDevice) restore(ctx context.Context, copies []bufCopy, timeout time.Duration) (*completion, error) {
+	d.s.at = "restore kept buffers: create the command buffer"
+	cb := metal.CommandBufferObject{Object: objc.ObjectFrom(C.metalab_command_buffer(d.g.queue.Ptr()))}
+	if cb.IsNil() {
+		return nil, errors.New("the command queue gave no command buffer")
+	}
+	d.s.at = "restore kept buffers: encode the copies"
+	blit := cb.BlitCommandEncoder()
+	if blit.IsNil() {
+		return nil, errors.New("the command buffer gave no blit encoder")
+	}
+	metal.CommandEncoderObject{Object: blit.Object}.SetLabel("metalab restore kept buffers")
+	for _, c := range copies {
+		src, dst := c.src.(*mtlBuffer), c.dst.(*mtlBuffer)
+		objc.Call[objc.Void](blit, objc.Sel("copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size:"), src.b, uint(0), dst.b, uint(0), uint(c.n))
+	}
+	metal.CommandEncoderObject{Object: blit.Object}.EndEncoding()
+	d.s.at = "restore kept buffers: commit and wait"
+	cb.Commit()
+	return d.complete(ctx, cb, timeout), nil
+}
+
+// dispatch encodes pl into one compute encoder (serial dispatch, so each
+// dispatch sees the previous one's writes) of a command buffer that records
+// each encoder's execution status, commits it and waits for it.
 // darwinkit's SetComputePipelineState and SetBufferOffsetAtIndex_ wrap
 // their argument with objc.WrapAsProtocol, which panics, so those
-// selectors are sent directly; the compute encoder type lacks the
-// inherited endEncoding, which the command-encoder view has.
-func (p *program) encode(cb metal.CommandBufferObject, pl *plan, bufs []metal.BufferObject) error {
+// selectors are sent directly; the dispatch itself is encoded in the cgo
+// preamble; the compute encoder type lacks the inherited endEncoding,
+// which the command-encoder view has.
+func (d *mtlDevice) dispatch(ctx context.Context, kernel string, pl *plan, bufs []devBuffer) (*completion, error) {
+	d.s.at = "create the command buffer"
+	cb := metal.CommandBufferObject{Object: objc.ObjectFrom(C.metalab_command_buffer(d.g.queue.Ptr()))}
+	if cb.IsNil() {
+		return nil, errors.New("create the command buffer: the command queue gave none")
+	}
+	d.s.at = "create the compute encoder"
 	enc := cb.ComputeCommandEncoder()
 	if enc.IsNil() {
-		return errors.New("the command buffer gave no compute encoder")
+		return nil, errors.New("create the compute encoder: the command buffer gave none")
 	}
-	objc.Call[objc.Void](enc, objc.Sel("setComputePipelineState:"), p.pso)
+	view := metal.CommandEncoderObject{Object: enc.Object}
+	view.SetLabel(encoderLabel(kernel, pl))
+	d.s.at = "bind the pipeline and buffers"
+	objc.Call[objc.Void](enc, objc.Sel("setComputePipelineState:"), d.pso)
 	for i, b := range pl.device {
-		objc.Call[objc.Void](enc, objc.Sel("setBuffer:offset:atIndex:"), bufs[i], uint(0), uint(b.Index))
+		objc.Call[objc.Void](enc, objc.Sel("setBuffer:offset:atIndex:"), bufs[i].(*mtlBuffer).b, uint(0), uint(b.Index))
 	}
 	for _, t := range pl.tg {
 		enc.SetThreadgroupMemoryLengthAtIndex(uint(t.length), uint(t.index))
 	}
+	d.s.at = "encode the dispatches"
 	if pl.launch {
-		grid := metal.Size{Width: uint64(pl.grid.X), Height: uint64(pl.grid.Y), Depth: uint64(pl.grid.Z)}
-		threads := metal.Size{Width: uint64(pl.threads.X), Height: uint64(pl.threads.Y), Depth: uint64(pl.threads.Z)}
-		for range pl.repeat {
-			enc.DispatchThreadgroupsThreadsPerThreadgroup(grid, threads)
-		}
+		C.metalab_dispatch(enc.Ptr(),
+			C.ulonglong(pl.grid.X), C.ulonglong(pl.grid.Y), C.ulonglong(pl.grid.Z),
+			C.ulonglong(pl.threads.X), C.ulonglong(pl.threads.Y), C.ulonglong(pl.threads.Z), C.ulonglong(pl.repeat))
 	}
-	metal.CommandEncoderObject{Object: enc.Object}.EndEncoding()
-	return nil
+	view.EndEncoding()
+	d.s.at = "commit and wait"
+	cb.Commit()
+	return d.complete(ctx, cb, pl.timeout), nil
 }
 
-// wait waits for a committed command buffer to complete or fail.
-func wait(ctx context.Context, cb metal.CommandBufferObject, timeout time.Duration) error {
-	return waitFor(ctx, timeout, func() bool {
+// complete waits for a committed command buffer (polling its status, so
+// the wait honours the timeout and ctx) and reports what became of it.
+// Once the status says it ended, waitUntilCompleted returns at once; Apple
+// documents GPUStartTime and GPUEndTime as 0 until the command buffer
+// finishes and readable after waitUntilCompleted returns, so they are read
+// after it.
+func (d *mtlDevice) complete(ctx context.Context, cb metal.CommandBufferObject, timeout time.Duration) *completion {
+	start := time.Now()
+	err := waitFor(ctx, timeout, func() bool {
 		s := cb.Status()
 		return s == metal.CommandBufferStatusCompleted || s == metal.CommandBufferStatusError
 	}, time.Sleep)
-}
-
-// commandBufferFailure describes a failed command buffer from its error.
-func commandBufferFailure(kernel string, cb metal.CommandBufferObject) *backend.Failure {
+	if err != nil {
+		c := &completion{Running: true, Waited: time.Since(start)}
+		if !errors.Is(err, errTimedOut) {
+			c.Interrupted = err
+		}
+		return c
+	}
+	d.s.at = "wait for the command buffer (waitUntilCompleted)"
+	cb.WaitUntilCompleted()
+	d.s.at = "read the GPU timestamps"
+	c := &completion{Start: float64(cb.GPUStartTime()), End: float64(cb.GPUEndTime())}
+	if cb.Status() != metal.CommandBufferStatusError {
+		return c
+	}
+	c.Failed = true
+	d.s.at = "read the command buffer's error"
 	e := cb.Error()
 	if e.IsNil() {
-		return &backend.Failure{Kind: backend.Crash, Msg: kernel + ": the command buffer failed without an error"}
+		c.Desc = "the command buffer failed without an error"
+		return c
 	}
-	domain, code, desc := string(e.Domain()), e.Code(), e.LocalizedDescription()
-	return &backend.Failure{Kind: cbFailureKind(domain, code),
-		Msg: fmt.Sprintf("%s: command buffer error: %s", kernel, firstLine(desc)),
-		Log: fmt.Sprintf("%s\n(%s code %d)\n", desc, domain, code)}
-}
-
-// readBack copies every device buffer's contents out of its Metal buffer.
-func readBack(bufs []metal.BufferObject, device []backend.Buffer) map[int][]byte {
-	out := make(map[int][]byte, len(device))
-	for i, b := range device {
-		data := make([]byte, len(b.Data))
-		if len(data) > 0 {
-			copy(data, unsafe.Slice((*byte)(bufs[i].Contents()), len(data)))
-		}
-		out[b.Index] = data
+	c.Domain, c.Code, c.Desc = string(e.Domain()), e.Code(), e.LocalizedDescription()
+	if cs := C.metalab_encoder_states(e.Ptr()); cs != nil {
+		c.Encoders = C.GoString(cs)
+		C.free(unsafe.Pointer(cs))
 	}
-	return out
+	return c
 }

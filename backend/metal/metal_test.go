@@ -59,6 +59,7 @@ func TestPlanDispatch(t *testing.T) {
 				}
 			}},
 		{name: "orders are accepted, not honoured", d: geo(backend.Dispatch{Order: backend.Order{Kind: "shuffle", Seed: 3}})},
+		{name: "simd-group orders too", d: geo(backend.Dispatch{Order: backend.Order{Kind: "simd-shuffle", Seed: 3}})},
 		{name: "unknown order", d: geo(backend.Dispatch{Order: backend.Order{Kind: "random"}}), wantErr: `unknown thread order "random"`},
 		{name: "negative grid", d: geo(backend.Dispatch{Threadgroups: backend.Dim3{X: -1, Y: 1, Z: 1}}), wantErr: "negative grid -1x1x1"},
 		{name: "empty threadgroup", d: geo(backend.Dispatch{Threads: backend.Dim3{X: 64, Y: 0, Z: 1}}), wantErr: "threadgroup 64x0x1"},
@@ -100,6 +101,53 @@ func TestPlanDispatch(t *testing.T) {
 				t.Errorf("error %T %v: want a Crash failure: %v", err, err, tt.wantCrash)
 			}
 		})
+	}
+}
+
+// TestPlanAcceptsEveryOrder: the metal backend accepts every order the
+// backend package defines (and honours none).
+func TestPlanAcceptsEveryOrder(t *testing.T) {
+	for _, k := range append([]string{""}, backend.OrderKinds...) {
+		d := backend.Dispatch{Threads: backend.Dim3{X: 1, Y: 1, Z: 1}, Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1}, Order: backend.Order{Kind: k, Seed: 1}}
+		if _, err := planDispatch("k", d, testLimits); err != nil {
+			t.Errorf("order %q: %v", k, err)
+		}
+	}
+}
+
+func TestPrepareSourceRefusesCheck(t *testing.T) {
+	_, err := prepareSource(backend.Source{Name: "k.metal", Text: []byte("kernel void k() {}"), Entry: "k", Check: true})
+	var f *backend.Failure
+	if !errors.As(err, &f) || f.Kind != backend.Unavailable || !strings.Contains(f.Msg, "no checking mode") {
+		t.Errorf("a source for the checking mode: %v, want an Unavailable failure (the backend contract)", err)
+	}
+	if text, err := prepareSource(backend.Source{Name: "k.metal", Text: []byte("kernel void k() {}"), Entry: "k"}); err != nil || text != "kernel void k() {}" {
+		t.Errorf("an ordinary source: %q, %v", text, err)
+	}
+}
+
+func TestDarwinkitFailureNamesItsStep(t *testing.T) {
+	err := darwinkitFailure("build the pipeline (newComputePipelineStateWithFunction:error:)", "object is nil")
+	var env *backend.EnvError
+	if !errors.As(err, &env) || err.Error() != "metal backend: build the pipeline (newComputePipelineStateWithFunction:error:): darwinkit call failed: object is nil" {
+		t.Errorf("darwinkitFailure = %T %q", err, err)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	f := deviceFacts{Name: "Apple M5", Found: "MTLCopyAllDevices (first of them; MTLCreateSystemDefaultDevice gave none)", Devices: 1, Unified: true,
+		HasFamilies: true, Families: []int{1010, 1009, 1008, 2002, 5002, 5001, 3003}, MaxThreads: [3]int{1024, 1024, 1024},
+		MaxTGMem: 32768, MaxBuffer: 1 << 34, WorkingSet: 1 << 35, Language: 3<<16 + 2, OS: "Version 26.1"}
+	got := f.describe(true)
+	for _, w := range []string{"Apple M5 (unified memory; found by MTLCopyAllDevices", "GPU family Apple10 Mac2 Metal4 Metal3 Common3",
+		"threadgroup up to 1024x1024x1024 threads", "32768 B threadgroup memory", "buffers up to 17179869184 B", "kept buffer copies up to 8589934592 B",
+		"mathMode=safe", "default MSL 3.2", "Version 26.1"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("describe = %q, lacks %q", got, w)
+		}
+	}
+	if got := (deviceFacts{}).families(); !strings.Contains(got, "unknown") {
+		t.Errorf("families without supportsFamily: %q", got)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,18 +24,23 @@ const maxIncludeDepth = 32
 const metalSourceName = "program_source"
 
 // librarySource returns the text to hand to newLibraryWithSource: src.Text
-// with every #include "x" that resolves (against the including file's
-// directory, then src.Dir) inlined between #line directives, so the Metal
-// compiler, which has no include path, reports positions in the files the
-// user wrote. A header with #pragma once is wrapped in an include guard
-// instead, which keeps the pragma's meaning inside #if branches. An include
-// that does not resolve is left in place for the Metal compiler to report
-// (if its branch is active at all). Without src.Dir, src.Text is returned
-// unchanged.
+// with every #include "x" that resolves inlined between #line directives,
+// so the Metal compiler, which has no include path, reports positions in
+// the files the user wrote. A header is looked for as the cpu backend's
+// preprocessor looks: beside the including file, then in src.Dir, then in
+// each of src.IncludeDirs (a spec's includes:). A header with #pragma once
+// is wrapped in an include guard instead, which keeps the pragma's meaning
+// inside #if branches. An include that does not resolve is left in place
+// for the Metal compiler to report (if its branch is active at all).
+//
+// Headers are read only from src.Dir and src.IncludeDirs, as on the cpu
+// backend: an absolute include, or one whose file lies outside those
+// directories (a ../ escape, a symbolic link out), is a *backend.Failure
+// of kind Refused naming the directive. Without src.Dir and
+// src.IncludeDirs, src.Text is returned unchanged.
 func librarySource(src backend.Source) (string, error) {
 	text := src.Text
-	if src.Dir != "" {
-		x := &includer{root: src.Dir}
+	if x := newIncluder(src); x != nil {
 		var out bytes.Buffer
 		if err := x.expand(&out, sourceName(src.Name), src.Dir, text, 0, false); err != nil {
 			return "", err
@@ -62,9 +68,44 @@ func sourceName(name string) string {
 	return name
 }
 
+// An includeRoot is a directory headers may be read from: as given (for
+// diagnostics), absolute, and with symbolic links resolved.
+type includeRoot struct{ given, abs, real string }
+
 // An includer inlines #include "..." directives.
 type includer struct {
-	root string // Source.Dir
+	dir   string        // Source.Dir, searched after the including file's directory
+	dirs  []string      // Source.IncludeDirs, searched after dir
+	roots []includeRoot // dir and dirs: the only places headers are read from
+}
+
+// newIncluder returns the includer for src, or nil when src names no
+// directory to read headers from.
+func newIncluder(src backend.Source) *includer {
+	x := &includer{dir: src.Dir}
+	seen := map[string]bool{}
+	for _, d := range append([]string{src.Dir}, src.IncludeDirs...) {
+		if d == "" {
+			continue
+		}
+		if d != src.Dir {
+			x.dirs = append(x.dirs, d)
+		}
+		abs, err := filepath.Abs(d)
+		if err != nil || seen[abs] {
+			continue
+		}
+		seen[abs] = true
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			real = abs
+		}
+		x.roots = append(x.roots, includeRoot{given: d, abs: abs, real: real})
+	}
+	if len(x.roots) == 0 {
+		return nil
+	}
+	return x
 }
 
 // expand writes text (the file called name, in directory dir) to out with
@@ -87,11 +128,15 @@ func (x *includer) expand(out *bytes.Buffer, name, dir string, text []byte, dept
 		if !ok {
 			continue
 		}
-		path := x.resolve(dir, inc)
+		line := 1 + bytes.Count(text[:tk.End], []byte{'\n'})
+		path, incName, err := x.resolve(name, dir, inc)
+		if err != nil {
+			return &backend.Failure{Kind: backend.Refused, Msg: fmt.Sprintf("%s:%d: #include %q: %v", name, line, inc, err),
+				Log: fmt.Sprintf("%s:%d: #include %q: %v\n", name, line, inc, err)}
+		}
 		if path == "" {
 			continue
 		}
-		line := 1 + bytes.Count(text[:tk.End], []byte{'\n'})
 		if depth >= maxIncludeDepth {
 			return fmt.Errorf("%s:%d: #include %q: includes nested more than %d deep", name, line, inc, maxIncludeDepth)
 		}
@@ -99,7 +144,6 @@ func (x *includer) expand(out *bytes.Buffer, name, dir string, text []byte, dept
 		if err != nil {
 			return fmt.Errorf("%s:%d: #include %q: %w", name, line, inc, err)
 		}
-		incName := filepath.ToSlash(filepath.Join(filepath.Dir(name), inc))
 		once := hasPragmaOnce(body)
 		out.Write(text[prev:tk.Pos])
 		guard := ""
@@ -143,19 +187,69 @@ func quotedInclude(d string) (string, bool) {
 	return rest[1 : 1+end], true
 }
 
-// resolve finds an included file relative to the including file's
-// directory, then to the source's directory; "" if neither has it.
-func (x *includer) resolve(dir, inc string) string {
-	for _, d := range []string{dir, x.root} {
-		cand := filepath.Join(d, inc)
-		if filepath.IsAbs(inc) {
-			cand = inc
-		}
-		if st, err := os.Stat(cand); err == nil && !st.IsDir() {
-			return cand
+// resolve finds the header inc, included by the file called name in
+// directory dir: beside it, then in Source.Dir, then in each of
+// Source.IncludeDirs. It returns the path to read and the name diagnostics
+// give the header (the including file's name's directory, or the include
+// directory as given, joined with inc), or "" when no directory has it. An
+// absolute inc, or a file found outside every root, is an error: headers
+// are read from the kernel's directory and the include directories only.
+func (x *includer) resolve(name, dir, inc string) (path, display string, err error) {
+	if inc == "" || strings.ContainsRune(inc, 0) {
+		return "", "", errors.New("not a file name")
+	}
+	if filepath.IsAbs(inc) || strings.HasPrefix(inc, "/") || strings.HasPrefix(inc, `\`) || filepath.VolumeName(inc) != "" {
+		return "", "", errors.New("absolute include paths are not allowed; name the directory in the spec's includes: and include the file relative to it")
+	}
+	type cand struct{ path, display string }
+	var cands []cand
+	if dir != "" {
+		cands = append(cands, cand{filepath.Join(dir, inc), filepath.ToSlash(filepath.Join(filepath.Dir(name), inc))})
+	}
+	for _, d := range append([]string{x.dir}, x.dirs...) {
+		if d != "" && d != dir {
+			cands = append(cands, cand{filepath.Join(d, inc), filepath.ToSlash(filepath.Join(d, inc))})
 		}
 	}
-	return ""
+	for _, c := range cands {
+		st, err := os.Stat(c.path)
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		if !x.inside(c.path, true) {
+			return "", "", errors.New("the file lies outside the kernel's directory and the include directories")
+		}
+		return c.path, c.display, nil
+	}
+	if len(cands) > 0 && !x.inside(cands[0].path, false) {
+		return "", "", errors.New("the path leaves the kernel's directory and the include directories")
+	}
+	return "", "", nil
+}
+
+// inside reports whether p lies under one of the roots: lexically, and,
+// when real is set, after resolving symbolic links.
+func (x *includer) inside(p string, real bool) bool {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return false
+	}
+	if real {
+		if abs, err = filepath.EvalSymlinks(abs); err != nil {
+			return false
+		}
+	}
+	for _, r := range x.roots {
+		root := r.abs
+		if real {
+			root = r.real
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+			return true
+		}
+	}
+	return false
 }
 
 // onceGuard names the include guard standing in for path's #pragma once.

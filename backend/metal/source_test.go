@@ -231,3 +231,85 @@ func TestConstantBytes(t *testing.T) {
 		t.Error("macroValue: an empty define must be 1, others kept")
 	}
 }
+
+// TestLibrarySourceIncludeDirs: headers are found as the cpu backend finds
+// them, beside the including file, then in Dir, then in each IncludeDir
+// (a spec's includes:), and named in diagnostics by the directory as given.
+func TestLibrarySourceIncludeDirs(t *testing.T) {
+	root := writeFiles(t, map[string]string{
+		"kernels/k.metal":         "#include \"ggml_common.h\"\n#include \"both.h\"\n#include \"nested/a.h\"\nint k; // @k.metal:4\n",
+		"kernels/both.h":          "int both_kernel_dir; // @kernels/both.h:1\n",
+		"include/both.h":          "int both_include_dir; // @include/both.h:1\n",
+		"include/ggml_common.h":   "#pragma once\nint common; // @include/ggml_common.h:2\n",
+		"include/nested/a.h":      "#include \"b.h\"\nint a; // @include/nested/a.h:2\n",
+		"include/nested/b.h":      "int b; // @include/nested/b.h:1\n",
+		"second/unused/nothing.h": "",
+	})
+	inc := filepath.Join(root, "include")
+	src := backend.Source{Name: "k.metal", Dir: filepath.Join(root, "kernels"), IncludeDirs: []string{filepath.Join(root, "second"), inc},
+		Text: mustRead(t, filepath.Join(root, "kernels", "k.metal"))}
+	out, err := librarySource(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := attribute(t, "k.metal", out)
+	want := map[string]string{
+		"@k.metal:4":               "k.metal:4",
+		"@include/ggml_common.h:2": filepath.ToSlash(filepath.Join(inc, "ggml_common.h")) + ":2",
+		"@kernels/both.h:1":        "both.h:1", // the kernel's directory comes first
+		"@include/nested/a.h:2":    filepath.ToSlash(filepath.Join(inc, "nested/a.h")) + ":2",
+		"@include/nested/b.h:1":    filepath.ToSlash(filepath.Join(inc, "nested/b.h")) + ":1", // beside the including header
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s reported at %q, want %q", k, got[k], w)
+		}
+	}
+	if strings.Contains(out, "both_include_dir") || strings.Contains(out, "#include \"") {
+		t.Errorf("output:\n%s\nwant every include inlined, both.h from the kernel's directory", out)
+	}
+	// IncludeDirs alone (no Dir) are searched too.
+	src.Dir = ""
+	src.Text = []byte("#include \"ggml_common.h\"\n")
+	if out, err := librarySource(src); err != nil || !strings.Contains(out, "int common;") {
+		t.Errorf("IncludeDirs without Dir: %v\n%s", err, out)
+	}
+}
+
+// TestLibrarySourceRefusesHostFiles: as on the cpu backend, headers come
+// only from Dir and IncludeDirs.
+func TestLibrarySourceRefusesHostFiles(t *testing.T) {
+	root := writeFiles(t, map[string]string{
+		"outside.h":       "int secret;\n",
+		"kernels/ok.h":    "#include \"../outside.h\"\n",
+		"kernels/sub/s.h": "#include \"../ok2.h\"\n",
+		"kernels/ok2.h":   "int fine;\n",
+	})
+	kdir := filepath.Join(root, "kernels")
+	if err := os.Symlink(filepath.Join(root, "outside.h"), filepath.Join(kdir, "link.h")); err != nil {
+		t.Fatal(err)
+	}
+	abs := filepath.Join(root, "outside.h")
+	tests := []struct {
+		name, text, want string
+	}{
+		{"absolute", "\n#include \"" + abs + "\"\n", "k.metal:2: #include \"" + abs + "\": absolute include paths are not allowed"},
+		{"escape", "#include \"../outside.h\"\n", "k.metal:1: #include \"../outside.h\": the file lies outside"},
+		{"escape from a header", "#include \"ok.h\"\n", "ok.h:1: #include \"../outside.h\": the file lies outside"},
+		{"missing escape", "#include \"../../nowhere.h\"\n", "the path leaves the kernel's directory"},
+		{"symbolic link out", "#include \"link.h\"\n", "k.metal:1: #include \"link.h\": the file lies outside"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := prepareSource(backend.Source{Name: "k.metal", Dir: kdir, Text: []byte(tt.text)})
+			var f *backend.Failure
+			if !errors.As(err, &f) || f.Kind != backend.Refused || !strings.Contains(f.Msg, tt.want) {
+				t.Errorf("prepareSource: %v, want a Refused failure containing %q", err, tt.want)
+			}
+		})
+	}
+	// ../ that stays inside the kernel's directory is fine.
+	if out, err := librarySource(backend.Source{Name: "k.metal", Dir: kdir, Text: []byte("#include \"sub/s.h\"\n")}); err != nil || !strings.Contains(out, "int fine;") {
+		t.Errorf("a ../ inside the kernel's directory: %v\n%s", err, out)
+	}
+}

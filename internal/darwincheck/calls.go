@@ -19,6 +19,16 @@ const Darwinkit = "github.com/progrium/darwinkit"
 // whose body calls it panics before sending any message.
 const wrapAsProtocol = Darwinkit + "/objc.WrapAsProtocol"
 
+// objcCall is darwinkit's generic message send, objc.Call[T]. It hands
+// libffi a return slot the size of T (objc/call.go: retPtr =
+// unsafe.Pointer(&ret)), while libffi writes a whole ffi_arg (8 bytes on
+// arm64) for every integral return narrower than that (ffi_call(3):
+// "rvalue must point to storage that is sizeof(ffi_arg) or larger for
+// non-floating point types"). For T = bool, int8..int32 or uint8..uint32
+// the call writes past its variable, into whatever the Go allocator put
+// next to it.
+const objcCall = Darwinkit + "/objc.Call"
+
 // A Call is a reference from a checked package to a darwinkit function or
 // method: a call, or a method value.
 type Call struct {
@@ -26,6 +36,11 @@ type Call struct {
 	Func  *types.Func    // the darwinkit function or method
 	Decl  token.Position // where darwinkit declares it
 	Wraps bool           // it is objc.WrapAsProtocol, or its body calls it
+	// Narrow is the return type, narrower than libffi's 8-byte return
+	// slot, of an objc.Call this reference makes (objc.Call[bool] itself)
+	// or its callee's body makes (a generated getter returning bool or
+	// uint32): "" when none.
+	Narrow string
 }
 
 // String describes c as "file:line:col: (T).M".
@@ -47,6 +62,7 @@ func DarwinkitCalls(r *Result, path string) ([]Call, error) {
 	}
 	decls := map[*types.Func]*ast.FuncDecl{}
 	wraps := map[*types.Func]bool{}
+	narrow := map[*types.Func]string{}
 	var calls []Call
 	for id, obj := range p.Info.Uses {
 		fn, ok := obj.(*types.Func)
@@ -63,7 +79,16 @@ func DarwinkitCalls(r *Result, path string) ([]Call, error) {
 			}
 			wraps[fn] = w
 		}
-		calls = append(calls, Call{Pos: r.Fset.Position(id.Pos()), Func: fn, Decl: r.Fset.Position(fn.Pos()), Wraps: w})
+		nw := ""
+		if funcName(fn) == objcCall {
+			nw = narrowArg(p.Info.Instances[id])
+		} else if n, seen := narrow[fn]; seen {
+			nw = n
+		} else {
+			nw = r.narrowBody(fn, decls)
+			narrow[fn] = nw
+		}
+		calls = append(calls, Call{Pos: r.Fset.Position(id.Pos()), Func: fn, Decl: r.Fset.Position(fn.Pos()), Wraps: w, Narrow: nw})
 	}
 	sort.Slice(calls, func(i, j int) bool {
 		a, b := calls[i].Pos, calls[j].Pos
@@ -122,4 +147,42 @@ func (r *Result) wraps(fn *types.Func, decls map[*types.Func]*ast.FuncDecl) (boo
 		return !found
 	})
 	return found, nil
+}
+
+// narrowArg returns the type argument of an objc.Call instance when its
+// return is an integer or bool narrower than 8 bytes, else "".
+func narrowArg(inst types.Instance) string {
+	if inst.TypeArgs == nil || inst.TypeArgs.Len() != 1 {
+		return ""
+	}
+	t := inst.TypeArgs.At(0)
+	b, ok := t.Underlying().(*types.Basic)
+	if !ok {
+		return ""
+	}
+	switch b.Kind() {
+	case types.Bool, types.Int8, types.Int16, types.Int32, types.Uint8, types.Uint16, types.Uint32:
+		return t.String()
+	}
+	return ""
+}
+
+// narrowBody returns the narrow return type of an objc.Call that fn's body
+// makes, or "". decls must already hold fn's declaration (wraps found it).
+func (r *Result) narrowBody(fn *types.Func, decls map[*types.Func]*ast.FuncDecl) string {
+	decl := decls[fn]
+	dp := r.Package(fn.Pkg().Path())
+	if decl == nil || decl.Body == nil || dp == nil || dp.Info == nil {
+		return ""
+	}
+	found := ""
+	ast.Inspect(decl.Body, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if g, ok := dp.Info.Uses[id].(*types.Func); ok && g.Pkg() != nil && funcName(g.Origin()) == objcCall {
+				found = narrowArg(dp.Info.Instances[id])
+			}
+		}
+		return found == ""
+	})
+	return found
 }
