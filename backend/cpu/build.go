@@ -28,7 +28,9 @@ import (
 var runtimeFS embed.FS
 
 // runnerFlags are the flags the runner is built with.
-var runnerFlags = []string{"-std=c++17", "-O2", "-pthread", "-rdynamic"}
+// Full RELRO (-z relro -z now): the GOT is read-only after loading, and the
+// runner seals it with the code (runtime/sandbox.cpp).
+var runnerFlags = []string{"-std=c++17", "-O2", "-pthread", "-rdynamic", "-Wl,-z,relro,-z,now"}
 
 // runnerSources are the runner's translation units, in runtime/.
 var runnerSources = []string{
@@ -143,6 +145,7 @@ func (b *Backend) installHeaders() ([]string, error) {
 func (b *Backend) kernelFlags() []string {
 	f := []string{"-std=c++17", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math",
 		"-fwrapv", "-fno-strict-aliasing", "-fsigned-char"}
+	f = append(f, objectLinkFlags...)
 	if b.excessPrecision {
 		f = append(f, "-fexcess-precision=standard")
 	}
@@ -177,6 +180,11 @@ var (
 	checkGCCFlags   = []string{"--param=tsan-instrument-func-entry-exit=0"}
 	checkClangFlags = []string{"-mllvm", "-tsan-instrument-func-entry-exit=0"}
 )
+
+// objectLinkFlags link every kernel object with full RELRO: its GOT is
+// read-only once loaded, and the runner seals it with the code, so a kernel
+// cannot send its calls of the checking hooks elsewhere.
+var objectLinkFlags = []string{"-Wl,-z,relro,-z,now"}
 
 // checkLinkFlags send the kernel's calls of memcpy, memmove and memset to
 // the runner's checked versions.
@@ -233,12 +241,6 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	if buildcache.Verify(so) {
 		return so, nil
 	}
-	if _, err := os.Stat(so); err == nil {
-		// A damaged object the runner may have loaded: its mapping is no
-		// longer the file's, and the runner would return it for the
-		// rebuilt file's path. Start from a fresh runner.
-		defer b.restartRunner()
-	}
 	envErr := func(err error) error { return &backend.EnvError{Op: "compile " + in.name, Err: err} }
 	if err := os.MkdirAll(soDir, 0o755); err != nil {
 		return "", envErr(err)
@@ -263,6 +265,7 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 		defer os.Remove(obj)
 		compile := append(append(append([]string{}, b.cxx[1:]...), args...), "-c", "-o", obj, cppPath)
 		link := append(append([]string{}, b.cxx[1:]...), "-shared", "-o", tmp.Name(), obj)
+		link = append(link, objectLinkFlags...)
 		link = append(link, checkLinkFlags...)
 		if runtime.GOOS == "darwin" {
 			link = append(link, "-undefined", "dynamic_lookup")

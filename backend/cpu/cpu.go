@@ -6,8 +6,11 @@
 // prelude), compiled into a shared object with the system C++ compiler
 // and run by the runner: a child process, built once from the
 // sources in runtime/, that executes each threadgroup's threads as
-// cooperative fibers. Faults in a kernel kill only the runner; they come
-// back as *backend.Failure values and the runner is restarted.
+// cooperative fibers. Every compiled program has a runner process of its
+// own, which loads only that program's kernel object: nothing one kernel
+// does (a patched checking hook, corrupted runner state) can reach another
+// kernel's results. Faults in a kernel kill only its runner; they come back
+// as *backend.Failure values and the runner is restarted.
 //
 // The runner, the installed headers and every compiled kernel are cached by
 // content hash in one directory: Options.CacheDir, else $METALAB_CACHE, else
@@ -82,8 +85,12 @@ var DefaultTranslate TranslateFunc = func(ctx context.Context, src backend.Sourc
 	return u.Text, u.Entry, nil
 }
 
-// A Backend compiles and runs kernels on the CPU. Programs of one Backend
-// share one runner process; requests to it are serialised.
+// A Backend compiles and runs kernels on the CPU. Each program runs in a
+// runner process of its own (at most maxLiveRunners are kept running: the
+// least recently used program's runner is stopped and started again when
+// it next runs); one started runner is kept spare so that a new program
+// does not wait for one. Requests to runners are serialised, so runs of
+// different programs do not disturb each other's timings.
 type Backend struct {
 	opts Options
 	cxx  []string
@@ -101,9 +108,15 @@ type Backend struct {
 	runnerDefines []string     // extra runner build flags, for tests (e.g. the portable fibers)
 	runnerWrap    []string     // command the runner is started under, for tests (e.g. an emulator)
 
-	mu   sync.Mutex // guards proc and gen, and serialises runner requests
-	proc *runner.Proc
-	gen  int // incremented each time a runner is started
+	runMu sync.Mutex           // serialises runner requests; guards live, tick and every program's runner
+	live  map[*program]struct{} // programs holding a runner
+	tick  uint64                // use counter, for least-recently-used eviction
+
+	mu         sync.Mutex   // guards spare and spareEpoch
+	spare      *runner.Proc // a started runner with no kernel, or nil
+	spareEpoch int          // incremented by Close: a spare started before is discarded
+	spareWG    sync.WaitGroup
+	starts     atomic.Int64 // runner processes started, for tests
 
 	linesState
 
@@ -288,36 +301,91 @@ func (b *Backend) compileCPP(ctx context.Context, src CPPSource) (*program, erro
 		return nil, err
 	}
 	p := &program{b: b, so: so, kernel: src.Kernel, checking: src.Check}
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.runMu.Lock()
+	defer b.runMu.Unlock()
 	if err := p.load(ctx); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// Close stops the runner process. The Backend stays usable: the next
-// request starts a new one.
+// maxLiveRunners bounds the runner processes a Backend keeps running, one
+// per recently used program.
+const maxLiveRunners = 8
+
+// Close stops every runner process. The Backend stays usable: programs
+// start new runners when they next run.
 func (b *Backend) Close() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.proc != nil {
-		b.proc.Close()
-		b.proc = nil
+	b.runMu.Lock()
+	for p := range b.live {
+		p.dropRunner()
 	}
+	b.runMu.Unlock()
+	b.mu.Lock()
+	spare := b.spare
+	b.spare = nil
+	b.spareEpoch++
+	b.mu.Unlock()
+	if spare != nil {
+		spare.Close()
+	}
+	b.spareWG.Wait()
 	return nil
 }
 
-// runner returns the live runner process, starting one if needed. The
-// caller holds b.mu.
-func (b *Backend) runner(ctx context.Context) (*runner.Proc, error) {
-	if b.proc != nil && !b.proc.Dead() {
-		return b.proc, nil
+// newRunner returns a started runner that has loaded nothing: the spare,
+// or a new one; another spare is started in the background. The caller
+// holds b.runMu.
+func (b *Backend) newRunner(ctx context.Context) (*runner.Proc, error) {
+	b.mu.Lock()
+	p := b.spare
+	b.spare = nil
+	epoch := b.spareEpoch
+	b.mu.Unlock()
+	if p == nil || p.Dead() {
+		if p != nil {
+			p.Close()
+		}
+		var err error
+		if p, err = b.startRunner(ctx); err != nil {
+			return nil, err
+		}
 	}
-	if b.proc != nil {
-		b.proc.Close()
-		b.proc = nil
+	b.spareWG.Add(1)
+	go func() {
+		defer b.spareWG.Done()
+		s, err := b.startRunner(context.Background())
+		if err != nil {
+			return
+		}
+		b.mu.Lock()
+		if b.spare == nil && b.spareEpoch == epoch {
+			b.spare, s = s, nil
+		}
+		b.mu.Unlock()
+		if s != nil {
+			s.Close()
+		}
+	}()
+	return p, nil
+}
+
+// evict stops least recently used runners until a new one may start. The
+// caller holds b.runMu.
+func (b *Backend) evict() {
+	for len(b.live) >= maxLiveRunners {
+		var victim *program
+		for p := range b.live {
+			if victim == nil || p.lastUse < victim.lastUse {
+				victim = p
+			}
+		}
+		victim.dropRunner()
 	}
+}
+
+// startRunner starts a runner and says hello.
+func (b *Backend) startRunner(ctx context.Context) (*runner.Proc, error) {
 	cpu := b.opts.CPULimit
 	if cpu == 0 {
 		cpu = DefaultCPULimit
@@ -340,8 +408,7 @@ func (b *Backend) runner(ctx context.Context) (*runner.Proc, error) {
 	}
 	d := runner.Decoder{B: reply}
 	p.Hello = d.Str()
-	b.proc = p
-	b.gen++
+	b.starts.Add(1)
 	return p, nil
 }
 
@@ -396,38 +463,28 @@ func (b *Backend) Info(ctx context.Context) backend.Info {
 	}
 }
 
-// restartRunner stops the runner; the next request starts a new one and
-// programs reload into it.
-func (b *Backend) restartRunner() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.proc != nil {
-		b.proc.Close()
-		b.proc = nil
-	}
-}
-
-// procLog returns the current runner's stderr tail. The caller holds b.mu.
-func (b *Backend) procLog() string {
-	if b.proc == nil {
-		return ""
-	}
-	return b.proc.Log()
-}
-
-// Runner describes the runner process: its fibers, workers, address layout
-// and sandbox, as the runner itself reports them. It starts one if needed.
+// Runner describes a runner process: its fibers, workers, address layout
+// and sandbox, as the runner itself reports them before it loads a kernel.
 func (b *Backend) Runner(ctx context.Context) (string, error) {
 	if err := b.setup(ctx); err != nil {
 		return "", err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p, err := b.runner(ctx)
+	b.runMu.Lock()
+	defer b.runMu.Unlock()
+	p, err := b.newRunner(ctx)
 	if err != nil {
 		return "", err
 	}
-	return p.Hello, nil
+	hello := p.Hello
+	b.mu.Lock()
+	if b.spare == nil {
+		b.spare, p = p, nil
+	}
+	b.mu.Unlock()
+	if p != nil {
+		p.Close()
+	}
+	return hello, nil
 }
 
 func firstLine(s string) string {

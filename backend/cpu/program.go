@@ -20,8 +20,8 @@ const loadTimeout = 30 * time.Second
 // maxBufferIndex is the runner's number of buffer slots.
 const maxBufferIndex = 127
 
-// A program is one kernel loaded into its Backend's runner. It reloads
-// itself when the runner was restarted since it last loaded.
+// A program is one kernel, loaded into a runner process of its own. It
+// starts a new runner when its runner died or was stopped.
 type program struct {
 	b          *Backend
 	so, kernel string
@@ -32,7 +32,8 @@ type program struct {
 	tgMem, maxThreads int
 	slots             map[int]slotInfo // by slot id
 	handle            uint32
-	gen               int // runner generation handle belongs to
+	proc              *runner.Proc // guarded by b.runMu; nil when it holds none
+	lastUse           uint64       // b.tick at its last use
 	closed            bool
 }
 
@@ -49,35 +50,50 @@ var _ backend.Program = (*program)(nil)
 // ThreadgroupMemory is the static threadgroup memory reported by the
 // runner: the kernel's slots laid out by Metal's rule.
 func (p *program) ThreadgroupMemory() int {
-	p.b.mu.Lock()
-	defer p.b.mu.Unlock()
+	p.b.runMu.Lock()
+	defer p.b.runMu.Unlock()
 	return p.tgMem
 }
 
 // MaxThreadsPerThreadgroup is the kernel's limit, at most 1024.
 func (p *program) MaxThreadsPerThreadgroup() int {
-	p.b.mu.Lock()
-	defer p.b.mu.Unlock()
+	p.b.runMu.Lock()
+	defer p.b.runMu.Unlock()
 	return p.maxThreads
 }
 
-// Close releases the program; the runner keeps the shared object mapped
-// until it restarts.
+// Close releases the program and stops its runner.
 func (p *program) Close() error {
-	p.b.mu.Lock()
+	p.b.runMu.Lock()
 	p.closed = true
-	p.b.mu.Unlock()
+	p.dropRunner()
+	p.b.runMu.Unlock()
 	return nil
 }
 
-// load loads the kernel into the current runner. The caller holds p.b.mu.
+// dropRunner stops the program's runner, if any. The caller holds b.runMu.
+func (p *program) dropRunner() {
+	if p.proc != nil {
+		p.proc.Close()
+		p.proc = nil
+	}
+	delete(p.b.live, p)
+}
+
+// load makes sure the program has a live runner with its kernel loaded.
+// The caller holds p.b.runMu.
 func (p *program) load(ctx context.Context) error {
-	r, err := p.b.runner(ctx)
+	b := p.b
+	b.tick++
+	p.lastUse = b.tick
+	if p.proc != nil && !p.proc.Dead() {
+		return nil
+	}
+	p.dropRunner()
+	b.evict()
+	r, err := b.newRunner(ctx)
 	if err != nil {
 		return err
-	}
-	if p.gen == p.b.gen {
-		return nil
 	}
 	var flags uint8
 	if p.checking {
@@ -85,15 +101,29 @@ func (p *program) load(ctx context.Context) error {
 	}
 	l, err := r.Load(ctx, p.so, p.kernel, flags, loadTimeout)
 	if err != nil {
+		r.Close()
 		return fmt.Errorf("load kernel %s: %w", p.kernel, err)
 	}
+	p.proc = r
+	if b.live == nil {
+		b.live = map[*program]struct{}{}
+	}
+	b.live[p] = struct{}{}
 	p.handle, p.tgMem, p.maxThreads = l.Handle, l.TGMem, l.MaxThreads
 	p.slots = map[int]slotInfo{}
 	for id, s := range l.Slots {
 		p.slots[id] = slotInfo{name: s.Name, size: s.Size, elemSize: s.ElemSize, extents: s.Extents}
 	}
-	p.gen = p.b.gen
 	return nil
+}
+
+// procLog returns the program's runner's stderr tail. The caller holds
+// p.b.runMu.
+func (p *program) procLog() string {
+	if p.proc == nil {
+		return ""
+	}
+	return p.proc.Log()
 }
 
 // Run binds d's buffers, dispatches d.Repeat times and reads back every
@@ -111,15 +141,15 @@ func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 	if err := runner.CheckBuffers(p.kernel, d.Buffers, maxBufferIndex); err != nil {
 		return nil, err
 	}
-	p.b.mu.Lock()
-	defer p.b.mu.Unlock()
+	p.b.runMu.Lock()
+	defer p.b.runMu.Unlock()
 	if p.closed {
 		return nil, errors.New("run: program is closed")
 	}
-	return runner.Retry(ctx, func() (*backend.Result, error) { return p.run(ctx, d, order) }, p.b.procLog)
+	return runner.Retry(ctx, func() (*backend.Result, error) { return p.run(ctx, d, order) }, p.procLog)
 }
 
-// run is one attempt of Run. The caller holds p.b.mu.
+// run is one attempt of Run. The caller holds p.b.runMu.
 func (p *program) run(ctx context.Context, d backend.Dispatch, order uint8) (*backend.Result, error) {
 	repeat := d.Repeat
 	if repeat <= 0 {
@@ -135,7 +165,7 @@ func (p *program) run(ctx context.Context, d backend.Dispatch, order uint8) (*ba
 	if n := d.Threads.Count(); n <= 0 || n > p.maxThreads || d.Threads.X <= 0 || d.Threads.Y <= 0 || d.Threads.Z <= 0 {
 		return nil, fmt.Errorf("run %s: threadgroup %dx%dx%d, want 1..%d threads", p.kernel, d.Threads.X, d.Threads.Y, d.Threads.Z, p.maxThreads)
 	}
-	r := p.b.proc
+	r := p.proc
 	reply, err := r.Execute(ctx, d.Buffers, runner.Dispatch{
 		Handle:  p.handle,
 		Groups:  [3]uint32{uint32(d.Threadgroups.X), uint32(d.Threadgroups.Y), uint32(d.Threadgroups.Z)},

@@ -47,7 +47,7 @@ void Line::emit() {
   const char* p = buf;
   size_t left = n;
   while (left > 0) {
-    ssize_t k = write(2, p, left);
+    ssize_t k = write(g_report_fd, p, left);
     if (k <= 0) return;
     p += k;
     left -= size_t(k);

@@ -6,7 +6,11 @@
 //
 // It speaks the framed protocol of protocol.h on stdin and on the
 // descriptor its stdout was (the protocol is moved to a private descriptor
-// and stdout made stderr, so a kernel's stray output cannot corrupt it). A
+// and stdout made stderr, so a kernel's stray output cannot corrupt it; the
+// runner's own reports go to stderr's pipe under a private descriptor too,
+// and once a kernel is loaded the sandbox lets nothing else be written). A
+// runner loads one kernel object in its life: each compiled program runs in
+// a runner of its own, so nothing one kernel does reaches another's. A
 // kernel that deadlocks or breaks a checking rule is reported in-band and the
 // runner stays alive; a kernel that faults kills the runner with a distinct
 // exit status after writing a one line report to stderr, and metalab
@@ -46,6 +50,7 @@ constexpr size_t kAltStackSize = 64 * 1024;
 int g_out = 1;
 uint32_t g_seq = 0;  // sequence number of the request being answered
 std::string g_hello;
+bool g_locked = false;  // the loaded objects are sealed and the second filter is on
 
 [[noreturn]] void protocol_exit(const char* why) {
   Line().str("runner: ").str(why).emit();
@@ -101,13 +106,32 @@ void put_findings(Writer& w, const std::vector<Finding>& fs) {
 // Requests.
 
 std::vector<Kernel*> g_kernels;
+bool g_sandbox = true;
+int g_workers = 1;
+std::string g_loaded;  // the kernel object this runner loaded, "" before
 
 void do_load(Reader& r) {
   std::string path = r.str();
   std::string name = r.str();
   uint8_t flags = r.get<uint8_t>();
   if (!r.ok) return send_err(kErrUsage, "malformed LOAD");
+  if (!g_loaded.empty() && path != g_loaded) {
+    return send_err(kErrUsage, "this runner already loaded " + g_loaded + ": each kernel object runs in a runner of its own");
+  }
+  if (g_loaded.empty()) {
+    g_loaded = path;
+    // The object's Landlock layer comes before the workers start (a
+    // layer binds the thread that adds it and the threads it starts
+    // later), and both before the object's code first runs (its
+    // constructors, in dlopen).
+    if (g_sandbox) g_hello += "; " + confine_to_object(path);
+    start_pool(g_workers);
+  }
   void* so = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (g_sandbox && !g_locked) {
+    g_locked = true;
+    g_hello += ";" + lock_after_load(g_out);
+  }
   if (!so) return send_err(kErrOther, std::string("dlopen: ") + dlerror());
   auto table = reinterpret_cast<const mtl_rt::KernelInfo* (*)(int*)>(dlsym(so, "mtl_kernels"));
   if (!table) return send_err(kErrOther, path + ": no mtl_kernels symbol");
@@ -305,6 +329,7 @@ int main(int argc, char** argv) {
   // Keep the protocol on a private descriptor so stray output from a kernel
   // lands on stderr instead of corrupting replies.
   g_out = dup(1);
+  g_report_fd = dup(2);
   dup2(2, 1);
   signal(SIGPIPE, SIG_IGN);
   install_fault_handlers();
@@ -322,7 +347,8 @@ int main(int argc, char** argv) {
   }
   std::string sandbox_text = "off";
   if (sandbox) sandbox_text = restrict_process(sb);
-  start_pool(workers);
+  g_sandbox = sandbox;
+  g_workers = workers;
   // Exit when metalab goes away, even while a kernel spins forever.
   pid_t parent = getppid();
   std::thread([parent] {
@@ -345,6 +371,7 @@ int main(int argc, char** argv) {
     Reader r = req.reader();
     switch (req.type) {
       case kHello: {
+        // After a LOAD the hello also says how the object was confined.
         Writer w;
         w.str(g_hello);
         send_ok(w);

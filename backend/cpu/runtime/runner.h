@@ -268,4 +268,18 @@ std::string restrict_process(const SandboxOptions& o);
 std::string filter_syscalls();
 void install_sigsys_handler();
 
+// confine_to_object adds a Landlock layer under which the calling thread
+// (and the threads it starts later: the workers are started after it) can
+// read only the kernel object path and what the loader needs;
+// lock_after_load seals the loaded objects' code and read-only data and
+// installs the second system-call filter (no PROT_EXEC, writes only to
+// proto_fd and g_report_fd). Each returns a description.
+std::string confine_to_object(const std::string& path);
+std::string lock_after_load(int proto_fd);
+
+// g_report_fd is where Line writes the runner's reports (stderr's pipe,
+// under a descriptor of its own: kernels cannot write to it by writing to
+// stderr).
+extern int g_report_fd;
+
 }  // namespace runner

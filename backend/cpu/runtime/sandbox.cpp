@@ -1,15 +1,29 @@
 // sandbox.cpp — the runner runs untrusted kernels: after start-up it keeps
 // only what running them needs.
 //
-// On Linux, in this order: resource limits (no core files, no file growth,
-// few descriptors, bounded memory and CPU time); no_new_privs; Landlock, so
-// the only files the process can open are the compiled kernels in the
-// objects directory (read-only) and it can make no TCP connection or
+// On Linux, in this order. At start-up: resource limits (no core files, no
+// file growth, few descriptors, bounded memory and CPU time); no_new_privs;
+// Landlock, so the only files the process can open are the compiled kernels
+// in the objects directory (read-only) and it can make no TCP connection or
 // signal another process; and a seccomp filter that allows the system calls
 // the runner needs — reading and writing its pipes, memory mapping, futexes,
 // clocks, read-only opens (for loading kernels) — and traps every other one
-// (exec, fork, sockets, ptrace, ...). A trapped call ends the runner with a
-// one-line report naming the call. Elsewhere only the resource limits apply.
+// (exec, fork, clone, sockets, ptrace, sigaction, ...). A trapped call ends
+// the runner with a one-line report naming the call.
+//
+// A runner loads one kernel object in its life. Before loading it, a second
+// Landlock layer narrows what can be read to that one file (and the shared
+// libraries the loader may need), so a kernel cannot read the other kernels
+// in the objects directory. Once it is loaded, lock_after_load seals (mseal)
+// every loaded object's code, read-only data and relocated read-only data
+// (the GOT of objects linked -z now), so nothing can make them writable,
+// unmap or replace them, and installs a second seccomp filter: no mapping or
+// protection change may add PROT_EXEC (no new code, ever: a page made
+// writable can never run), no further filters, Landlock layers or seals,
+// and writes only to the protocol's and the reports' descriptors (a kernel's
+// own writes to stdout or stderr fail with EBADF and leave no text in the
+// log). Where mseal is missing only the PROT_EXEC rule guards the code; the
+// hello says which. Elsewhere only the resource limits apply.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -28,6 +42,8 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
+#include <sys/mman.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #endif
@@ -35,6 +51,8 @@
 using namespace mtl_proto;
 
 namespace runner {
+
+int g_report_fd = 2;
 
 namespace {
 
@@ -89,7 +107,11 @@ std::vector<std::string> library_dirs() {
   return dirs;
 }
 
-std::string enter_landlock(const std::string& objects) {
+// enter_landlock adds a Landlock layer to the calling thread (and the
+// threads it starts later) under which only path (a directory, or one file
+// when file is set), the loader's cache and the directories of the loaded
+// libraries can be read.
+std::string enter_landlock(const std::string& path, bool file) {
   long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, kLLCreateVersion);
   if (abi < 1) return " landlock=unavailable";
   // Every filesystem right this ABI knows is handled (so denied unless a
@@ -115,15 +137,17 @@ std::string enter_landlock(const std::string& objects) {
   // load their dependencies (a kernel object can need a library the
   // runner itself did not load, libm where libstdc++ no longer pulls it
   // in): the loader's cache and the directories of the libraries loaded.
-  std::string readable = objects;
-  auto allow = [&](const std::string& path, bool dir) {
-    int pfd = open(path.c_str(), O_PATH | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
-    if (pfd < 0) return;
+  std::string readable = path;
+  bool ok = true;
+  auto allow = [&](const std::string& p, bool dir) {
+    int pfd = open(p.c_str(), O_PATH | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+    if (pfd < 0) return false;
     LLPathBeneath pb = {dir ? kLLReadFile | kLLReadDir : kLLReadFile, pfd};
-    syscall(SYS_landlock_add_rule, fd, kLLRulePathBeneath, &pb, 0);
+    long r = syscall(SYS_landlock_add_rule, fd, kLLRulePathBeneath, &pb, 0);
     close(pfd);
+    return r == 0;
   };
-  if (!objects.empty()) allow(objects, true);
+  if (!path.empty()) ok = allow(path, !file);
   allow("/etc/ld.so.cache", false);
   for (const std::string& dir : library_dirs()) {
     allow(dir, true);
@@ -132,6 +156,7 @@ std::string enter_landlock(const std::string& objects) {
   long r = syscall(SYS_landlock_restrict_self, fd, 0);
   close(fd);
   if (r != 0) return std::string(" landlock=(") + std::strerror(errno) + ")";
+  if (!ok) return " landlock=abi" + std::to_string(abi) + "(cannot open " + path + ")";
   return " landlock=abi" + std::to_string(abi) + "(read-only:" + readable + ")";
 }
 
@@ -142,6 +167,11 @@ constexpr uint32_t kAuditArch = AUDIT_ARCH_AARCH64;
 #else
 constexpr uint32_t kAuditArch = 0;
 #endif
+
+#ifndef SYS_mseal
+#define SYS_mseal 462
+#endif
+constexpr int kSysMseal = SYS_mseal;
 
 // allowed are the system calls the runner makes after start-up.
 const int allowed[] = {
@@ -162,6 +192,10 @@ const int allowed[] = {
     SYS_rseq,
 #endif
     SYS_set_robust_list, SYS_restart_syscall, SYS_sched_getaffinity, SYS_getcwd,
+    // Set-up after start-up, before the kernel object is loaded: the
+    // object's Landlock layer, the seals and the second filter. The second
+    // filter forbids them again.
+    SYS_landlock_create_ruleset, SYS_landlock_add_rule, SYS_landlock_restrict_self, SYS_seccomp, kSysMseal,
 };
 
 // syscall_name names the system calls a kernel is most likely to try.
@@ -186,7 +220,12 @@ const char* syscall_name(int nr) {
       {SYS_socket, "socket"},     {SYS_connect, "connect"}, {SYS_openat, "openat (for writing)"},
       {SYS_kill, "kill"},         {SYS_tgkill, "tgkill"},   {SYS_ptrace, "ptrace"},
       {SYS_getuid, "getuid"},     {SYS_unlinkat, "unlinkat"}, {SYS_rt_sigaction, "rt_sigaction"},
-      {SYS_prctl, "prctl"},       {SYS_ioctl, "ioctl"},
+      {SYS_prctl, "prctl"},       {SYS_ioctl, "ioctl"},     {SYS_mprotect, "mprotect (adding PROT_EXEC)"},
+      {SYS_mmap, "mmap (with PROT_EXEC)"}, {SYS_pkey_mprotect, "pkey_mprotect"}, {SYS_seccomp, "seccomp"},
+      {kSysMseal, "mseal"},       {SYS_landlock_restrict_self, "landlock_restrict_self"},
+      {SYS_landlock_create_ruleset, "landlock_create_ruleset"}, {SYS_landlock_add_rule, "landlock_add_rule"},
+      {SYS_rt_sigreturn, "rt_sigreturn"}, {SYS_process_vm_writev, "process_vm_writev"},
+      {SYS_process_vm_readv, "process_vm_readv"}, {SYS_memfd_create, "memfd_create"},
   };
   for (const auto& n : names)
     if (n.nr == nr) return n.name;
@@ -227,6 +266,21 @@ std::string enter_seccomp() {
   jump(BPF_JMP | BPF_JSET | BPF_K, O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | 020000000, 0, 1);
   stmt(BPF_RET | BPF_K, kTrap);
   stmt(BPF_RET | BPF_K, kAllow);
+  // Threads, until the kernel object is loaded (the workers start just
+  // before): clone only with CLONE_THREAD; clone3, whose flags the filter
+  // cannot see, fails with ENOSYS and the C library falls back to clone.
+  // The second filter forbids both.
+#ifdef SYS_clone3
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1);
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+#endif
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4);
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args));
+  jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1);
+  stmt(BPF_RET | BPF_K, kAllow);
+  stmt(BPF_RET | BPF_K, kTrap);
   // tgkill: only to this process (abort raises SIGABRT this way).
   stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
   jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_tgkill, 0, 3);
@@ -245,9 +299,123 @@ std::string enter_seccomp() {
   return " seccomp=on";
 }
 
+// A Range is a page-aligned address range.
+struct Range {
+  uintptr_t lo, hi;
+};
+
+// sealable lists what lock_after_load seals: of every loaded object, each
+// loadable segment that is not writable (code, read-only data) and its
+// relocated read-only data (PT_GNU_RELRO, as the loader protected it).
+std::vector<Range> sealable() {
+  std::vector<Range> out;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) {
+        auto* out = static_cast<std::vector<Range>*>(data);
+        uintptr_t pg = uintptr_t(page_size());
+        for (int i = 0; i < info->dlpi_phnum; i++) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          uintptr_t lo = info->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
+          if (ph.p_memsz == 0) continue;
+          if (ph.p_type == PT_LOAD && !(ph.p_flags & PF_W)) {
+            out->push_back({lo & ~(pg - 1), (hi + pg - 1) & ~(pg - 1)});
+          } else if (ph.p_type == PT_GNU_RELRO) {
+            Range r = {lo & ~(pg - 1), hi & ~(pg - 1)};
+            if (r.hi > r.lo) out->push_back(r);
+          }
+        }
+        return 0;
+      },
+      &out);
+  return out;
+}
+
+std::string seal_objects() {
+  int sealed = 0, failed = 0;
+  std::string why;
+  for (const Range& r : sealable()) {
+    if (syscall(kSysMseal, r.lo, r.hi - r.lo, 0) == 0) {
+      sealed++;
+      continue;
+    }
+    if (errno == ENOSYS) return " seal=unavailable";
+    failed++;
+    if (why.empty()) why = std::strerror(errno);
+  }
+  std::string s = " sealed=" + std::to_string(sealed);
+  if (failed) s += "(" + std::to_string(failed) + " failed: " + why + ")";
+  return s;
+}
+
+std::string enter_run_filter(int proto_fd) {
+  if (kAuditArch == 0) return " run-filter=unsupported-arch";
+  std::vector<sock_filter> f;
+  auto stmt = [&](uint16_t code, uint32_t k) { f.push_back(BPF_STMT(code, k)); };
+  auto jump = [&](uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) { f.push_back(BPF_JUMP(code, k, jt, jf)); };
+  const uint32_t kTrap = SECCOMP_RET_TRAP, kAllow = SECCOMP_RET_ALLOW;
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+  jump(BPF_JMP | BPF_JEQ | BPF_K, kAuditArch, 1, 0);
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+  // mmap and mprotect: never PROT_EXEC (the low word holds every PROT_ bit).
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_mprotect, 1, 0);
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 0, 4);
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args) + 2 * 8);
+  jump(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1);
+  stmt(BPF_RET | BPF_K, kTrap);
+  stmt(BPF_RET | BPF_K, kAllow);
+  // write and writev: only the protocol's and the reports' descriptors
+  // (the descriptor is an unsigned int: the low word is all of it).
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 1, 0);
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_writev, 0, 5);
+  stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args));
+  jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(proto_fd), 2, 0);
+  jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(g_report_fd), 1, 0);
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EBADF);
+  stmt(BPF_RET | BPF_K, kAllow);
+  // What only set-up needed.
+  const int setup[] = {SYS_clone,
+#ifdef SYS_clone3
+                       SYS_clone3,
+#endif
+                       SYS_seccomp, SYS_landlock_create_ruleset, SYS_landlock_add_rule, SYS_landlock_restrict_self,
+                       kSysMseal, SYS_pkey_mprotect};
+  for (int nr : setup) {
+    jump(BPF_JMP | BPF_JEQ | BPF_K, uint32_t(nr), 0, 1);
+    stmt(BPF_RET | BPF_K, kTrap);
+  }
+  stmt(BPF_RET | BPF_K, kAllow);
+  struct sock_fprog prog;
+  prog.len = static_cast<unsigned short>(f.size());
+  prog.filter = f.data();
+  if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0) {
+    return std::string(" run-filter=(") + std::strerror(errno) + ")";
+  }
+  return " run-filter=on";
+}
+
 #endif  // __linux__
 
 }  // namespace
+
+std::string confine_to_object(const std::string& path) {
+#if defined(__linux__)
+  return "object" + enter_landlock(path, true);
+#else
+  (void)path;
+  return "";
+#endif
+}
+
+std::string lock_after_load(int proto_fd) {
+#if defined(__linux__)
+  std::string s = seal_objects();
+  return s + enter_run_filter(proto_fd);
+#else
+  (void)proto_fd;
+  return "";
+#endif
+}
 
 void install_sigsys_handler() {
 #if defined(__linux__)
@@ -273,7 +441,7 @@ std::string restrict_process(const SandboxOptions& o) {
 #if defined(__linux__)
   s += "; no_new_privs=";
   s += prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 ? "on" : "(failed)";
-  s += ";" + enter_landlock(o.objects);
+  s += ";" + enter_landlock(o.objects, false);
 #endif
   return s;
 }
