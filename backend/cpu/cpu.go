@@ -108,7 +108,7 @@ type Backend struct {
 	runnerDefines []string     // extra runner build flags, for tests (e.g. the portable fibers)
 	runnerWrap    []string     // command the runner is started under, for tests (e.g. an emulator)
 
-	runMu sync.Mutex           // serialises runner requests; guards live, tick and every program's runner
+	runMu sync.Mutex            // serialises runner requests; guards live, tick and every program's runner
 	live  map[*program]struct{} // programs holding a runner
 	tick  uint64                // use counter, for least-recently-used eviction
 
