@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,8 +111,8 @@ func TestRunScale(t *testing.T) {
 	if string(res.Outputs[0]) != string(floats(in...)) {
 		t.Error("the input buffer changed")
 	}
-	if len(res.Times) != 1 || res.Times[0] <= 0 {
-		t.Errorf("Times = %v, want one positive GPU time", res.Times)
+	if len(res.Times) != 0 || res.Total <= 0 {
+		t.Errorf("Times = %v, Total = %v; want no per-dispatch times and a positive GPU time for the command buffer", res.Times, res.Total)
 	}
 	if p.MaxThreadsPerThreadgroup() < 64 {
 		t.Errorf("MaxThreadsPerThreadgroup = %d", p.MaxThreadsPerThreadgroup())
@@ -134,8 +135,8 @@ func TestRepeatIsSerial(t *testing.T) {
 			t.Fatalf("x[%d] = %d after 5 dispatches, want 5", i, v)
 		}
 	}
-	if len(res.Times) != 1 {
-		t.Errorf("Times = %v, want one sample for the command buffer", res.Times)
+	if len(res.Times) != 0 || res.Total <= 0 {
+		t.Errorf("Times = %v, Total = %v; want one sample, in Total, for the command buffer", res.Times, res.Total)
 	}
 }
 
@@ -281,7 +282,19 @@ func TestLaunchLimits(t *testing.T) {
 	}
 }
 
+// TestTimeout runs in a child process: a command buffer that outlives its
+// timeout stops the device for the rest of the process.
 func TestTimeout(t *testing.T) {
+	if os.Getenv("METALAB_METAL_TIMEOUT_CHILD") != "1" {
+		gpuOrSkip(t)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTimeout$", "-test.v")
+		cmd.Env = append(os.Environ(), "METALAB_METAL_TIMEOUT_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return
+	}
 	b := gpuOrSkip(t)
 	src := `kernel void spin(device uint *x [[buffer(0)]], constant uint &n [[buffer(1)]]) {
 	uint a = x[0];
@@ -292,15 +305,66 @@ func TestTimeout(t *testing.T) {
 	n := make([]byte, 4)
 	binary.LittleEndian.PutUint32(n, 200_000_000)
 	start := time.Now()
-	_, err := p.Run(context.Background(), backend.Dispatch{
+	d := backend.Dispatch{
 		Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 4)}, {Index: 1, Data: n}},
 		Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1}, Threads: backend.Dim3{X: 1, Y: 1, Z: 1}, Timeout: time.Millisecond,
-	})
-	var f *backend.Failure
-	if !errors.As(err, &f) || f.Kind != backend.Timeout {
-		t.Errorf("a long kernel with a 1ms timeout: %v, want a Timeout failure", err)
+	}
+	_, err := p.Run(context.Background(), d)
+	var env *backend.EnvError
+	if !errors.As(err, &env) || !strings.Contains(err.Error(), "still runs") {
+		t.Errorf("a long kernel with a 1ms timeout: %v, want an environment error saying it still runs", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Run returned after %v, long past its timeout", d)
+	}
+	if _, again := p.Run(context.Background(), d); again == nil || again.Error() != err.Error() {
+		t.Errorf("the run after: %v, want the same environment error", again)
+	}
+}
+
+// TestKeptBuffersOnTheGPU: a keyed buffer is restored from its kept copy,
+// never from what the last run wrote, and a Discard buffer is not read.
+func TestKeptBuffersOnTheGPU(t *testing.T) {
+	b := gpuOrSkip(t)
+	src := `kernel void bump(device uint *x [[buffer(0)]], device uint *y [[buffer(1)]], uint gid [[thread_position_in_grid]]) { x[gid] += 1; y[gid] = x[gid]; }`
+	p := compile(t, b, backend.Source{Name: "bump.metal", Text: []byte(src), Entry: "bump"})
+	d := backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 4*64), Key: "kept-x", Discard: true}, {Index: 1, Data: make([]byte, 4*64), Output: true}},
+		Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1}, Threads: backend.Dim3{X: 64, Y: 1, Z: 1},
+	}
+	for run := 0; run < 3; run++ {
+		res, err := p.Run(context.Background(), d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := res.Outputs[0]; ok {
+			t.Error("a Discard buffer was read back")
+		}
+		for i, v := range u32s(res.Outputs[1]) {
+			if v != 1 {
+				t.Fatalf("run %d: y[%d] = %d, want 1 (x restored to zeros each run)", run, i, v)
+			}
+		}
+	}
+}
+
+// TestSelfTestOnTheGPU is `metalab backends`' self-test.
+func TestSelfTestOnTheGPU(t *testing.T) {
+	b := gpuOrSkip(t)
+	for _, s := range b.SelfTest(context.Background()) {
+		t.Logf("%s: ok %v %s", s.Name, s.OK, s.Detail)
+		if !s.OK {
+			t.Errorf("self-test step %q failed: %s", s.Name, s.Detail)
+		}
+	}
+	t.Log(b.Describe())
+}
+
+func TestCheckRefused(t *testing.T) {
+	b := gpuOrSkip(t)
+	_, err := b.Compile(context.Background(), backend.Source{Name: "k.metal", Text: []byte("kernel void k() {}"), Entry: "k", Check: true})
+	var f *backend.Failure
+	if !errors.As(err, &f) || f.Kind != backend.Unavailable {
+		t.Errorf("Compile with Check: %v, want Unavailable", err)
 	}
 }

@@ -19,8 +19,9 @@ import (
 
 const (
 	pkgPath       = "metalab/backend/metal"
-	typeErrorPath = "metalab/backend/metal/testdata/typeerror" // fixture: a missing method
-	wrapCallPath  = "metalab/backend/metal/testdata/wrapcall"  // fixture: a panicking darwinkit method
+	typeErrorPath = "metalab/backend/metal/testdata/typeerror"  // fixture: a missing method
+	wrapCallPath  = "metalab/backend/metal/testdata/wrapcall"   // fixture: a panicking darwinkit method
+	narrowPath    = "metalab/backend/metal/testdata/narrowcall" // fixture: calls with a one-byte return slot
 	metalPkg      = darwincheck.Darwinkit + "/macos/metal"
 )
 
@@ -44,7 +45,7 @@ func darwin(t *testing.T) *darwincheck.Result {
 				darwincheck.Darwinkit, err, out)
 			return
 		}
-		darwinRes, darwinErr = darwincheck.Check(context.Background(), darwincheck.Config{Tests: true}, pkgPath, typeErrorPath, wrapCallPath)
+		darwinRes, darwinErr = darwincheck.Check(context.Background(), darwincheck.Config{Tests: true}, pkgPath, typeErrorPath, wrapCallPath, narrowPath)
 	})
 	if darwinErr != nil {
 		t.Fatalf("darwin type check: %v", darwinErr)
@@ -200,5 +201,44 @@ func TestDarwinkitConstants(t *testing.T) {
 	}
 	if checked < 10 {
 		t.Errorf("checked %d constants, want at least 10", checked)
+	}
+}
+
+// TestNoNarrowReturnCalls fails if backend/metal makes, or calls a
+// darwinkit method that makes, an objc.Call whose return type is narrower
+// than 8 bytes (bool, uint32, ...): darwinkit gives libffi a return slot
+// the size of the type, and libffi writes a whole ffi_arg (ffi_call(3):
+// "rvalue must point to storage that is sizeof(ffi_arg) or larger"), over
+// whatever lies next to it. Read such values in the cgo preamble, or with
+// objc.Call[uint64] and a mask.
+func TestNoNarrowReturnCalls(t *testing.T) {
+	r := darwin(t)
+	calls, err := darwincheck.DarwinkitCalls(r, pkgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range calls {
+		if c.Narrow != "" {
+			t.Errorf("%s: %s returns %s through libffi with a slot of that size; libffi writes 8 bytes", c.Pos, c.Func.FullName(), c.Narrow)
+		}
+	}
+}
+
+// TestNarrowReturnCheckCatchesMisuse shows the check failing on
+// HasUnifiedMemory and on objc.Call[bool], and passing a uint getter.
+func TestNarrowReturnCheckCatchesMisuse(t *testing.T) {
+	r := darwin(t)
+	calls, err := darwincheck.DarwinkitCalls(r, narrowPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var narrow []string
+	for _, c := range calls {
+		if c.Narrow != "" {
+			narrow = append(narrow, c.Func.Name()+"="+c.Narrow)
+		}
+	}
+	if got := strings.Join(narrow, ","); got != "HasUnifiedMemory=bool,Call=bool" {
+		t.Errorf("narrow calls in %s: %s, want HasUnifiedMemory=bool,Call=bool", narrowPath, got)
 	}
 }
