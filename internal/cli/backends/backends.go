@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"metalab/backend"
-	_ "metalab/backend/cpu"   // registers the cpu backend
-	_ "metalab/backend/metal" // registers the metal backend (a stand-in off macOS)
+	_ "metalab/backend/cpu" // registers the cpu backend
+	"metalab/backend/metal" // registers the metal backend (a stand-in off macOS)
 	"metalab/internal/cli/cmdutil"
 )
 
@@ -45,7 +45,15 @@ The cpu backend caches its runner and every compiled kernel by content hash
 in $METALAB_CACHE, or else metalab/ under the user cache directory
 (~/.cache/metalab on Linux). The cache is never pruned; it is always safe to
 delete, and the detail column (or cache_dir and cache_bytes in --json) shows
-where it is and how large.`,
+where it is and how large.
+
+On a Mac the metal backend is not called available until a self-test has
+passed: it compiles a one-thread kernel with a function constant and
+threadgroup memory, dispatches it twice (the second time from a buffer kept
+on the GPU), reads its output and the GPU timestamps. Each step is listed
+under the table; the first that fails says why, and the row says no. The
+detail column says how the Metal device was found, its GPU family and its
+thread, threadgroup-memory and buffer limits.`,
 		Example: "  metalab backends\n  metalab backends --json",
 		Args:    cmdutil.ExactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -80,6 +88,13 @@ type Runnerer interface {
 	Runner(ctx context.Context) (string, error)
 }
 
+// A SelfTester is a backend that can prove itself by running a kernel (the
+// metal backend); the backends command runs it for available backends and
+// lists its steps. A backend whose self-test fails is reported unavailable.
+type SelfTester interface {
+	SelfTest(ctx context.Context) []metal.Step
+}
+
 type jsonBackend struct {
 	Name       string `json:"name"`
 	Available  bool   `json:"available"`
@@ -88,6 +103,8 @@ type jsonBackend struct {
 	Runner     string `json:"runner,omitempty"`
 	CacheDir   string `json:"cache_dir,omitempty"`
 	CacheBytes int64  `json:"cache_bytes,omitempty"`
+	// SelfTest lists the self-test's steps, for backends that have one.
+	SelfTest []metal.Step `json:"self_test,omitempty"`
 }
 
 func backendsRun(opts *BackendsOptions) error {
@@ -101,6 +118,19 @@ func backendsRun(opts *BackendsOptions) error {
 		row := jsonBackend{Name: b.Name(), Available: ok, Why: why}
 		if d, isD := b.(Describer); isD && ok {
 			row.Detail = d.Describe()
+		}
+		if st, isST := b.(SelfTester); isST && ok {
+			row.SelfTest = st.SelfTest(ctx)
+			for _, s := range row.SelfTest {
+				if !s.OK {
+					row.Available = false
+					row.Why = "self-test failed at " + s.Name + ": " + s.Detail
+					break
+				}
+			}
+			if len(row.SelfTest) == 0 {
+				row.Available, row.Why = false, "self-test ran no step"
+			}
 		}
 		if r, isR := b.(Runnerer); isR && ok {
 			if text, err := r.Runner(ctx); err == nil {
@@ -132,6 +162,9 @@ func backendsRun(opts *BackendsOptions) error {
 		avail, detail := "yes", r.Detail
 		if !r.Available {
 			avail, detail = "no", r.Why
+			if r.Detail != "" {
+				detail += " (" + r.Detail + ")"
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, avail, detail)
 	}
@@ -141,6 +174,20 @@ func backendsRun(opts *BackendsOptions) error {
 	for _, r := range rows {
 		if r.Runner != "" {
 			fmt.Fprintf(out, "\n%s runner: %s\n", r.Name, r.Runner)
+		}
+		if len(r.SelfTest) > 0 {
+			fmt.Fprintf(out, "\n%s self-test:\n", r.Name)
+			for _, s := range r.SelfTest {
+				mark := "ok  "
+				if !s.OK {
+					mark = "FAIL"
+				}
+				line := fmt.Sprintf("  %s %s", mark, s.Name)
+				if s.Detail != "" {
+					line += ": " + s.Detail
+				}
+				fmt.Fprintln(out, line)
+			}
 		}
 	}
 	return nil

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
 
 	"metalab/backend"
+	"metalab/backend/metal"
 	"metalab/internal/cli/cmdutil"
 )
 
@@ -123,7 +125,7 @@ func TestBackendsRunJSON(t *testing.T) {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Errorf("row %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
@@ -154,4 +156,54 @@ func TestMetalRegistered(t *testing.T) {
 		return
 	}
 	t.Fatal("backend.All() lists no metal backend")
+}
+
+// selfTested is a stub with a self-test, as the metal backend has.
+type selfTested struct {
+	stub
+	steps []metal.Step
+}
+
+func (s selfTested) SelfTest(context.Context) []metal.Step { return s.steps }
+
+func TestBackendsSelfTest(t *testing.T) {
+	pass := []metal.Step{{Name: "open the device", OK: true}, {Name: "compile", OK: true, Detail: "pipeline allows 1024 threads"}, {Name: "GPU timestamps", OK: true, Detail: "ran 3µs"}}
+	failing := []metal.Step{{Name: "open the device", OK: true}, {Name: "dispatch one thread", Detail: "GPU page fault"}}
+	list := func() []backend.Backend {
+		return []backend.Backend{
+			selfTested{stub: stub{name: "metal", detail: "Apple M5 (found by MTLCreateSystemDefaultDevice); GPU family Apple10"}, steps: pass},
+			selfTested{stub: stub{name: "metal2", detail: "Apple M4"}, steps: failing},
+			selfTested{stub: stub{name: "metal3", why: "metal backend: macOS only"}, steps: failing},
+		}
+	}
+	ios, _, out, _ := cmdutil.Test()
+	if err := backendsRun(&BackendsOptions{IO: ios, Backends: list}); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, w := range []string{
+		"metal    yes        Apple M5 (found by MTLCreateSystemDefaultDevice); GPU family Apple10",
+		"metal2   no         self-test failed at dispatch one thread: GPU page fault (Apple M4)",
+		"metal3   no         metal backend: macOS only",
+		"metal self-test:\n  ok   open the device\n  ok   compile: pipeline allows 1024 threads\n  ok   GPU timestamps: ran 3µs\n",
+		"metal2 self-test:\n  ok   open the device\n  FAIL dispatch one thread: GPU page fault\n",
+	} {
+		if !strings.Contains(text, w) {
+			t.Errorf("output lacks %q:\n%s", w, text)
+		}
+	}
+	if strings.Contains(text, "metal3 self-test") {
+		t.Errorf("an unavailable backend's self-test ran:\n%s", text)
+	}
+	ios, _, out, _ = cmdutil.Test()
+	if err := backendsRun(&BackendsOptions{IO: ios, Backends: list, JSON: true}); err != nil {
+		t.Fatal(err)
+	}
+	var got []jsonBackend
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || !got[0].Available || len(got[0].SelfTest) != 3 || got[1].Available || got[1].SelfTest[1].OK || got[2].SelfTest != nil {
+		t.Errorf("JSON rows %+v", got)
+	}
 }
