@@ -16,9 +16,11 @@
 //
 //	xcode-select --install            # once
 //	CGO_ENABLED=1 go build ./cmd/metalab
-//	./metalab backends                # metal: yes, with the device
-//	./metalab check kernels/qsa_prompt.yaml --backend metal --cases quick
 //	go test ./backend/metal           # runs kernels on the GPU
+//	./metalab backends                # metal: yes once its self-test passes
+//
+// The README's Mac section says what to run next and what to send back
+// when something fails.
 //
 // Go 1.26 needs macOS 12 or later. Kernels are compiled at run time by the
 // OS's Metal compiler, so the MSL language version is the OS's default
@@ -29,7 +31,13 @@
 // The device is MTLCreateSystemDefaultDevice(), or the first of
 // MTLCopyAllDevices() where that returns nil (ssh sessions, some CI
 // runners): darwinkit binds neither, so a few lines of cgo do. One device
-// and one command queue serve the whole process.
+// and one command queue serve the whole process, one Run at a time.
+// `metalab backends` says which of the two found the device, its GPU
+// families (supportsFamily:, newest Apple family first), its threadgroup
+// and buffer limits, and runs a self-test: a one-thread kernel with a
+// function constant and threadgroup memory is compiled, dispatched twice
+// (the second time from a kept buffer), and its output and GPU timestamps
+// read; each step is listed, and metal is available only once all pass.
 //
 // # Compile
 //
@@ -43,11 +51,16 @@
 //   - Source.Defines as preprocessorMacros (an empty value means 1, as -DNAME).
 //   - #include "x" inlined: the Metal compiler has no include path, so each
 //     include that resolves (against the including file's directory, then
-//     Source.Dir) is inlined between #line directives, and a #pragma once
-//     header is wrapped in an include guard. Diagnostics keep the user's
-//     file names and line numbers; "program_source" (Metal's name for the
-//     main file) is replaced by Source.Name. An include that does not
-//     resolve is left for the Metal compiler to report.
+//     Source.Dir, then each of Source.IncludeDirs, a spec's includes:) is
+//     inlined between #line directives, and a #pragma once header is
+//     wrapped in an include guard. Diagnostics keep the user's file names
+//     and line numbers; "program_source" (Metal's name for the main file)
+//     is replaced by Source.Name. An include that does not resolve is left
+//     for the Metal compiler to report. As on the cpu backend, headers are
+//     read only from Source.Dir and Source.IncludeDirs: an absolute
+//     include, or one whose file lies outside them (a ../ escape, a
+//     symbolic link out), is a Failure of kind Refused.
+//   - Source.Check is refused as Unavailable: there is no checking mode.
 //
 // The entry point (a kernel's name or [[host_name]]) is then specialised,
 // if it declares function constants, with Source.Constants by name
@@ -66,35 +79,64 @@
 //
 // # Run
 //
-// Each Run copies every device buffer's bytes (spec inputs, and outputs
-// already filled with their sentinel) into a new MTLResourceStorageModeShared
-// buffer, binds it at its [[buffer(n)]] index, sets each host-sized
-// [[threadgroup(n)]] length (rounded up to Metal's 16 bytes), and encodes
-// Dispatch.Repeat dispatchThreadgroups:threadsPerThreadgroup: calls with the
-// spec's geometry in one compute encoder of one command buffer. The encoder
-// dispatches serially: each dispatch sees the previous one's writes. After
-// the command buffer completes, every device buffer is read back into
+// Each device buffer of a Run gets an MTLResourceStorageModeShared buffer
+// of its length: the last run's, when it had one of that length, else a
+// new one. A buffer bound with a backend.Buffer.Key is restored from a copy
+// kept on the device under that key (kept the first time the key is bound,
+// or again when its length changes), by a blit in a command buffer of its
+// own that completes before the timed one is encoded; every other buffer's
+// bytes are copied in from the host. Kept copies are evicted, least
+// recently used first, past a quarter of the device's
+// recommendedMaxWorkingSetSize. The restore gives the bytes of Data, never
+// what the last run wrote. Each buffer is bound at its [[buffer(n)]] index,
+// each host-sized [[threadgroup(n)]] length set (rounded up to Metal's 16
+// bytes), and Dispatch.Repeat dispatchThreadgroups:threadsPerThreadgroup:
+// calls with the spec's geometry are encoded in one compute encoder,
+// labelled with the kernel and geometry, of one command buffer that records
+// each encoder's execution status. The encoder dispatches serially: each
+// dispatch sees the previous one's writes. After the command buffer
+// completes, every device buffer not marked Discard is read back into
 // Result.Outputs.
 //
 // A well-formed request the pipeline or device cannot launch (a threadgroup
 // over maxTotalThreadsPerThreadgroup or the device's per-dimension limit,
 // static plus host-sized threadgroup memory over
 // maxThreadgroupMemoryLength) is refused before encoding with a Failure of
-// kind Crash, since Metal would abort the process instead. A command buffer
-// that ends in error is a Failure with Metal's message: Timeout for the
-// GPU's watchdog, BadAccess for a GPU page fault, Crash otherwise.
+// kind Crash. Metal checks these limits only with its API validation layer
+// (MTL_DEBUG_LAYER=1), which then stops the process with an assertion;
+// without it the dispatch is not checked and what it does is undefined
+// (typically nothing: the outputs keep their sentinel).
+//
+// A command buffer that ends in error (a GPU page fault, the GPU's
+// watchdog, "Impacting Interactivity" on a Mac driving a display, a
+// submission macOS ignores "for causing prior/excessive GPU errors"), or
+// that is still running when the Run's timeout passes, is a
+// *backend.EnvError, not the variant's Failure: after a GPU fault macOS may
+// refuse the process's later command buffers, and work committed after an
+// unfinished one waits behind it, so whatever ran next would be charged
+// with it. The error names the kernel, Metal's error and code, each
+// encoder's state (completed, affected, faulted, ...), and from then on
+// every Run of the process returns it: the run stops with what finished.
+// Rerunning the variant alone with MTL_DEBUG_LAYER=1 and
+// MTL_SHADER_VALIDATION=1 in the environment has Metal name the access.
 //
 // # What the time measures
 //
-// Result.Times holds one sample per Run: the command buffer's GPUEndTime
-// minus its GPUStartTime, the span during which the GPU executed it. That
-// covers all Repeat dispatches together, with whatever the GPU does between
-// them, and nothing on the host: buffer creation and copies, encoding,
-// commit, scheduling latency and the wait are outside it. The per-dispatch
-// figure is the sample divided by Repeat; a larger Repeat amortises the
-// command buffer's fixed start-up cost. Both timestamps are seconds in the
-// host time base (mach_absolute_time), as Metal gives them. If Metal gives
-// no timestamps, Times is empty rather than zero.
+// Result.Total is one sample per Run (Result.Times stays empty, as on the
+// cuda backend): the command buffer's GPUEndTime minus its GPUStartTime,
+// the span during which the GPU executed it. That covers all Repeat
+// dispatches together, with whatever the GPU does between them, and nothing
+// on the host: buffer uploads and restores (their own command buffer),
+// encoding, commit, scheduling latency and the wait are outside it. The
+// per-dispatch figure is the sample divided by Repeat; a larger Repeat
+// amortises the command buffer's fixed start-up cost. Both timestamps are
+// seconds in the host time base (mach_absolute_time), as Metal gives them.
+// Apple documents them as 0.0 until the command buffer finishes, to be read
+// after waitUntilCompleted returns or in a completion handler: the Run
+// polls the status (so that its timeout and context are honoured), then
+// calls waitUntilCompleted, which returns at once, then reads them. A
+// completed command buffer without usable timestamps is an EnvError, never
+// a zero sample.
 //
 // # What Metal cannot do here
 //
@@ -102,10 +144,10 @@
 // threads itself, so the race probe's orders are the cpu backend's alone.
 //
 // Timeouts: Dispatch.Timeout (default DefaultTimeout) bounds the wait, but
-// Metal cannot cancel a committed command buffer. Run returns a Timeout
-// failure; the command buffer runs on until it finishes or the GPU's
-// watchdog stops it, holding its buffers and pipeline (command buffers
-// retain what they use), and later work on the queue waits behind it.
+// Metal cannot cancel a committed command buffer. Run returns the
+// environment error above; the command buffer runs on until it finishes or
+// the GPU's watchdog stops it, holding its buffers and pipeline (command
+// buffers retain what they use).
 //
 // # darwinkit, as used here
 //
@@ -122,6 +164,22 @@
 //   - mathMode, mathFloatingPointFunctions and MTLDataTypeBFloat postdate
 //     darwinkit's enums: raw selectors and values, guarded by
 //     respondsToSelector:.
+//   - objc.Call[T] gives libffi a return slot of T's size, and libffi
+//     writes a whole ffi_arg (8 bytes) for any integral return narrower
+//     than that (ffi_call(3)): every generated BOOL getter
+//     (HasUnifiedMemory, SupportsFamily, IsLowPower, ...) writes past its
+//     variable. The device's figures are read in the cgo preamble instead
+//     (metalab_device_info), and TestNoNarrowReturnCalls keeps it so.
+//   - MTLSize arguments (24 bytes, passed through memory on arm64) would go
+//     through darwinkit's reflective libffi struct path, which it never
+//     exercises for compute: dispatchThreadgroups:threadsPerThreadgroup:
+//     is sent from the cgo preamble too, compiled by clang. So are the
+//     command buffer with encoder execution status and the encoder states
+//     of a failed one.
+//   - A darwinkit panic ("object is nil", ...) becomes an EnvError that
+//     names the step it happened in ("metal backend: build the pipeline
+//     (newComputePipelineStateWithFunction:error:): darwinkit call
+//     failed: object is nil").
 //   - new… results (library, function, pipeline, buffers, queue) are owned
 //     and released here; everything autoreleased (command buffers, encoders,
 //     NSStrings, NSErrors) is used inside objc.WithAutoreleasePool, and a
@@ -136,15 +194,21 @@
 //     file selection, go/types with FakeImportC), with its Mac-only tests and
 //     darwinkit's objc, macos/metal and macos/foundation, bodies included.
 //   - TestNoProtocolWrapCalls resolves every darwinkit function and method the
-//     package refers to and fails if its body calls objc.WrapAsProtocol.
+//     package refers to and fails if its body calls objc.WrapAsProtocol;
+//     TestNoNarrowReturnCalls, if it (or the package itself) makes an
+//     objc.Call with a return narrower than 8 bytes.
 //   - TestDarwinkitConstants checks the raw Metal enum values used here
 //     against darwinkit's.
-//   - The platform-independent parts (include inlining and line mapping,
-//     compile-log rewriting, dispatch validation, function-constant
-//     encoding, timing conversion, polling) run in tests everywhere.
+//   - The platform-independent parts run in tests everywhere, the Metal
+//     device replaced by a fake (run.go's device interface): include search
+//     and refusal, line mapping, compile-log rewriting, dispatch and order
+//     validation, function-constant encoding, the residency of kept
+//     buffers (upload, restore, eviction, Discard), what a failed or
+//     unfinished command buffer becomes, timing conversion, polling, the
+//     self-test's steps and the detail line.
 //
 // Not verified without a Mac: anything at run time — the cgo preamble
-// (C.name calls are not type-checked), that Metal accepts these calls and
+// (C.name calls are not type-checked, the Objective-C is not compiled), that Metal accepts these calls and
 // argument encodings through libffi, the compiler's log format, safe math's
 // exact effect, GPU timestamps, the watchdog's error codes — and whether
 // the Mac-only tests (metal_darwin_test.go) pass. Run `go test
