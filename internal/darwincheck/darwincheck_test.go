@@ -216,3 +216,63 @@ func TestDarwinkitCalls(t *testing.T) {
 		t.Error("DarwinkitCalls of an unchecked package succeeded")
 	}
 }
+
+// TestDarwinkitCallsNarrow: a getter whose body is objc.Call[bool] (or
+// uint32), and objc.Call[bool] made directly, are narrow; objc.Call[uint]
+// and objc.Call[uint64] are not.
+func TestDarwinkitCallsNarrow(t *testing.T) {
+	dir := module(t, map[string]string{
+		"dk/objc/call.go": `package objc
+
+func Call[T any](o Object, sel string) T { var t T; return t }
+`,
+		"dk/metal/getters.go": `package metal
+
+import "github.com/progrium/darwinkit/objc"
+
+type Status uint32
+
+func (e Encoder) Enabled() bool   { return objc.Call[bool](e.Object, "isEnabled") }
+func (e Encoder) Status() Status  { return objc.Call[Status](e.Object, "status") }
+func (e Encoder) Width() uint     { return objc.Call[uint](e.Object, "width") }
+func (e Encoder) Bytes() uint64   { return objc.Call[uint64](e.Object, "bytes") }
+`,
+		"app/app_darwin.go": `//go:build darwin
+
+package app
+
+import (
+	"github.com/progrium/darwinkit/metal"
+	"github.com/progrium/darwinkit/objc"
+)
+
+func Use(e metal.Encoder) {
+	_ = e.Enabled()
+	_ = e.Status()
+	_ = e.Width()
+	_ = e.Bytes()
+	_ = objc.Call[int8](e.Object, "small")
+	_ = objc.Call[uint64](e.Object, "wide")
+}
+`,
+	})
+	r, err := Check(context.Background(), Config{Dir: dir}, "./app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := r.Errors(); len(errs) > 0 {
+		t.Fatalf("errors: %v", errs)
+	}
+	calls, err := DarwinkitCalls(r, "example.com/m/app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range calls {
+		got = append(got, c.Func.Name()+"="+c.Narrow)
+	}
+	want := "Enabled=bool Status=github.com/progrium/darwinkit/metal.Status Width= Bytes= Call=int8 Call="
+	if g := strings.Join(got, " "); g != want {
+		t.Errorf("calls:\n got %s\nwant %s", g, want)
+	}
+}
