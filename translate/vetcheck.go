@@ -48,12 +48,18 @@ func (v *vetter) check() {
 	v.checkDefines()
 	v.rules(live, ruleLive, nil)
 	v.rules(skipped, ruleSkipped, nil)
+	facts := v.ptrFacts(live)
+	v.undefinedFuncs(live, facts)
+	v.pointerRules(live, facts)
 	for _, side := range v.side {
 		mode := ruleLive
 		if len(side) > 0 && side[0].skipped {
 			mode = ruleSkipped
 		}
 		v.rules(side, mode, nil)
+		if mode == ruleLive {
+			v.pointerRules(side, facts)
+		}
 	}
 }
 
