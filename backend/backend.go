@@ -273,11 +273,22 @@ const (
 	// Sandbox: the kernel tried what the sandbox forbids (a system call, or
 	// writing to the runner's reply channel).
 	Sandbox FailureKind = "sandbox"
+	// CompileTimeout: compiling the kernel took longer than the compile
+	// time limit (a result about the variant, e.g. a chain of constexpr
+	// loops, not a fault of the tools).
+	CompileTimeout FailureKind = "compile-timeout"
 	// Refused: the source contains what a Metal kernel cannot (inline
 	// assembly, calls into the C library, includes of host files, ...), so
 	// the backend would not compile it. Msg is the first refusal, Log all.
 	Refused FailureKind = "refused"
 )
+
+// A CompileLimiter is a Backend whose compiles have a time limit that
+// the caller may set: a compile that runs past d is a CompileTimeout
+// failure; 0 restores the backend's default.
+type CompileLimiter interface {
+	SetCompileTimeout(d time.Duration)
+}
 
 // A Failure is something a kernel did wrong, with its log.
 type Failure struct {

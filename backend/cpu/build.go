@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -251,20 +252,21 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	if err := buildcache.WriteAtomic(cppPath, in.cpp); err != nil {
 		return "", envErr(err)
 	}
-	tmp, err := os.CreateTemp(soDir, ".tmp-"+key+"-*.so")
+	// The compiler writes only in a private directory (its output and
+	// temporaries); the object is renamed into place from there.
+	tmpDir, err := os.MkdirTemp(soDir, ".tmp-"+key+"-")
 	if err != nil {
 		return "", envErr(err)
 	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-	steps := [][]string{append(append(append([]string{}, b.cxx[1:]...), args...), "-o", tmp.Name(), cppPath)}
+	defer os.RemoveAll(tmpDir)
+	out := filepath.Join(tmpDir, "kernel.so")
+	steps := [][]string{append(append(append([]string{}, b.cxx[1:]...), args...), "-o", out, cppPath)}
 	if in.check {
 		// Compile and link apart: linking with -fsanitize would pull in the
 		// sanitizers' runtimes, whose part the runner plays.
-		obj := tmp.Name() + ".o"
-		defer os.Remove(obj)
+		obj := filepath.Join(tmpDir, "kernel.o")
 		compile := append(append(append([]string{}, b.cxx[1:]...), args...), "-c", "-o", obj, cppPath)
-		link := append(append([]string{}, b.cxx[1:]...), "-shared", "-o", tmp.Name(), obj)
+		link := append(append([]string{}, b.cxx[1:]...), "-shared", "-o", out, obj)
 		link = append(link, objectLinkFlags...)
 		link = append(link, checkLinkFlags...)
 		if runtime.GOOS == "darwin" {
@@ -272,13 +274,19 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 		}
 		steps = [][]string{compile, link}
 	}
+	timeout := b.compileTimeoutValue()
 	for _, step := range steps {
 		b.compilerRuns.Add(1)
-		cmd := exec.CommandContext(ctx, b.cxx[0], step...)
-		var out bytes.Buffer
-		cmd.Stdout = &out
-		cmd.Stderr = &out
-		if err := cmd.Run(); err != nil {
+		cmd := b.compilerCmd(step, tmpDir, timeout)
+		var log bytes.Buffer
+		cmd.Stdout = &log
+		cmd.Stderr = &log
+		timedOut, err := buildcache.RunLimited(ctx, cmd, timeout)
+		if timedOut {
+			return "", &backend.Failure{Kind: backend.CompileTimeout,
+				Msg: fmt.Sprintf("%s: compiling took longer than %v, the compile time limit (--compile-timeout)", in.name, timeout), Log: log.String()}
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return "", fmt.Errorf("compile %s: %w", in.name, ctx.Err())
 			}
@@ -286,13 +294,16 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 			if !errors.As(err, &ee) {
 				return "", envErr(err)
 			}
-			if m := buildcache.EnvironmentFault(out.String()); m != "" {
-				return "", envErr(fmt.Errorf("%s\n%s", m, out.String()))
+			if m := buildcache.EnvironmentFault(log.String()); m != "" {
+				return "", envErr(fmt.Errorf("%s\n%s", m, log.String()))
 			}
-			return "", &backend.Failure{Kind: backend.CompileError, Msg: firstError(out.String(), in.name), Log: out.String()}
+			if strings.Contains(log.String(), "compile sandbox: ") {
+				return "", envErr(fmt.Errorf("the compile sandbox failed\n%s", log.String()))
+			}
+			return "", &backend.Failure{Kind: backend.CompileError, Msg: firstError(log.String(), in.name), Log: log.String()}
 		}
 	}
-	if err := buildcache.Record(tmp.Name(), so); err != nil {
+	if err := buildcache.Record(out, so); err != nil {
 		return "", envErr(err)
 	}
 	return so, nil
@@ -336,6 +347,59 @@ func (b *Backend) pch(ctx context.Context, flags []string, check bool) string {
 	})
 	return b.pchPath[mode]
 }
+
+// compileFSizeLimit bounds a file the sandboxed compiler writes.
+const compileFSizeLimit = 4 << 30
+
+// sandboxPrefix is the command that runs a compiler in the compile sandbox
+// (runtime/sandbox.cpp: the runner acting as a launcher), writing only in
+// the write directories; nil without the sandbox.
+func (b *Backend) sandboxPrefix(timeout time.Duration, write ...string) []string {
+	if b.opts.NoSandbox || b.runnerPath == "" || runtime.GOOS != "linux" {
+		return nil
+	}
+	mem := b.opts.MemoryLimit
+	if mem == 0 {
+		mem = defaultMemoryLimit()
+	}
+	// The CPU limit is a backstop behind the wall-clock one, which a
+	// single-threaded compiler reaches first.
+	cpu := int64(timeout/time.Second) + 10
+	pre := []string{b.runnerPath, "-compile-sandbox", "-cpu", strconv.FormatInt(cpu, 10),
+		"-fsize", strconv.FormatInt(compileFSizeLimit, 10)}
+	if mem > 0 {
+		pre = append(pre, "-memory", strconv.FormatInt(mem, 10))
+	}
+	for _, w := range write {
+		pre = append(pre, "-write", w)
+	}
+	return append(pre, "--")
+}
+
+// compilerCmd is the command that runs the C++ compiler with args in the
+// compile sandbox, with its temporaries in tmpDir.
+func (b *Backend) compilerCmd(args []string, tmpDir string, timeout time.Duration) *exec.Cmd {
+	argv := append(append(b.sandboxPrefix(timeout, tmpDir), b.cxx[0]), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmpDir)
+	return cmd
+}
+
+// compileTimeoutValue is the compile time limit in force.
+func (b *Backend) compileTimeoutValue() time.Duration {
+	if d := time.Duration(b.compileTimeout.Load()); d > 0 {
+		return d
+	}
+	if b.opts.CompileTimeout > 0 {
+		return b.opts.CompileTimeout
+	}
+	return buildcache.DefaultCompileTimeout
+}
+
+// SetCompileTimeout sets the compile time limit: a compile (or the
+// preprocessor's run) that takes longer is a compile-timeout failure. 0
+// restores Options.CompileTimeout, else the default of 120 s.
+func (b *Backend) SetCompileTimeout(d time.Duration) { b.compileTimeout.Store(int64(d)) }
 
 // firstError returns the compiler's first error line, or a generic message.
 func firstError(log, name string) string {

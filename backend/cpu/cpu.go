@@ -63,8 +63,12 @@ type Options struct {
 	// means DefaultCPULimit. A runner that reaches it is restarted.
 	CPULimit int64
 	// NoSandbox runs the runner without its system-call filter, Landlock
-	// and resource limits (for debugging the runner itself).
+	// and resource limits, and the compiler outside its sandbox (for
+	// debugging the runner itself).
 	NoSandbox bool
+	// CompileTimeout bounds each compiler run (and the preprocessor's);
+	// 0 means 120 s. SetCompileTimeout overrides it.
+	CompileTimeout time.Duration
 
 	// Translate turns sources into C++; default DefaultTranslate.
 	Translate TranslateFunc
@@ -104,9 +108,10 @@ type Backend struct {
 	incs            []string
 	runnerPath      string
 
-	compilerRuns  atomic.Int64 // kernel compiler invocations, for tests
-	runnerDefines []string     // extra runner build flags, for tests (e.g. the portable fibers)
-	runnerWrap    []string     // command the runner is started under, for tests (e.g. an emulator)
+	compilerRuns   atomic.Int64 // kernel compiler invocations, for tests
+	compileTimeout atomic.Int64 // SetCompileTimeout's, in nanoseconds; 0: Options'
+	runnerDefines  []string     // extra runner build flags, for tests (e.g. the portable fibers)
+	runnerWrap     []string     // command the runner is started under, for tests (e.g. an emulator)
 
 	runMu sync.Mutex            // serialises runner requests; guards live, tick and every program's runner
 	live  map[*program]struct{} // programs holding a runner
@@ -129,7 +134,10 @@ type Backend struct {
 // could not stop it.
 const DefaultCPULimit = 6 * 3600
 
-var _ backend.Backend = (*Backend)(nil)
+var (
+	_ backend.Backend        = (*Backend)(nil)
+	_ backend.CompileLimiter = (*Backend)(nil)
+)
 
 // New returns a cpu Backend. Nothing is built until first use.
 func New(opts Options) *Backend {
@@ -194,6 +202,10 @@ func (b *Backend) doSetup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The preprocessor runs in the compile sandbox too: it reads the
+	// source's include roots (its -iquote and -I directories) and the
+	// toolchain, nothing else.
+	b.pp = &translate.Preprocessor{CXX: append(b.sandboxPrefix(b.compileTimeoutValue()), b.cxx...)}
 	probeDir, err := os.MkdirTemp(root, ".probe-")
 	if err == nil {
 		b.excessPrecision = probeFlag(ctx, b.cxx, probeDir, "-fexcess-precision=standard")
@@ -243,10 +255,17 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 	if err := b.setup(ctx); err != nil {
 		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
 	}
-	tu, kernel, err := b.opts.Translate(ctx, src, b.pp)
+	timeout := b.compileTimeoutValue()
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	tu, kernel, err := b.opts.Translate(tctx, src, b.pp)
+	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if tctx.Err() != nil {
+			return nil, &backend.Failure{Kind: backend.CompileTimeout,
+				Msg: fmt.Sprintf("%s: translating took longer than %v, the compile time limit (--compile-timeout)", src.Name, timeout)}
 		}
 		var f *backend.Failure
 		if errors.As(err, &f) {

@@ -84,6 +84,10 @@ func Start(c Config) (*Proc, error) {
 		os.RemoveAll(scratch)
 		return nil, &backend.EnvError{Op: "start runner", Err: err}
 	}
+	// The runner is in its working directory by now: removing it leaves
+	// nothing behind in TMPDIR however the runner ends, and nothing can be
+	// created in it.
+	os.Remove(scratch)
 	go func() {
 		// Wait closes the stdout pipe only after the process exits and
 		// stderr has been copied, so the log is complete once exited closes.
@@ -223,6 +227,10 @@ func (p *Proc) died(ctx context.Context, timeout time.Duration, ioErr error) err
 		return &backend.Failure{Kind: backend.Sandbox, Msg: reportLine(log, "sandbox:", "sandbox violation"), Log: log}
 	case ExitTimeout:
 		return &backend.Failure{Kind: backend.Timeout, Msg: reportLine(log, "timeout:", "the GPU stopped the kernel"), Log: log}
+	case ExitCrash:
+		if line := reportLine(log, "crash:", ""); forgedAccess(line) {
+			return &backend.Failure{Kind: backend.BadAccess, Msg: "bad access: " + strings.TrimPrefix(line, "crash: ") + " (outside every buffer and threadgroup array)", Log: log}
+		}
 	case ExitProtocol:
 		return fmt.Errorf("%w: %s: %v", ErrProtocol, reportLine(log, "runner:", "unknown"), ioErr)
 	}
@@ -248,6 +256,16 @@ func (p *Proc) ResetLog() { p.stderr.reset() }
 
 // Pid returns the runner's process id.
 func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
+// forgedAccess reports whether a runner's crash report is a memory fault
+// of kernel code at an address outside the runner's layout (the runner
+// reports those inside it as bad accesses itself): a write through a
+// forged pointer, to the runner's code or data, is the kernel's bad
+// access, not a crash of the runner. A stack overflow stays a crash.
+func forgedAccess(line string) bool {
+	return (strings.HasPrefix(line, "crash: SIGSEGV at address ") || strings.HasPrefix(line, "crash: SIGBUS at address ")) &&
+		strings.Contains(line, " in thread ") && !strings.Contains(line, "stack overflow")
+}
 
 // reportLine returns the last line of log starting with prefix, or def.
 func reportLine(log, prefix, def string) string {

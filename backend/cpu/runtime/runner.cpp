@@ -17,6 +17,7 @@
 // restarts it.
 //
 // Usage: runner [-workers N] [-objects DIR] [-memory BYTES] [-cpu SECONDS] [-no-sandbox]
+//        runner -compile-sandbox [-read PATH] [-write DIR] [-memory BYTES] [-cpu SECONDS] [-fsize BYTES] -- COMMAND ARGS
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -306,6 +307,7 @@ void do_dispatch(Reader& r) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "-compile-sandbox") == 0) exec_sandboxed(argc, argv, 2);
   int workers = int(std::thread::hardware_concurrency());
   SandboxOptions sb;
   bool sandbox = true;

@@ -282,4 +282,8 @@ std::string lock_after_load(int proto_fd);
 // stderr).
 extern int g_report_fd;
 
+// exec_sandboxed runs the command after argv[first..] and "--" in the
+// compile sandbox (see sandbox.cpp); it does not return.
+[[noreturn]] int exec_sandboxed(int argc, char** argv, int first);
+
 }  // namespace runner

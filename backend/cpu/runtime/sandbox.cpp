@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -45,6 +46,7 @@
 #include <sys/mman.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #endif
 
@@ -452,6 +454,174 @@ std::string filter_syscalls() {
 #else
   return " no system-call filter on this OS";
 #endif
+}
+
+
+// ---------------------------------------------------------------------------
+// The compile sandbox: `runner -compile-sandbox [options] -- COMMAND ARGS`
+// runs the compiler (or its preprocessor) under resource limits,
+// no_new_privs and a Landlock domain that lets it read and execute the
+// toolchain, read its include closure (every directory an -I, -iquote,
+// -isystem or -idirafter names, every file an -include or -imacros names,
+// every input file, and each -read PATH), write only the -write
+// directories, and make no TCP connection. Options: -read PATH, -write DIR,
+// -memory BYTES (RLIMIT_DATA), -cpu SECONDS (RLIMIT_CPU), -fsize BYTES
+// (RLIMIT_FSIZE). It never returns: it runs COMMAND or exits 126.
+
+#if defined(__linux__)
+namespace {
+
+constexpr uint64_t kLLExecute = 1ull << 0, kLLWriteFile = 1ull << 1, kLLRemoveDir = 1ull << 4,
+                   kLLRemoveFile = 1ull << 5, kLLMakeDir = 1ull << 7, kLLMakeReg = 1ull << 8,
+                   kLLTruncate = 1ull << 14;
+
+bool is_dir(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool is_file(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+}  // namespace
+#endif
+
+int exec_sandboxed(int argc, char** argv, int first) {
+  std::vector<std::string> reads, writes;
+  uint64_t memory = 0, cpu = 0, fsize = 0;
+  int i = first;
+  for (; i < argc; i++) {
+    std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : "";
+    if (a == "--") {
+      i++;
+      break;
+    } else if (a == "-read") {
+      reads.push_back(v), i++;
+    } else if (a == "-write") {
+      writes.push_back(v), i++;
+    } else if (a == "-memory") {
+      memory = std::strtoull(v, nullptr, 10), i++;
+    } else if (a == "-cpu") {
+      cpu = std::strtoull(v, nullptr, 10), i++;
+    } else if (a == "-fsize") {
+      fsize = std::strtoull(v, nullptr, 10), i++;
+    } else {
+      Line().str("compile sandbox: unknown option ").str(a.c_str()).emit();
+      _exit(126);
+    }
+  }
+  if (i >= argc) {
+    Line().str("compile sandbox: no command").emit();
+    _exit(126);
+  }
+  char** cmd = argv + i;
+  set_limit(RLIMIT_CORE, "core", 0);
+  if (memory) set_limit(RLIMIT_DATA, "data", memory);
+  if (cpu) set_limit(RLIMIT_CPU, "cpu", cpu);
+  if (fsize) set_limit(RLIMIT_FSIZE, "fsize", fsize);
+#if defined(__linux__)
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  // The include closure, from the command line.
+  static const char* const path_opts[] = {"-I", "-iquote", "-isystem", "-idirafter", "-include", "-imacros"};
+  for (int k = i + 1; k < argc; k++) {
+    std::string a = argv[k];
+    bool matched = false;
+    for (const char* o : path_opts) {
+      size_t n = std::strlen(o);
+      std::string path;
+      if (a == o && k + 1 < argc) {
+        path = argv[++k];
+      } else if (a.size() > n && a.compare(0, n, o) == 0) {
+        path = a.substr(n);
+      } else {
+        continue;
+      }
+      // An included header is read from its directory, where the
+      // compiler also looks for its precompiled form.
+      if (o[1] == 'i' && o[2] != 'q' && o[2] != 's' && o[2] != 'd') {
+        size_t cut = path.rfind('/');
+        if (cut != std::string::npos && cut > 0) path.resize(cut);
+      }
+      reads.push_back(path);
+      matched = true;
+      break;
+    }
+    if (matched) continue;
+    if (a == "-o" && k + 1 < argc) {
+      k++;
+      continue;
+    }
+    if (!a.empty() && a[0] != '-' && is_file(a)) reads.push_back(a);
+  }
+  long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, kLLCreateVersion);
+  if (abi >= 1) {
+    uint64_t fs = (1ull << 13) - 1;
+    if (abi >= 2) fs |= 1ull << 13;
+    if (abi >= 3) fs |= 1ull << 14;
+    if (abi >= 5) fs |= 1ull << 15;
+    LLRuleset rs = {fs, 0, 0};
+    size_t size = 8;
+    if (abi >= 4) {
+      rs.handled_net = 3;
+      size = 16;
+    }
+    if (abi >= 6) {
+      rs.scoped = 3;
+      size = 24;
+    }
+    int fd = int(syscall(SYS_landlock_create_ruleset, &rs, size, 0));
+    if (fd < 0) {
+      Line().str("compile sandbox: landlock: ").str(std::strerror(errno)).emit();
+      _exit(126);
+    }
+    auto allow = [&](const std::string& p, uint64_t rights) {
+      if (p.empty()) return;
+      bool dir = is_dir(p);
+      int pfd = open(p.c_str(), O_PATH | O_CLOEXEC);
+      if (pfd < 0) return;
+      if (!dir) rights &= kLLExecute | kLLReadFile | kLLWriteFile | (abi >= 3 ? kLLTruncate : 0);
+      LLPathBeneath pb = {rights & fs, pfd};
+      syscall(SYS_landlock_add_rule, fd, kLLRulePathBeneath, &pb, 0);
+      close(pfd);
+    };
+    const uint64_t rx = kLLExecute | kLLReadFile | kLLReadDir;
+    // The toolchain: the system's programs and libraries, and the
+    // installation the compiler runs from.
+    static const char* const toolchain[] = {"/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin",
+                                            "/etc/ld.so.cache", "/etc/alternatives"};
+    for (const char* t : toolchain) allow(t, rx);
+    if (const char* slash = std::strrchr(cmd[0], '/')) {
+      char real[4096];
+      if (realpath(cmd[0], real)) {
+        std::string r = real;
+        // <prefix>/bin/<compiler>: the whole prefix.
+        for (int up = 0; up < 2; up++) {
+          size_t cut = r.rfind('/');
+          if (cut == std::string::npos || cut == 0) break;
+          r.resize(cut);
+        }
+        if (r.size() > 1) allow(r, rx);
+      }
+      (void)slash;
+    }
+    allow("/dev/null", kLLReadFile | kLLWriteFile);
+    allow("/dev/urandom", kLLReadFile);
+    for (const std::string& r : reads) allow(r, kLLReadFile | kLLReadDir);
+    uint64_t rw = kLLReadFile | kLLReadDir | kLLWriteFile | kLLRemoveDir | kLLRemoveFile | kLLMakeDir | kLLMakeReg |
+                  (abi >= 3 ? kLLTruncate : 0);
+    for (const std::string& w : writes) allow(w, rw);
+    if (syscall(SYS_landlock_restrict_self, fd, 0) != 0) {
+      Line().str("compile sandbox: landlock: ").str(std::strerror(errno)).emit();
+      _exit(126);
+    }
+    close(fd);
+  }
+#endif
+  execvp(cmd[0], cmd);
+  Line().str("compile sandbox: cannot run ").str(cmd[0]).str(": ").str(std::strerror(errno)).emit();
+  _exit(126);
 }
 
 }  // namespace runner
