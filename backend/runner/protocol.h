@@ -119,6 +119,8 @@ enum FindingKind : uint8_t {
   kFindBounds = 3,     // access outside the buffer or array
   kFindLockstep = 4,   // conflicting accesses of one simd group with no simd synchronisation between
   kFindDivergent = 5,  // a threadgroup barrier some threads never reached because they returned
+  kFindMemNone = 6,    // a race whose accesses only a barrier without the memory's mem_flags separates
+  kFindSameValue = 7,  // a race of two writes, the later leaving the bytes as the earlier did
 };
 
 enum Space : uint8_t {

@@ -24,6 +24,15 @@
 //   - lockstep: the same by two lanes of one simd group with no simd-group
 //     barrier or collective between them (a warning: it relies on lanes
 //     executing in lockstep).
+// Two kinds of race are named for what they are, because real kernels live
+// with them: a race on threadgroup memory whose accesses a threadgroup
+// barrier without mem_threadgroup separates (mem-none-order: an execution
+// barrier orders the threads, not the memory), and two writes of the same
+// bytes (same-value-write: the later store leaves the bytes as the earlier
+// left them, judged once the store is done, at the worker's next hook).
+// Threadgroup memory of checking builds starts poisoned 0x5a, that of plain
+// builds 0xff: a baseline whose unwritten reads leave its bytes the same
+// under both reads nothing that reaches an output (check compares them).
 // Each byte keeps its last write and up to two reads of the interval, chosen
 // so that a conflicting access is never missed: the second read is kept
 // from another simd group (or threadgroup) than the first.
@@ -47,13 +56,23 @@ constexpr uint16_t kAtomicBit = 0x8000;
 constexpr uint16_t kThreadMask = 0x7fff;
 constexpr size_t kMaxFindings = 64;
 
+// kCheckPoison is the byte the checking build's threadgroup memory starts
+// as (the plain build's is 0xff, see sched.cpp).
+constexpr unsigned char kCheckPoison = 0x5a;
+
 // Acc is one recorded access to a threadgroup byte; ep 0 means none.
 struct Acc {
   uint32_t ep;
   uint16_t thread;  // thread index in threadgroup | kAtomicBit
   uint16_t sgep;    // the simd group's collective count at the access
   uint32_t pc;
+  uint32_t xep;     // threadgroup barriers (of any mem_flags) the threadgroup had passed
 };
+
+// t_xep counts the threadgroup barriers the worker's current threadgroup
+// has passed, whatever their mem_flags: two accesses of one interval with
+// different counts are ordered by an execution barrier only.
+thread_local uint32_t t_xep = 0;
 
 // DAcc is one recorded access to a device byte; group 0 means none.
 struct DAcc {
@@ -104,6 +123,30 @@ Access me_access(Worker* w, bool write, bool atomic, uint32_t pc) {
   a.thread = uint32_t(w->cur->index);
   a.pc = pc;
   return a;
+}
+
+void add(Finding f);
+
+// A PendingWrite is a write that conflicts with an earlier write of the
+// interval, judged once the store is done: if the bytes are what they were
+// before it (what the earlier write left), it is a same-value write, else
+// the conflict's own kind. A worker runs one fiber at a time and a store
+// follows its hook before any other hook or scheduler call, so the next
+// hook on the worker (or the end of the interval) sees the store done.
+struct PendingWrite {
+  bool active = false;
+  Finding f;
+  unsigned char* addr = nullptr;
+  size_t n = 0;
+  unsigned char before[16];
+};
+thread_local PendingWrite t_write;
+
+void settle_write() {
+  if (!t_write.active) return;
+  t_write.active = false;
+  if (std::memcmp(t_write.addr, t_write.before, t_write.n) == 0) t_write.f.kind = kFindSameValue;
+  add(std::move(t_write.f));
 }
 
 // add records f, or counts it when one with the same kind, place and pcs
@@ -157,9 +200,12 @@ inline uint8_t conflict(uint16_t rec_thread, uint16_t rec_sgep, int t, int sg, u
   return 0;
 }
 
+// report_conflict reports a conflict of the current access (at addr, n
+// bytes) with a recorded one. A write after a write, neither atomic, is
+// judged after the store (see PendingWrite); one pending write per access.
 void report_conflict(Worker* w, uint8_t kind, uint8_t space, int32_t buffer, const char* name, int64_t offset,
                      size_t n, bool write, bool atomic, uint32_t pc, bool other_write, bool other_atomic,
-                     uint64_t other_group, int other_thread, uint32_t other_pc) {
+                     uint64_t other_group, int other_thread, uint32_t other_pc, unsigned char* addr) {
   Finding f;
   f.kind = kind;
   f.space = space;
@@ -174,9 +220,21 @@ void report_conflict(Worker* w, uint8_t kind, uint8_t space, int32_t buffer, con
   fill_group(f.b.group, other_group);
   f.b.thread = uint32_t(other_thread);
   f.b.pc = other_pc;
-  if (kind == kFindRace && space != kSpaceDevice && w->unfenced_line > 0) {
+  if ((kind == kFindRace || kind == kFindMemNone) && space != kSpaceDevice && w->unfenced_line > 0) {
     f.note = "a threadgroup_barrier at line " + std::to_string(w->unfenced_line) +
              " does not order threadgroup memory (mem_flags without mem_threadgroup)";
+  }
+  if (write && other_write && !atomic && !other_atomic && addr && n <= sizeof t_write.before) {
+    if (t_write.active) {
+      if (t_write.addr == addr) return;  // another byte of the same access
+      settle_write();
+    }
+    t_write.active = true;
+    t_write.f = std::move(f);
+    t_write.addr = addr;
+    t_write.n = n;
+    std::memcpy(t_write.before, addr, n);
+    return;
   }
   add(std::move(f));
 }
@@ -203,8 +261,12 @@ void tg_access(Worker* w, TGArray& a, size_t off, size_t n, bool write, bool rea
   int t = me->index, sg = me->sg;
   uint16_t sgep = w->sg_ep[size_t(sg)];
   uint32_t ep = w->ep_tg;
-  Acc mine{ep, uint16_t(uint16_t(t) | (atomic ? kAtomicBit : 0)), sgep, pc};
+  uint32_t xep = t_xep;
+  Acc mine{ep, uint16_t(uint16_t(t) | (atomic ? kAtomicBit : 0)), sgep, pc, xep};
   Acc* cells = reinterpret_cast<Acc*>(a.shadow);
+  unsigned char* base = static_cast<unsigned char*>(a.data) + off;
+  // A race between accesses an execution barrier separates is mem-none-order.
+  auto named = [xep](uint8_t k, const Acc& r) { return k == kFindRace && r.xep != xep ? kFindMemNone : k; };
   bool uninit = false;
   for (size_t i = 0; i < n; i++) {
     Acc* c = cells + (off + i) * 3;
@@ -216,18 +278,19 @@ void tg_access(Worker* w, TGArray& a, size_t off, size_t n, bool write, bool rea
         uninit = true;  // one report per access, not per byte
         t_pending.push_back(PendingUninit{&a, off + i, n, me_access(w, write, atomic, pc)});
       }
-      wr = Acc{ep, kPoisonRead, 0, 0};
+      wr = Acc{ep, kPoisonRead, 0, 0, xep};
     } else if (wr.ep == ep && (wr.thread & kThreadMask) != kPoisonRead) {
       if (uint8_t k = conflict(wr.thread, wr.sgep, t, sg, sgep, atomic))
-        report_conflict(w, k, uint8_t(a.space), a.id, array_name(w, a), int64_t(off + i), n, write, atomic, pc, true,
-                        wr.thread & kAtomicBit, w->group_linear, wr.thread & kThreadMask, wr.pc);
+        report_conflict(w, named(k, wr), uint8_t(a.space), a.id, array_name(w, a), int64_t(off + i), n, write, atomic,
+                        pc, true, wr.thread & kAtomicBit, w->group_linear, wr.thread & kThreadMask, wr.pc, base);
     }
     if (write) {
       for (Acc* r : {&r1, &r2}) {
         if (r->ep != ep) continue;
         if (uint8_t k = conflict(r->thread, r->sgep, t, sg, sgep, atomic))
-          report_conflict(w, k, uint8_t(a.space), a.id, array_name(w, a), int64_t(off + i), n, true, atomic, pc, false,
-                          r->thread & kAtomicBit, w->group_linear, r->thread & kThreadMask, r->pc);
+          report_conflict(w, named(k, *r), uint8_t(a.space), a.id, array_name(w, a), int64_t(off + i), n, true,
+                          atomic, pc, false, r->thread & kAtomicBit, w->group_linear, r->thread & kThreadMask, r->pc,
+                          base);
       }
       wr = mine;
       continue;
@@ -275,7 +338,8 @@ void dev_access(Worker* w, int index, DevBuf& b, size_t off, size_t n, bool writ
     DAcc& r2 = c[2];
     auto rep = [&](uint8_t k, const DAcc& r, bool other_write) {
       report_conflict(w, k, kSpaceDevice, index, "", int64_t(off + i), n, write, atomic, pc, other_write,
-                      r.thread & kAtomicBit, uint64_t(r.group - 1), r.thread & kThreadMask, r.pc);
+                      r.thread & kAtomicBit, uint64_t(r.group - 1), r.thread & kThreadMask, r.pc,
+                      static_cast<unsigned char*>(b.data) + off);
     };
     if (uint8_t k = dev_conflict(wr, group, ep, t, sg, sgep, atomic)) rep(k, wr, true);
     if (write) {
@@ -298,6 +362,7 @@ void dev_access(Worker* w, int index, DevBuf& b, size_t off, size_t n, bool writ
 // on_access checks one access of n bytes at addr; ret is the return
 // address of the hook, inside the kernel's code.
 void on_access(uintptr_t addr, size_t n, bool write, bool read, bool atomic, uintptr_t ret) {
+  settle_write();  // the store of the previous hook's access is done
   const Layout& L = g_layout;
   if (addr - L.lo >= L.span) return;  // thread-private or the kernel's own constants
   Worker* w = tls_worker;
@@ -335,6 +400,7 @@ void on_access(uintptr_t addr, size_t n, bool write, bool read, bool atomic, uin
 }  // namespace
 
 void check_end_interval(Worker* w) {
+  settle_write();
   for (const PendingUninit& p : t_pending) {
     const Acc& wr = reinterpret_cast<const Acc*>(p.array->shadow)[p.off * 3];
     int writer = wr.thread & kThreadMask;
@@ -397,10 +463,20 @@ void check_begin_group(Worker* w) {
     w->ep_tg = 0;
   }
   t_pending.clear();  // of a threadgroup a fatal finding or a deadlock ended
+  t_write.active = false;
+  t_xep = 0;
+  if (w->job && w->job->kernel && w->job->kernel->checking) {
+    for (int i = 0; i < w->narrays; i++) std::memset(w->arrays[i].data, kCheckPoison, w->arrays[i].size);
+  }
   w->ep_tg++;
   w->ep_dev++;
   w->tg_base = w->ep_tg;
   std::fill(w->sg_ep.begin(), w->sg_ep.end(), 0);
+}
+
+void check_barrier_passed(Worker*) {
+  settle_write();
+  t_xep++;
 }
 
 bool check_has_fatal() {

@@ -35,6 +35,11 @@ thread_local Worker* tls_worker = nullptr;
 Job g_job;
 std::atomic<bool> g_abort{false};
 
+// check_barrier_passed (check.cpp) counts the threadgroup barriers a
+// threadgroup passes, whatever their mem_flags: the checking mode names a
+// race an execution barrier separates.
+void check_barrier_passed(Worker* w);
+
 namespace {
 
 std::atomic<uint64_t> g_next{0};
@@ -291,6 +296,7 @@ bool release_tg_barrier(Worker* w) {
   }
   if (w->n_done > 0) check_note_divergent(w, first->bar_file, first->bar_line, w->n_done, T);
   unsigned flags = first->bar_flags;
+  check_barrier_passed(w);
   if (flags & mtl_rt::kMemThreadgroup) {
     check_end_interval(w);
     w->ep_tg++;
