@@ -93,7 +93,10 @@
 // bytes), and Dispatch.Repeat dispatchThreadgroups:threadsPerThreadgroup:
 // calls with the spec's geometry are encoded in one compute encoder,
 // labelled with the kernel and geometry, of one command buffer that records
-// each encoder's execution status. The encoder dispatches serially: each
+// each encoder's execution status (MTLCommandBufferErrorOptionEncoderExecutionStatus;
+// Apple notes it can cost some CPU time, the same for baseline and variant:
+// METALAB_METAL_ENCODER_STATUS=0 turns it off, and `metalab backends`
+// says which). The encoder dispatches serially: each
 // dispatch sees the previous one's writes. After the command buffer
 // completes, every device buffer not marked Discard is read back into
 // Result.Outputs.

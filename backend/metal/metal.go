@@ -301,6 +301,18 @@ type deviceFacts struct {
 	WorkingSet  int64
 	Language    uint // the default MTLLanguageVersion
 	OS          string
+	// EncoderStatus: command buffers record each encoder's execution
+	// status, which a failed one's error then lists (encoderStatus).
+	EncoderStatus bool
+}
+
+// encoderStatus reports whether command buffers record each encoder's
+// execution status: yes unless METALAB_METAL_ENCODER_STATUS=0. Apple notes
+// that the option can cost some CPU time (and, the header says, GPU time
+// or memory on some platforms); it costs baseline and variant alike, and
+// without it a fault cannot be tied to an encoder.
+func encoderStatus(getenv func(string) string) bool {
+	return getenv("METALAB_METAL_ENCODER_STATUS") != "0"
 }
 
 // gpuFamilyNames names MTLGPUFamily values (Metal/MTLDevice.h; darwinkit
@@ -356,7 +368,11 @@ func (f deviceFacts) describe(mathMode bool) string {
 	if f.Devices != 1 {
 		found += fmt.Sprintf(", %d devices listed", f.Devices)
 	}
-	return fmt.Sprintf("%s (%s; found by %s); GPU family %s; threadgroup up to %dx%dx%d threads (the pipeline may allow fewer), %d B threadgroup memory; buffers up to %d B, working set %d B (kept buffer copies up to %d B); %s; default MSL %d.%d; %s",
+	status := "encoder execution status recorded"
+	if !f.EncoderStatus {
+		status = "encoder execution status off (METALAB_METAL_ENCODER_STATUS=0)"
+	}
+	return fmt.Sprintf("%s (%s; found by %s); GPU family %s; threadgroup up to %dx%dx%d threads (the pipeline may allow fewer), %d B threadgroup memory; buffers up to %d B, working set %d B (kept buffer copies up to %d B); %s; %s; default MSL %d.%d; %s",
 		f.Name, mem, found, f.families(), f.MaxThreads[0], f.MaxThreads[1], f.MaxThreads[2], f.MaxTGMem,
-		f.MaxBuffer, f.WorkingSet, keptBudget(f.WorkingSet), math, f.Language>>16, f.Language&0xffff, f.OS)
+		f.MaxBuffer, f.WorkingSet, keptBudget(f.WorkingSet), math, status, f.Language>>16, f.Language&0xffff, f.OS)
 }

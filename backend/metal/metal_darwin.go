@@ -50,8 +50,8 @@ static void metalab_device_info(void *dev, metalab_devinfo *out) {
 	out->max_buffer_len = d.maxBufferLength;
 	out->working_set = d.recommendedMaxWorkingSetSize;
 	out->unified = d.hasUnifiedMemory ? 1 : 0;
-	out->low_power = d.isLowPower ? 1 : 0;
-	out->removable = d.isRemovable ? 1 : 0;
+	out->low_power = [d isLowPower] ? 1 : 0;
+	out->removable = [d isRemovable] ? 1 : 0;
 	// MTLGPUFamily values, newest first; supportsFamily: answers NO for a
 	// value this macOS does not know.
 	static const long long fams[] = {1010, 1009, 1008, 1007, 1006, 1005, 1004, 1003, 1002, 1001, 2002, 5002, 5001, 3003, 3002, 3001};
@@ -65,13 +65,13 @@ static void metalab_device_info(void *dev, metalab_devinfo *out) {
 	}
 }
 
-// metalab_command_buffer returns a new command buffer (autoreleased) that
-// records each encoder's execution status for its error
+// metalab_command_buffer returns a new command buffer (autoreleased); with
+// status set, it records each encoder's execution status for its error
 // (MTLCommandBufferErrorOptionEncoderExecutionStatus, macOS 11).
-static void *metalab_command_buffer(void *queue) {
+static void *metalab_command_buffer(void *queue, int status) {
 	id<MTLCommandQueue> q = (id<MTLCommandQueue>)queue;
 	MTLCommandBufferDescriptor *desc = [[MTLCommandBufferDescriptor alloc] init];
-	desc.errorOptions = MTLCommandBufferErrorOptionEncoderExecutionStatus;
+	desc.errorOptions = status ? MTLCommandBufferErrorOptionEncoderExecutionStatus : MTLCommandBufferErrorOptionNone;
 	id<MTLCommandBuffer> cb = [q commandBufferWithDescriptor:desc];
 	[desc release];
 	return (void *)cb;
@@ -118,6 +118,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -147,6 +148,14 @@ type gpu struct {
 
 	facts    deviceFacts
 	mathMode bool // MTLCompileOptions has mathMode (macOS 15+)
+}
+
+// statusFlag is the status argument of metalab_command_buffer.
+func (g *gpu) statusFlag() C.int {
+	if g.facts.EncoderStatus {
+		return 1
+	}
+	return 0
 }
 
 var (
@@ -193,6 +202,8 @@ func openGPU() (*gpu, error) {
 			MaxBuffer:   int(info.max_buffer_len),
 			WorkingSet:  int64(info.working_set),
 			HasFamilies: info.has_families != 0,
+
+			EncoderStatus: encoderStatus(os.Getenv),
 		}
 		if how == 2 {
 			f.Found = "MTLCopyAllDevices (first of them; MTLCreateSystemDefaultDevice gave none)"
@@ -553,7 +564,7 @@ func (d *mtlDevice) newBuffer(n int, step string) (devBuffer, error) {
 // and panics), so the selector is sent directly.
 func (d *mtlDevice) restore(ctx context.Context, copies []bufCopy, timeout time.Duration) (*completion, error) {
 	d.s.at = "restore kept buffers: create the command buffer"
-	cb := metal.CommandBufferObject{Object: objc.ObjectFrom(C.metalab_command_buffer(d.g.queue.Ptr()))}
+	cb := metal.CommandBufferObject{Object: objc.ObjectFrom(C.metalab_command_buffer(d.g.queue.Ptr(), d.g.statusFlag()))}
 	if cb.IsNil() {
 		return nil, errors.New("the command queue gave no command buffer")
 	}
@@ -583,7 +594,7 @@ func (d *mtlDevice) restore(ctx context.Context, copies []bufCopy, timeout time.
 // which the command-encoder view has.
 func (d *mtlDevice) dispatch(ctx context.Context, kernel string, pl *plan, bufs []devBuffer) (*completion, error) {
 	d.s.at = "create the command buffer"
-	cb := metal.CommandBufferObject{Object: objc.ObjectFrom(C.metalab_command_buffer(d.g.queue.Ptr()))}
+	cb := metal.CommandBufferObject{Object: objc.ObjectFrom(C.metalab_command_buffer(d.g.queue.Ptr(), d.g.statusFlag()))}
 	if cb.IsNil() {
 		return nil, errors.New("create the command buffer: the command queue gave none")
 	}

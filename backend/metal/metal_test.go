@@ -146,6 +146,16 @@ func TestDescribe(t *testing.T) {
 			t.Errorf("describe = %q, lacks %q", got, w)
 		}
 	}
+	if !strings.Contains(got, "encoder execution status off") {
+		t.Errorf("describe = %q, want the encoder status said off", got)
+	}
+	f.EncoderStatus = true
+	if got := f.describe(false); !strings.Contains(got, "encoder execution status recorded") || !strings.Contains(got, "fastMathEnabled=NO") {
+		t.Errorf("describe = %q", got)
+	}
+	if !encoderStatus(func(string) string { return "" }) || encoderStatus(func(k string) string { return map[string]string{"METALAB_METAL_ENCODER_STATUS": "0"}[k] }) {
+		t.Error("encoderStatus: want on by default, off for METALAB_METAL_ENCODER_STATUS=0")
+	}
 	if got := (deviceFacts{}).families(); !strings.Contains(got, "unknown") {
 		t.Errorf("families without supportsFamily: %q", got)
 	}
