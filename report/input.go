@@ -20,6 +20,16 @@ type Input struct {
 	Ablation        *Ablation `json:"ablation,omitempty"` // the exploratory ablation; nil when the strategy had none
 	Controls        []Control `json:"controls"`           // the baseline timed against itself
 	Contamination   []Note    `json:"contamination"`      // what the measurements' contamination flags say, in words
+	// Verification says how every variant was verified and confirmed
+	// ("verified on cpu (...) in the checking mode at 3 cases of quick;
+	// confirmed on cuda (...)"), or that variants were not verified.
+	Verification string `json:"verification,omitempty"`
+	// Verified is false when the variants were not verified: every
+	// variant then says "not verified".
+	Verified bool `json:"verified"`
+	// BaselineFindings are what the checking mode found in the baseline
+	// itself: reported once, they do not stop the sweep.
+	BaselineFindings []string `json:"baseline_findings,omitempty"`
 }
 
 // A Plan is what the sweep declared before its first measurement.
@@ -59,23 +69,48 @@ type Variant struct {
 	// "+ pre-added k offsets"); optional, the name stands in for it.
 	Label   string `json:"label,omitempty"`
 	Compile string `json:"compile"` // "ok", or the failure ("compile-error", "refused", ...)
-	// Check is the outcome over all checked cases: "pass", or the first
-	// failure's status; "" when never checked (it did not compile).
-	Check        string   `json:"check"`
-	CheckMessage string   `json:"check_message,omitempty"` // the first failure, in words
-	TGBytes      int64    `json:"tg_bytes"`                // static threadgroup memory; -1 unknown
-	Cases        []Case   `json:"cases"`                   // per confirmation case
-	Verdict      string   `json:"verdict,omitempty"`       // "retain", "reject", "inconclusive"; "" when never timed
-	Reasons      []string `json:"reasons,omitempty"`       // the rule's reasons for the verdict
-	Patch        string   `json:"patch,omitempty"`         // the patch file written for a retained variant
+	// Check is the outcome of the variant's checks: "pass" when its
+	// verification and confirmation passed (confirmation alone when not
+	// verified), else the first failure's status, "proof-violated" for a
+	// variant of proven operators only that failed (metalab's bug), or
+	// "fail-after-timing"; "" when not checked yet.
+	Check        string `json:"check"`
+	CheckMessage string `json:"check_message,omitempty"` // the first failure, in words
+	// Verification is the first part of the verdict, on the verification
+	// backend in the checking mode: "pass", the failure's status, "not
+	// verified", or "" when not reached. Confirmation is the second, on
+	// the timing backend at every timed case: "pass", the failure's
+	// status, or "" when not reached. AfterTiming is the check of the
+	// last timed sample's outputs after each measurement: "pass",
+	// "fail-after-timing", or "" when never timed.
+	Verification string `json:"verification"`
+	Confirmation string `json:"confirmation"`
+	AfterTiming  string `json:"after_timing,omitempty"`
+	// Stopped says where the variant stopped: "build", "verification",
+	// "confirmation", "after timing", or "" when it went on to be timed.
+	Stopped string `json:"stopped,omitempty"`
+	// ProofViolated: the variant is made only of operators that claim to
+	// keep outputs bitwise identical, and it failed: a bug in metalab.
+	ProofViolated bool     `json:"proof_violated,omitempty"`
+	TGBytes       int64    `json:"tg_bytes"`          // static threadgroup memory; -1 unknown
+	Cases         []Case   `json:"cases"`             // per confirmation case
+	Verdict       string   `json:"verdict,omitempty"` // "retain", "reject", "inconclusive"; "" when never timed
+	Reasons       []string `json:"reasons,omitempty"` // the rule's reasons for the verdict
+	Patch         string   `json:"patch,omitempty"`   // the patch file written for a retained variant
 }
 
 // A Case is a variant at one case.
 type Case struct {
-	Case    string  `json:"case"`
-	Bitwise string  `json:"bitwise"`           // the check's status at this case ("pass", "fail-parity", ...); "" not checked
-	Message string  `json:"message,omitempty"` // the check's message at this case
-	Timing  *Timing `json:"timing,omitempty"`  // nil when not timed here
+	Case    string `json:"case"`
+	Bitwise string `json:"bitwise"` // the checks' status at this case ("pass", "fail-parity", ...): the verification's failure, else the confirmation's; "" not checked
+	// Verification and Confirmation are the two parts' statuses at this
+	// case ("" when the part did not run here); AfterTiming the check
+	// after its measurements here.
+	Verification string  `json:"verification,omitempty"`
+	Confirmation string  `json:"confirmation,omitempty"`
+	AfterTiming  string  `json:"after_timing,omitempty"`
+	Message      string  `json:"message,omitempty"` // the check's message at this case
+	Timing       *Timing `json:"timing,omitempty"`  // nil when not timed here
 }
 
 // A Timing is one measurement's statistics and its raw pairs.

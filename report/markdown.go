@@ -25,6 +25,23 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 		w("> timings: %s\n\n", oneLine(in.Provenance.Clock))
 	}
 	w("%s\n\n", decisionLine(in))
+	if in.Verification != "" {
+		w("> checks: %s\n\n", oneLine(in.Verification))
+	}
+	var violated []string
+	for _, v := range in.Variants {
+		if v.ProofViolated {
+			violated = append(violated, code(v.Name))
+		}
+	}
+	if len(violated) > 0 {
+		what, are := fmt.Sprintf("%d variants", len(violated)), "are"
+		if len(violated) == 1 {
+			what, are = "1 variant", "is"
+		}
+		w("**Proof violated: %s** (%s) %s made only of operators that claim to keep outputs bitwise identical, and failed the checks. "+
+			"This is a bug in metalab, not in the kernel: please report it with the variants' logs and sources.\n\n", what, strings.Join(violated, ", "), are)
+	}
 
 	// Confirmation: every timed variant at every case it was timed at.
 	var timed []Variant
@@ -117,13 +134,23 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 	if len(in.Variants) == 0 {
 		w("No variant was built.\n\n")
 	} else {
-		w("| variant | sites | compile | bitwise, every case | threadgroup bytes | note |\n")
-		w("|---|---|---|---|---|---|\n")
+		w("| variant | sites | compile | verification | confirmation | after timing | verdict of the checks | stopped at | threadgroup bytes | note |\n")
+		w("|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, v := range in.Variants {
-			w("| %s | %s | %s | %s | %s | %s |\n", code(v.Name), cell(strings.Join(v.Refs, ", ")), cell(dash(v.Compile)), cell(dash(v.Check)),
+			w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", code(v.Name), cell(strings.Join(v.Refs, ", ")), cell(dash(v.Compile)),
+				cell(dash(v.Verification)), cell(dash(v.Confirmation)), cell(dash(v.AfterTiming)), cell(dash(v.Check)), cell(dash(v.Stopped)),
 				tgBytes(in.BaselineTGBytes, v.TGBytes), cell(v.CheckMessage))
 		}
-		w("\n")
+		w("\nverification: bitwise parity, races, uninitialised reads and bounds in the checking mode on the verification backend; " +
+			"confirmation: bitwise parity of the timed build on the timing backend at every timed case; " +
+			"after timing: the outputs of each measurement's last timed sample against the baseline's. A variant is timed only when both parts pass.\n\n")
+		if len(in.BaselineFindings) > 0 {
+			w("Baseline findings (the baseline's own; they do not stop a variant that keeps them):\n\n")
+			for _, f := range in.BaselineFindings {
+				w("- %s\n", oneLine(f))
+			}
+			w("\n")
+		}
 		if in.Plan.TGLimit > 0 {
 			w("threadgroup memory limit: %d bytes.\n\n", in.Plan.TGLimit)
 		}
@@ -219,9 +246,13 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 func decisionLine(in *Input) string {
 	var retained []string
 	count := map[string]int{}
-	failed := 0
+	failed, violated, after := 0, 0, 0
 	for _, v := range in.Variants {
 		switch {
+		case v.ProofViolated:
+			violated++
+		case v.Check == "fail-after-timing" && v.Verdict == "":
+			after++
 		case v.Verdict != "":
 			count[v.Verdict]++
 			if v.Verdict == "retain" {
@@ -247,6 +278,15 @@ func decisionLine(in *Input) string {
 	}
 	if failed > 0 {
 		rest = append(rest, fmt.Sprintf("%d failed to compile or check", failed))
+	}
+	if after > 0 {
+		rest = append(rest, fmt.Sprintf("%d failed after timing", after))
+	}
+	if violated > 0 {
+		rest = append(rest, fmt.Sprintf("%d proof violated (a metalab bug)", violated))
+	}
+	if !in.Verified && in.Verification != "" {
+		rest = append(rest, "not verified")
 	}
 	if len(rest) > 0 {
 		s += "; " + strings.Join(rest, ", ")

@@ -47,12 +47,17 @@ type document struct {
 
 // A Summary counts what became of the variants.
 type Summary struct {
-	Variants     int `json:"variants"`
-	Failed       int `json:"failed"` // failed to compile or check
-	Timed        int `json:"timed"`
-	Retained     int `json:"retained"`
-	Rejected     int `json:"rejected"`
-	Inconclusive int `json:"inconclusive"`
+	Variants int `json:"variants"`
+	Failed   int `json:"failed"` // failed to compile or check (proof violations apart)
+	// ProofViolated counts the variants of proven operators only that
+	// failed: metalab's bugs. FailedAfterTiming those whose outputs after
+	// a measurement differed (rejected ones included).
+	ProofViolated     int `json:"proof_violated"`
+	FailedAfterTiming int `json:"failed_after_timing"`
+	Timed             int `json:"timed"`
+	Retained          int `json:"retained"`
+	Rejected          int `json:"rejected"`
+	Inconclusive      int `json:"inconclusive"`
 }
 
 func summarize(in *Input) Summary {
@@ -64,6 +69,13 @@ func summarize(in *Input) Summary {
 				break
 			}
 		}
+		if v.ProofViolated {
+			s.ProofViolated++
+			continue
+		}
+		if v.Check == "fail-after-timing" {
+			s.FailedAfterTiming++
+		}
 		switch v.Verdict {
 		case "retain":
 			s.Retained++
@@ -72,7 +84,7 @@ func summarize(in *Input) Summary {
 		case "inconclusive":
 			s.Inconclusive++
 		case "":
-			if v.Compile != "ok" || v.Check != "pass" {
+			if (v.Compile != "ok" || v.Check != "pass") && v.Check != "fail-after-timing" {
 				s.Failed++
 			}
 		}
