@@ -568,14 +568,10 @@ func (w *effWalker) call(x *CallExpr, cond bool) {
 		return
 	case IsCollective(name):
 		w.e.Collect = append(w.e.Collect, x)
-		for _, a := range x.Args {
-			w.expr(a, cond)
-		}
+		w.pointerArgs(x, name, cond)
 		return
 	case f.IsPureCall(name):
-		for _, a := range x.Args {
-			w.expr(a, cond)
-		}
+		w.pointerArgs(x, name, cond)
 		return
 	case strings.HasPrefix(name, "atomic_"):
 		for i, a := range x.Args {
@@ -630,6 +626,53 @@ func (w *effWalker) call(x *CallExpr, cond bool) {
 			w.e.Accesses = append(w.e.Accesses, Access{Expr: a, Var: root, Space: root.Space, Read: true, Write: true, Cond: cond, Stmt: w.stmt})
 		}
 	}
+}
+
+// pointerArgs walks the arguments of a library call and records an access
+// for each that hands it memory: simdgroup_load reads through its second
+// argument and simdgroup_store writes through it; any other library call
+// given a pointer to shared memory may read and write it.
+func (w *effWalker) pointerArgs(x *CallExpr, name string, cond bool) {
+	for i, a := range x.Args {
+		w.expr(a, cond)
+		if castBuiltins[name] || w.sc.File.IsTypeName(name) {
+			continue
+		}
+		root := pointerArg(w.sc, a)
+		if root == nil || root.Space == ThreadSpace || root.Space == NoSpace {
+			continue
+		}
+		read, write := true, true
+		switch {
+		case name == "simdgroup_load" && i == 1:
+			write = false
+		case name == "simdgroup_store" && i == 1:
+			read = false
+		}
+		w.e.Accesses = append(w.e.Accesses, Access{Expr: a, Var: root, Space: root.Space, Read: read, Write: write, Cond: cond, Stmt: w.stmt})
+	}
+}
+
+// pointerArg returns the memory variable an argument hands a call by
+// address (a pointer, an array, p + i, &a[i], a cast of one), or nil for a
+// value (a[i], x).
+func pointerArg(sc *Scope, a Expr) *Var {
+	switch y := Unparen(a).(type) {
+	case *IndexExpr:
+		root, subs, _ := chain(y)
+		if n, ok := root.(*NameExpr); ok {
+			if v := sc.Lookup(n.Name, n.Pos); v != nil && v.IsArray() && len(subs) < len(v.Dims) {
+				return v
+			}
+		}
+		return nil
+	case *NameExpr:
+		if v := sc.Lookup(y.Name, y.Pos); v != nil && (v.Ptr > 0 || v.IsArray()) {
+			return v
+		}
+		return nil
+	}
+	return pointerRoot(sc, a)
 }
 
 // hasBarrier reports whether fn, or a function it calls, contains a

@@ -135,6 +135,9 @@ func (sc *Scope) MayAlias(w, r *Var) bool {
 	if w.IsArray() && r.IsArray() {
 		return false // distinct arrays
 	}
+	if sc.castDerived(w) || sc.castDerived(r) {
+		return true // a pointer cast from another type: its type says nothing
+	}
 	a, b := scalarBase(sc.File.CanonicalType(w.Elem)), scalarBase(sc.File.CanonicalType(r.Elem))
 	if a == "" || b == "" || a == b {
 		return true

@@ -74,8 +74,11 @@ type Scope struct {
 	looked     map[int]*Var // Lookup results for names used in the body, by offset
 	funcEff    *Effects
 	footprints map[[2]int]*Footprints
+	casts      map[*Var]bool   // castDerived, memoised
 	types      map[string]bool // IsTypeName, by name
 	pures      map[string]bool // IsPureCall, by name
+	scenConsts *[]string       // scenarioConsts, once per function
+	blocks     map[*Block]*blockIndex
 }
 
 // isType is File.IsTypeName, memoised.

@@ -2,6 +2,7 @@ package msl
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 )
@@ -81,7 +82,7 @@ func (sc *Scope) ThreadFootprints(stmts []Stmt) *Footprints {
 		return fp
 	}
 	first, _ := stmts[0].Span()
-	path := stmtPath(sc.Func.Body, first)
+	path := sc.stmtPath(sc.Func.Body, first)
 	if path == nil {
 		fp.Unknown = append(fp.Unknown, UnknownFor{first, first, "statements not found in the function"})
 		return fp
@@ -130,6 +131,15 @@ func (sc *Scope) ThreadFootprints(stmts []Stmt) *Footprints {
 // order, and footprints of different statement ranges compare scenario by
 // scenario.
 func (sc *Scope) scenarioConsts(stmts []Stmt) []string {
+	if sc.scenConsts == nil {
+		sc.scenConsts = sc.findScenarioConsts()
+	}
+	return *sc.scenConsts
+}
+
+// findScenarioConsts is scenarioConsts, not memoised: it reads every
+// token of the body.
+func (sc *Scope) findScenarioConsts() *[]string {
 	seen := map[string]bool{}
 	var out []string
 	lo, hi := sc.Func.Body.Lbrace, sc.Func.Body.Rbrace+1
@@ -147,12 +157,14 @@ func (sc *Scope) scenarioConsts(stmts []Stmt) []string {
 	if len(out) > 4 {
 		out = out[:4]
 	}
-	return out
+	return &out
 }
 
 // stmtPath returns the chain of statements from body down to the
-// statement starting at pos, or nil.
-func stmtPath(body *Block, pos int) []Stmt {
+// statement starting at pos, or nil. A block's children are searched by
+// their starts (blockIdx), so the cost does not grow with a block's
+// length.
+func (sc *Scope) stmtPath(body *Block, pos int) []Stmt {
 	var path []Stmt
 	var find func(s Stmt) bool
 	find = func(s Stmt) bool {
@@ -173,6 +185,12 @@ func stmtPath(body *Block, pos int) []Stmt {
 		switch s := s.(type) {
 		case *Block:
 			kids = s.Stmts
+			if bi := sc.blockIdx(s); bi.ordered {
+				// Only the last child starting at or before pos can
+				// hold it.
+				n := sort.SearchInts(bi.starts, pos+1)
+				kids = kids[max(n-1, 0):n]
+			}
 		case *For:
 			kids = []Stmt{s.Body}
 		case *While:
@@ -209,7 +227,16 @@ type ival struct {
 	known bool
 	n     int64
 	cls   icls
-	base  *Var // for pointers: the variable pointed into; n is the element offset
+	base  *Var  // for pointers: the variable pointed into; n is the offset in base's elements
+	w     int64 // for pointers: base's elements per element pointed to (a cast to a wider type); 0 means 1
+}
+
+// width returns the number of base elements one pointee element covers.
+func (v ival) width() int64 {
+	if v.w <= 0 {
+		return 1
+	}
+	return v.w
 }
 
 // An icls is the integer type class of a value.
@@ -275,7 +302,7 @@ func narrow(n int64, typ string) int64 {
 func convert(v ival, typ string) ival {
 	if !v.known || v.base != nil {
 		if v.base != nil && strings.Contains(typ, "*") {
-			return v
+			return v // retyped by the caller (interp.retype), which knows the layouts
 		}
 		return unknown()
 	}
@@ -298,7 +325,7 @@ type interp struct {
 	must    bool
 	stopped bool // the thread returned
 	steps   int
-	needed  map[Stmt]bool // the statements leading up that the analysed ones depend on
+	needed  map[*Block][]Stmt // the statements leading up that the analysed ones depend on, by block, in order
 }
 
 // maxSteps bounds the statements one thread interprets, and
@@ -343,14 +370,7 @@ func (in *interp) lead(path []Stmt, pos int) bool {
 		next := path[i+1]
 		switch s := s.(type) {
 		case *Block:
-			for _, c := range s.Stmts {
-				cp, _ := c.Span()
-				if cp >= pos || c == next {
-					break
-				}
-				if !in.needed[c] {
-					continue
-				}
+			for _, c := range in.needed[s] {
 				in.stmt(c)
 				if in.stopped {
 					return false
@@ -379,27 +399,35 @@ func (in *interp) lead(path []Stmt, pos int) bool {
 
 // slice returns the statements before pos along path that the values of
 // the variables stmts (and the conditions along path) read may depend on:
-// a backward slice over variable definitions. Statements that may return
-// are kept, so that a thread that leaves early does not reach stmts.
-func (sc *Scope) slice(path []Stmt, pos int, stmts []Stmt) map[Stmt]bool {
+// a backward slice over variable definitions, as the kept children of
+// each block of path in source order. Statements that may return are
+// kept, so that a thread that leaves early does not reach stmts.
+//
+// Its cost grows with what it keeps, not with the statements before pos:
+// each block's writers are indexed once (blockIdx), and a variable's
+// writers are visited once per block.
+func (sc *Scope) slice(path []Stmt, pos int, stmts []Stmt) map[*Block][]Stmt {
 	// Only integer and pointer values are followed (array contents,
 	// floating-point values and the like are unknown anyway), so only
 	// integer and pointer variables matter.
 	need := map[*Var]bool{}
-	addReads := func(e *Effects) {
+	addReads := func(e *Effects) []*Var {
+		var added []*Var
 		for v := range e.Reads {
 			if v.IsArray() {
 				continue
 			}
 			if _, isInt := clsOf(sc.File.CanonicalType(v.Elem)); isInt || v.Ptr > 0 || v.Ref {
 				need[v] = true
+				added = append(added, v)
 			}
 		}
+		return added
 	}
 	for _, s := range stmts {
 		addReads(sc.Effects(s))
 	}
-	keep := map[Stmt]bool{}
+	keep := map[*Block][]Stmt{}
 	for i := len(path) - 2; i >= 0; i-- {
 		switch s := path[i].(type) {
 		case *If:
@@ -408,33 +436,121 @@ func (sc *Scope) slice(path []Stmt, pos int, stmts []Stmt) map[Stmt]bool {
 			// Loop-carried values: whatever the loop writes is unknown
 			// anyway; its condition does not decide which threads get here.
 		case *Block:
+			bi := sc.blockIdx(s)
 			next := path[i+1]
-			var before []Stmt
-			for _, c := range s.Stmts {
-				cp, _ := c.Span()
-				if cp >= pos || c == next {
-					break
+			limit := bi.limit(s, pos, next)
+			// bound[v]: v's writers below it are kept. A variable needed
+			// after the block's part before pos has bound limit; one read
+			// by a kept child k has at least k.
+			bound := map[*Var]int{}
+			kept := map[int]bool{}
+			var work []int
+			seek := func(v *Var, hi int) {
+				lo := bound[v]
+				if hi <= lo {
+					return
 				}
-				before = append(before, c)
-			}
-			for k := len(before) - 1; k >= 0; k-- {
-				c := before[k]
-				e := sc.Effects(c)
-				use := len(e.Jumps) > 0
-				for v := range e.Writes {
-					if need[v] {
-						use = true
+				bound[v] = hi
+				ws := bi.writers[v]
+				for j := sort.SearchInts(ws, lo); j < len(ws) && ws[j] < hi; j++ {
+					if !kept[ws[j]] {
+						kept[ws[j]] = true
+						work = append(work, ws[j])
 					}
 				}
-				if !use {
-					continue
+			}
+			for v := range need {
+				seek(v, limit)
+			}
+			for _, j := range bi.jumps {
+				if j >= limit {
+					break
 				}
-				keep[c] = true
-				addReads(e)
+				if !kept[j] {
+					kept[j] = true
+					work = append(work, j)
+				}
+			}
+			for len(work) > 0 {
+				k := work[len(work)-1]
+				work = work[:len(work)-1]
+				// What it reads is needed before it here, and in the
+				// outer blocks (need holds it for them).
+				for _, u := range addReads(bi.effects[k]) {
+					seek(u, k)
+				}
+			}
+			idx := make([]int, 0, len(kept))
+			for k := range kept {
+				idx = append(idx, k)
+			}
+			sort.Ints(idx)
+			for _, k := range idx {
+				keep[s] = append(keep[s], s.Stmts[k])
 			}
 		}
 	}
 	return keep
+}
+
+// A blockIndex is what slice needs of a block's children, made once per
+// block: their effects, which children write each variable and which may
+// jump, in source order.
+type blockIndex struct {
+	effects []*Effects
+	writers map[*Var][]int // ascending child indices
+	jumps   []int          // ascending child indices
+	starts  []int
+	ordered bool // children start in ascending order and do not overlap
+}
+
+func (sc *Scope) blockIdx(b *Block) *blockIndex {
+	if bi, ok := sc.blocks[b]; ok {
+		return bi
+	}
+	bi := &blockIndex{writers: map[*Var][]int{}, ordered: true}
+	prevEnd := -1
+	for k, c := range b.Stmts {
+		e := sc.Effects(c)
+		bi.effects = append(bi.effects, e)
+		for v := range e.Writes {
+			bi.writers[v] = append(bi.writers[v], k)
+		}
+		if len(e.Jumps) > 0 {
+			bi.jumps = append(bi.jumps, k)
+		}
+		p, end := c.Span()
+		if p < prevEnd || len(bi.starts) > 0 && p < bi.starts[len(bi.starts)-1] {
+			bi.ordered = false
+		}
+		prevEnd = max(prevEnd, end)
+		bi.starts = append(bi.starts, p)
+	}
+	if sc.blocks == nil {
+		sc.blocks = map[*Block]*blockIndex{}
+	}
+	sc.blocks[b] = bi
+	return bi
+}
+
+// limit returns the number of b's children before the one that starts at
+// or after pos or is next, the child on the way to pos.
+func (bi *blockIndex) limit(b *Block, pos int, next Stmt) int {
+	if bi.ordered {
+		n := sort.SearchInts(bi.starts, pos) // the first child starting at or after pos
+		if n > 0 && b.Stmts[n-1] == next {
+			return n - 1
+		}
+		if n < len(b.Stmts) && b.Stmts[n] == next {
+			return n
+		}
+	}
+	for k, c := range b.Stmts {
+		if c == next || bi.starts[k] >= pos {
+			return k
+		}
+	}
+	return len(b.Stmts)
 }
 
 // forgetLoop makes every variable written in s unknown.
@@ -499,7 +615,7 @@ func (in *interp) stmt(s Stmt) {
 				val = unknown()
 			}
 			if v.Ptr > 0 {
-				in.env.set(v, val)
+				in.env.set(v, in.retypeVar(val, v))
 				continue
 			}
 			in.env.set(v, convert(val, v.Elem))
@@ -573,45 +689,46 @@ func (in *interp) branches(then, els Stmt) {
 	b := in.env
 	stopB := in.stopped
 	in.stopped = stopA && stopB
-	for i := range a.vals {
-		if a.has[i] != b.has[i] || a.vals[i] != b.vals[i] {
-			a.has[i], a.vals[i] = true, unknown()
+	for v, x := range a.vals {
+		if y, ok := b.vals[v]; !ok || x != y {
+			a.vals[v] = unknown()
+		}
+	}
+	for v := range b.vals {
+		if _, ok := a.vals[v]; !ok {
+			a.vals[v] = unknown()
 		}
 	}
 	in.env = a
 	in.must = saved
 }
 
-// An env holds the values of a thread's variables, by Var.id.
+// An env holds the values of a thread's variables. It is sparse: a thread
+// follows a few variables of a function that may declare thousands, and
+// one env is made per thread and footprint, so its cost must not grow
+// with the function. Variables of other scopes (id n or more) are not
+// held.
 type env struct {
-	vals []ival
-	has  []bool
+	n    int
+	vals map[*Var]ival
 }
 
-func newEnv(n int) *env { return &env{vals: make([]ival, n), has: make([]bool, n)} }
+func newEnv(n int) *env { return &env{n: n, vals: map[*Var]ival{}} }
 
 func (e *env) set(v *Var, x ival) {
-	if v.id < len(e.vals) {
-		e.vals[v.id], e.has[v.id] = x, true
+	if v.id < e.n {
+		e.vals[v] = x
 	}
 }
 
 func (e *env) get(v *Var) (ival, bool) {
-	if v.id < len(e.vals) && e.has[v.id] {
-		return e.vals[v.id], true
-	}
-	return ival{}, false
+	x, ok := e.vals[v]
+	return x, ok
 }
 
-func (e *env) del(v *Var) {
-	if v.id < len(e.vals) {
-		e.vals[v.id], e.has[v.id] = ival{}, false
-	}
-}
+func (e *env) del(v *Var) { delete(e.vals, v) }
 
-func (e *env) clone() *env {
-	return &env{vals: append([]ival(nil), e.vals...), has: append([]bool(nil), e.has...)}
-}
+func (e *env) clone() *env { return &env{n: e.n, vals: maps.Clone(e.vals)} }
 
 // forStmt runs a counted loop iteration by iteration; any other loop once
 // with its variables unknown.
@@ -763,6 +880,11 @@ func (in *interp) eval(x Expr) ival {
 		if tv, ok := in.threadVar(v, ""); ok {
 			return tv
 		}
+		if v.Ref && v.IsMemory() && v.Space != Constant {
+			// Reading a reference reads what it designates.
+			in.touch(x, in.refTarget(x, v), true, false)
+			return unknown()
+		}
 		if b, ok := in.scen[v.Name]; ok && v.Kind == GlobalVar {
 			if b {
 				return intVal(1, i32)
@@ -776,6 +898,11 @@ func (in *interp) eval(x Expr) ival {
 			return ival{known: true, base: v}
 		}
 		if v.Ptr > 0 {
+			if v.Space == Threadgroup {
+				// A local pointer whose value was not followed may point
+				// into any threadgroup variable.
+				return unknown()
+			}
 			return ival{base: v}
 		}
 		if v.Const && v.Kind == GlobalVar || v.Const && v.Decl != nil && v.Ptr == 0 {
@@ -789,7 +916,15 @@ func (in *interp) eval(x Expr) ival {
 	case *ParenExpr:
 		return in.eval(x.X)
 	case *CastExpr:
-		return convert(in.eval(x.X), x.Type)
+		v := convert(in.eval(x.X), x.Type)
+		if v.base != nil {
+			elem, ok := pointee(x.Type)
+			if !ok {
+				return ival{base: v.base}
+			}
+			return in.retype(v, elem)
+		}
+		return v
 	case *UnaryExpr:
 		return in.unary(x)
 	case *BinaryExpr:
@@ -834,7 +969,9 @@ func (in *interp) unary(x *UnaryExpr) ival {
 		if old.known && old.base == nil {
 			nv = intVal(old.n+d, old.cls)
 		} else if old.known && old.base != nil {
-			nv = ival{known: true, base: old.base, n: old.n + d}
+			nv = ival{known: true, base: old.base, n: old.n + d*old.width(), w: old.w}
+		} else if old.base != nil {
+			nv = ival{base: old.base, w: old.w}
 		}
 		in.store(x.X, nv, true)
 		if x.Postfix {
@@ -926,11 +1063,11 @@ func arith(op string, a, b ival) ival {
 		k := a.known && b.known
 		switch {
 		case op == "+" && a.base != nil && b.base == nil:
-			return ival{known: k, base: a.base, n: a.n + b.n}
+			return ival{known: k, base: a.base, n: a.n + b.n*a.width(), w: a.w}
 		case op == "+" && b.base != nil && a.base == nil:
-			return ival{known: k, base: b.base, n: b.n + a.n}
+			return ival{known: k, base: b.base, n: b.n + a.n*b.width(), w: b.w}
 		case op == "-" && a.base != nil && b.base == nil:
-			return ival{known: k, base: a.base, n: a.n - b.n}
+			return ival{known: k, base: a.base, n: a.n - b.n*a.width(), w: a.w}
 		}
 		return unknown()
 	}
@@ -1001,11 +1138,11 @@ func (in *interp) store(x Expr, val ival, compound bool) {
 			return
 		}
 		if v.Ref && v.IsMemory() {
-			in.touch(y, ival{known: true, base: v}, compound, true)
+			in.touch(y, in.refTarget(y, v), compound, true)
 			return
 		}
 		if v.Ptr > 0 {
-			in.env.set(v, val)
+			in.env.set(v, in.retypeVar(val, v))
 			return
 		}
 		in.env.set(v, convert(val, v.Elem))
@@ -1075,9 +1212,10 @@ func (in *interp) elemAddr(x Expr) (ival, bool) {
 	v := base.base
 	off := base.n
 	known := true
+	wd := base.width()
 	// strides of the remaining dimensions of an array base, in elements.
 	dims := v.Dims
-	if off != 0 || base.n != 0 {
+	if off != 0 || base.n != 0 || wd != 1 {
 		dims = nil // a pointer into an array: plain element offsets
 	}
 	if n, ok := root.(*NameExpr); ok {
@@ -1085,9 +1223,16 @@ func (in *interp) elemAddr(x Expr) (ival, bool) {
 			dims = nil // through a pointer variable
 		}
 	}
+	if dims == nil && len(subs) > 1 {
+		// p[i][j] through a pointer to rows: the row length is not followed.
+		for _, s := range subs {
+			in.eval(s)
+		}
+		return ival{known: false, base: v, w: base.w}, true
+	}
 	for k, s := range subs {
 		idx := in.eval(s)
-		stride := int64(1)
+		stride := wd
 		if dims != nil && k < len(dims) {
 			for _, d := range dims[k+1:] {
 				if d < 0 {
@@ -1103,9 +1248,9 @@ func (in *interp) elemAddr(x Expr) (ival, bool) {
 		off += idx.n * stride
 	}
 	if !known {
-		return ival{known: false, base: v}, true
+		return ival{known: false, base: v, w: base.w}, true
 	}
-	return ival{known: true, base: v, n: off}, true
+	return ival{known: true, base: v, n: off, w: base.w}, true
 }
 
 // access records the access x (read, write or both) and returns the
@@ -1126,7 +1271,9 @@ func (in *interp) access(x Expr, read, write bool, _ ival) ival {
 				return unknown()
 			}
 			// A member through a reference: p.field.
-			in.touch(x, ival{known: false, base: v}, read, write)
+			t := in.refTarget(x, v)
+			t.known = false
+			in.touch(x, t, read, write)
 			return unknown()
 		}
 		if v != nil && !v.IsArray() && v.Ptr == 0 && !v.Ref {
@@ -1166,11 +1313,85 @@ func (in *interp) touch(x Expr, p ival, read, write bool) {
 	if v.Space == ThreadSpace || v.Space == NoSpace {
 		return // private to the thread
 	}
-	off := int64(-1)
-	if p.known {
-		off = p.n
+	if !p.known {
+		in.rec.Touches[v] = append(in.rec.Touches[v], Touch{Thread: in.thread, Off: -1, Read: read, Write: write, Must: in.must, Pos: startOf(x), Stmt: in.top})
+		return
 	}
-	in.rec.Touches[v] = append(in.rec.Touches[v], Touch{Thread: in.thread, Off: off, Read: read, Write: write, Must: in.must, Pos: startOf(x), Stmt: in.top})
+	// A pointee wider than the base's elements (a float4 through a cast
+	// char pointer) touches each base element it covers.
+	for k := int64(0); k < p.width(); k++ {
+		in.rec.Touches[v] = append(in.rec.Touches[v], Touch{Thread: in.thread, Off: p.n + k, Read: read, Write: write, Must: in.must, Pos: startOf(x), Stmt: in.top})
+	}
+}
+
+// refTarget returns what the memory reference v designates: itself for a
+// parameter (a device or constant struct, say), nothing known for a local
+// reference to threadgroup memory, which may name any threadgroup
+// variable's element.
+func (in *interp) refTarget(x Expr, v *Var) ival {
+	if v.Space == Threadgroup && v.Kind != ParamVar {
+		in.unknownf(startOf(x), endOf(x), "threadgroup reference %s, whose target is not followed", v.Name)
+		return unknown()
+	}
+	return ival{known: true, base: v}
+}
+
+// pointee returns the element type a pointer type text points to
+// ("threadgroup float4 *" gives float4, "device const T *" gives T), and
+// false for a pointer to pointer or a text that is not a pointer type.
+func pointee(typ string) (string, bool) {
+	if strings.Count(typ, "*") != 1 || !strings.HasSuffix(strings.TrimSpace(typ), "*") {
+		return "", false
+	}
+	var words []string
+	for _, w := range strings.Fields(strings.TrimSuffix(strings.TrimSpace(typ), "*")) {
+		switch w {
+		case "device", "threadgroup", "constant", "thread", "const", "volatile", "threadgroup_imageblock", "ray_data", "object_data":
+			continue
+		}
+		words = append(words, w)
+	}
+	if len(words) == 0 {
+		return "", false
+	}
+	return strings.Join(words, " "), true
+}
+
+// retype gives pointer value v the element type elem: offsets stay in the
+// base variable's elements; one element of elem covers a whole number of
+// them, or the offset becomes unknown (a float pointer into a float4
+// array, a type whose size is unknown).
+func (in *interp) retype(v ival, elem string) ival {
+	if v.base == nil {
+		return v
+	}
+	be := in.sc.File.CanonicalType(v.base.Elem)
+	ee := in.sc.File.CanonicalType(elem)
+	if be == ee || v.base.Ptr > 1 {
+		if v.base.Ptr > 1 {
+			return ival{base: v.base}
+		}
+		return ival{known: v.known, base: v.base, n: v.n}
+	}
+	env := &Env{File: in.sc.File, Func: in.sc.Func}
+	bs, _, ok1 := env.Layout(be)
+	es, _, ok2 := env.Layout(ee)
+	if !ok1 || !ok2 || bs <= 0 || es <= 0 || es%bs != 0 {
+		return ival{base: v.base}
+	}
+	return ival{known: v.known, base: v.base, n: v.n, w: es / bs}
+}
+
+// retypeVar gives a value stored in pointer variable pv the variable's
+// element type.
+func (in *interp) retypeVar(val ival, pv *Var) ival {
+	if val.base == nil || pv.Ptr != 1 {
+		if val.base != nil {
+			return ival{base: val.base}
+		}
+		return val
+	}
+	return in.retype(val, pv.Elem)
 }
 
 // call evaluates a call: integer casts and min/max are followed; pure
@@ -1216,13 +1437,93 @@ func (in *interp) call(x *CallExpr) ival {
 		}
 		in.touch(x, p, true, !strings.HasPrefix(name, "atomic_load"))
 		return unknown()
+	case name == "simdgroup_load" || name == "simdgroup_store":
+		in.matrixAccess(x, name == "simdgroup_store")
+		return unknown()
 	case in.sc.isPure(name) || IsCollective(name):
 		evalArgs()
+		if !castBuiltins[name] && !in.sc.isType(name) {
+			// A library function handed a pointer to shared memory
+			// (simdgroup_async_copy, a sub-group copy) may touch any of
+			// its elements, both ways.
+			for i, a := range args {
+				if a.base != nil && a.base.Space != ThreadSpace && a.base.Space != NoSpace {
+					in.touch(x.Args[i], ival{base: a.base}, true, true)
+				}
+			}
+		}
 		return unknown()
 	}
 	in.unknownf(x.Pos, x.End, "call of %s, whose effects are not followed", name)
 	evalArgs()
 	return unknown()
+}
+
+// castBuiltins convert a value without touching memory.
+var castBuiltins = map[string]bool{"static_cast": true, "reinterpret_cast": true, "as_type": true, "convert": true}
+
+// matrixAccess records simdgroup_load(m, p, elements_per_row = 8,
+// matrix_origin = ulong2(0, 0), transpose = false) or simdgroup_store(m,
+// p, ...): the 8x8 elements p[(origin.y + r) * elements_per_row +
+// origin.x + c], touched by the SIMD group together. Each thread records
+// every element, so that a store by one SIMD group and a load by another
+// (or by itself, through other lanes) conflict. A transposed access is
+// recorded both ways; an unknown stride or origin touches an unknown
+// element.
+func (in *interp) matrixAccess(x *CallExpr, store bool) {
+	args := make([]ival, len(x.Args))
+	for i, a := range x.Args {
+		if i == 3 {
+			continue
+		}
+		args[i] = in.eval(a)
+	}
+	if len(x.Args) < 2 {
+		in.unknownf(x.Pos, x.End, "%s without a pointer", lastPart(x.Fun.(*NameExpr).Name))
+		return
+	}
+	p := args[1]
+	if p.base == nil {
+		in.unknownf(x.Pos, x.End, "simdgroup matrix access of unknown memory")
+		return
+	}
+	stride, ox, oy := intVal(8, u64), intVal(0, u64), intVal(0, u64)
+	if len(x.Args) > 2 {
+		stride = args[2]
+	}
+	if len(x.Args) > 3 {
+		ox, oy = in.origin(x.Args[3])
+	}
+	transposed := len(x.Args) > 4 && !(args[4].known && args[4].base == nil && args[4].n == 0)
+	exact := p.known && stride.known && ox.known && oy.known && stride.base == nil && ox.base == nil && oy.base == nil
+	if !exact {
+		in.touch(x, ival{base: p.base}, !store, store)
+		return
+	}
+	for r := int64(0); r < 8; r++ {
+		for c := int64(0); c < 8; c++ {
+			offs := []int64{(oy.n+r)*stride.n + ox.n + c}
+			if transposed {
+				offs = append(offs, (ox.n+r)*stride.n+oy.n+c)
+			}
+			for _, o := range offs {
+				in.touch(x, ival{known: true, base: p.base, n: p.n + o*p.width(), w: p.w}, !store, store)
+			}
+		}
+	}
+}
+
+// origin evaluates a matrix_origin argument, ulong2(x, y) or a vector
+// value; the components are unknown unless given by a two-argument
+// constructor.
+func (in *interp) origin(a Expr) (ival, ival) {
+	if c, ok := Unparen(a).(*CallExpr); ok && len(c.Args) == 2 {
+		if n, ok := c.Fun.(*NameExpr); ok && in.sc.isType(lastPart(n.Name)) {
+			return in.eval(c.Args[0]), in.eval(c.Args[1])
+		}
+	}
+	in.eval(a)
+	return unknown(), unknown()
 }
 
 // A Conflict is two accesses of one element by different threads, at
@@ -1239,7 +1540,8 @@ type Conflict struct {
 // thread writes in one and another thread reads or writes in the other.
 // Device memory is shared with every thread of the grid and buffers may
 // alias, so any two device accesses of different variables with a write
-// conflict too. It returns at most one conflict per variable.
+// conflict too; so do threadgroup accesses of different variables when one
+// is a helper's pointer or reference parameter. It returns at most one conflict per variable.
 func Conflicts(a, b *Footprints) []Conflict {
 	var out []Conflict
 	for _, pair := range scenarioPairs(a, b) {
@@ -1249,9 +1551,9 @@ func Conflicts(a, b *Footprints) []Conflict {
 				c.Scenario = fa.Scenario
 				out = append(out, c)
 			}
-			if v.Space == Device {
+			if v.Space == Device || v.Space == Threadgroup {
 				for w, tb := range fb.Touches {
-					if w == v || w.Space != Device {
+					if w == v || w.Space != v.Space || v.Space == Threadgroup && !unboundPointer(v) && !unboundPointer(w) {
 						continue
 					}
 					if c, ok := deviceAlias(v, ta, tb); ok {
@@ -1284,6 +1586,13 @@ func scenarioPairs(a, b *Footprints) [][2]*Footprint {
 		}
 	}
 	return out
+}
+
+// unboundPointer reports whether v is a threadgroup pointer or reference
+// parameter of a helper: it may point into any threadgroup variable of its
+// callers, so its touches may be another variable's.
+func unboundPointer(v *Var) bool {
+	return v.Kind == ParamVar && (v.Ptr > 0 || v.Ref) && v.Attr("threadgroup") == nil
 }
 
 func deviceAlias(v *Var, ta, tb []Touch) (Conflict, bool) {

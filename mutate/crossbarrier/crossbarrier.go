@@ -208,10 +208,10 @@ func check(sc *msl.Scope, blk *msl.Block, st msl.Stmt, jumped []msl.Stmt, b msl.
 	}
 	for _, a := range es.Accesses {
 		for _, c := range ej.Accesses {
-			if (a.Write || c.Write) && (a.Var == c.Var || a.Space == msl.Device && c.Space == msl.Device && sc.MayAlias(a.Var, c.Var)) && a.Space != msl.ThreadSpace && a.Space != msl.NoSpace {
-				return fmt.Sprintf("it and the statements it would jump both touch %s, one writing", a.Var.Name)
-			}
-			if a.Var == c.Var && (a.Write || c.Write) {
+			// Program order in one thread: the same variable, or two that
+			// may alias (a pointer into an array, a cast pointer), of one
+			// address space.
+			if (a.Write || c.Write) && (a.Var == c.Var || a.Space == c.Space && sc.MayAlias(a.Var, c.Var)) {
 				return fmt.Sprintf("it and the statements it would jump both touch %s, one writing", a.Var.Name)
 			}
 		}
@@ -248,6 +248,16 @@ func check(sc *msl.Scope, blk *msl.Block, st msl.Stmt, jumped []msl.Stmt, b msl.
 	body := blk == sc.Func.Body
 	if up && join.Before == nil && !body || !up && join.After == nil && !body {
 		return "the interval on the other side reaches outside the block (a loop's other iteration or the code around it)"
+	}
+	if up && join.Before == nil {
+		if why := elidebarrier.OutsideCall(sc, "before the barrier above", "start"); why != "" {
+			return why
+		}
+	}
+	if !up && join.After == nil {
+		if why := elidebarrier.OutsideCall(sc, "after the barrier below", "end"); why != "" {
+			return why
+		}
 	}
 	fs := sc.Footprints([]msl.Stmt{st})
 	if w := fs.Why(); w == "" && !touches(fs) {

@@ -154,6 +154,16 @@ func Around(sc *msl.Scope, blk *msl.Block, b msl.Stmt) (before, after []msl.Stmt
 	if ivs[k+1].After == nil && !body {
 		return nil, nil, nil, nil, "no barrier follows it in its block: the interval after it reaches outside the block (a loop's next iteration or the code after)"
 	}
+	if ivs[k].Before == nil {
+		if why := OutsideCall(sc, "before it", "start"); why != "" {
+			return nil, nil, nil, nil, why
+		}
+	}
+	if ivs[k+1].After == nil {
+		if why := OutsideCall(sc, "after it", "end"); why != "" {
+			return nil, nil, nil, nil, why
+		}
+	}
 	return ivs[k].Stmts, ivs[k+1].Stmts, ivs[k].Before, ivs[k+1].After, ""
 }
 
@@ -161,4 +171,18 @@ func Around(sc *msl.Scope, blk *msl.Block, b msl.Stmt) (before, after []msl.Stmt
 func Describe(f *msl.File, c msl.Conflict) string {
 	a, b := f.Position(c.A.Pos), f.Position(c.B.Pos)
 	return fmt.Sprintf("%s (%d:%d and %d:%d)", c.String(), a.Line, a.Column, b.Line, b.Column)
+}
+
+// OutsideCall returns why an interval (the one before or after a barrier)
+// that reaches the start or end of the function body cannot be judged
+// inside the function: only a kernel's body starts and ends where nothing
+// of its threads runs. A helper's interval runs on into its callers' code,
+// on every path of every call (a helper called twice runs the second
+// call's code after the first call's last barrier). It returns "" for a
+// kernel.
+func OutsideCall(sc *msl.Scope, which, edge string) string {
+	if sc.Func.Kind == msl.Kernel {
+		return ""
+	}
+	return fmt.Sprintf("the interval %s reaches the %s of %s, which is not a kernel: it runs on in its callers' code, on every path of every call, and a proof inside %s cannot see that code (%s)", which, edge, sc.Func.Name, sc.Func.Name, sc.File.CallContext(sc.Func))
 }
