@@ -354,6 +354,12 @@ func (f deviceFacts) families() string {
 	return strings.Join(out, " ")
 }
 
+// short names the device for reports (backend.Info.Device): its name, GPU
+// family and the macOS it runs.
+func (f deviceFacts) short() string {
+	return fmt.Sprintf("%s (GPU family %s; %s)", f.Name, f.families(), f.OS)
+}
+
 // describe is the detail line of `metalab backends`.
 func (f deviceFacts) describe(mathMode bool) string {
 	mem := "discrete memory"

@@ -267,7 +267,11 @@ func (b *Backend) Available(context.Context) (bool, string) {
 // Info describes the Metal device: GPU timestamps, hardware thread order,
 // no checking mode.
 func (b *Backend) Info(ctx context.Context) backend.Info {
-	return backend.Info{Name: Name, Device: b.Describe(), Clock: "gpu", Orders: false, Check: false,
+	device := ""
+	if g, err := system(); err == nil {
+		device = g.facts.short()
+	}
+	return backend.Info{Name: Name, Device: device, Clock: "gpu", Orders: false, Check: false,
 		Timing: "Metal GPU time (GPUStartTime to GPUEndTime of one command buffer)"}
 }
 

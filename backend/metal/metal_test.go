@@ -156,6 +156,9 @@ func TestDescribe(t *testing.T) {
 	if !encoderStatus(func(string) string { return "" }) || encoderStatus(func(k string) string { return map[string]string{"METALAB_METAL_ENCODER_STATUS": "0"}[k] }) {
 		t.Error("encoderStatus: want on by default, off for METALAB_METAL_ENCODER_STATUS=0")
 	}
+	if got := f.short(); got != "Apple M5 (GPU family Apple10 Mac2 Metal4 Metal3 Common3; Version 26.1)" {
+		t.Errorf("short = %q", got)
+	}
 	if got := (deviceFacts{}).families(); !strings.Contains(got, "unknown") {
 		t.Errorf("families without supportsFamily: %q", got)
 	}
