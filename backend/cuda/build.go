@@ -295,11 +295,17 @@ func (b *Backend) compileObject(ctx context.Context, in CUSource, arch string, l
 	tmp.Close()
 	defer os.Remove(tmp.Name())
 	b.compilerRuns.Add(1)
-	cmd := exec.CommandContext(ctx, b.nvcc[0], append(append(append([]string{}, b.nvcc[1:]...), args...), "-o", tmp.Name(), cuPath)...)
+	cmd := exec.Command(b.nvcc[0], append(append(append([]string{}, b.nvcc[1:]...), args...), "-o", tmp.Name(), cuPath)...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
-	if err := cmd.Run(); err != nil {
+	timeout := b.compileTimeoutValue()
+	timedOut, err := buildcache.RunLimited(ctx, cmd, timeout)
+	if timedOut {
+		return "", &backend.Failure{Kind: backend.CompileTimeout,
+			Msg: fmt.Sprintf("%s: compiling took longer than %v, the compile time limit (--compile-timeout)", in.Name, timeout), Log: out.String()}
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("compile %s: %w", in.Name, ctx.Err())
 		}
@@ -333,3 +339,20 @@ func firstError(log, name string) string {
 	}
 	return name + ": nvcc failed"
 }
+
+// compileTimeoutValue is the time limit of one nvcc run for a kernel.
+func (b *Backend) compileTimeoutValue() time.Duration {
+	if d := time.Duration(b.compileTimeout.Load()); d > 0 {
+		return d
+	}
+	if b.opts.CompileTimeout > 0 {
+		return b.opts.CompileTimeout
+	}
+	return buildcache.DefaultCompileTimeout
+}
+
+// SetCompileTimeout sets the time limit of one nvcc run for a kernel: a
+// compile that takes longer is a compile-timeout failure (nvcc and the
+// compilers it started are killed). 0 restores Options.CompileTimeout,
+// else the default of 120 s.
+func (b *Backend) SetCompileTimeout(d time.Duration) { b.compileTimeout.Store(int64(d)) }

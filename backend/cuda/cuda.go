@@ -71,6 +71,10 @@ type Options struct {
 	// compiles for the GPU through runtime/mtl_rt.h.
 	Prelude        fs.FS
 	PreludeVersion string
+
+	// CompileTimeout bounds each nvcc run for a kernel; 0 means 120 s.
+	// SetCompileTimeout overrides it.
+	CompileTimeout time.Duration
 }
 
 // A Backend compiles kernels with nvcc and runs them on an NVIDIA GPU.
@@ -94,7 +98,8 @@ type Backend struct {
 	gpu        Hello
 	arch       string
 
-	compilerRuns atomic.Int64 // nvcc invocations for kernels, for tests
+	compilerRuns   atomic.Int64 // nvcc invocations for kernels, for tests
+	compileTimeout atomic.Int64 // SetCompileTimeout's, in nanoseconds; 0: Options'
 
 	mu   sync.Mutex // guards proc and gen, and serialises runner requests
 	proc *runner.Proc

@@ -234,6 +234,12 @@ func (p *Proc) died(ctx context.Context, timeout time.Duration, ioErr error) err
 	case ExitProtocol:
 		return fmt.Errorf("%w: %s: %v", ErrProtocol, reportLine(log, "runner:", "unknown"), ioErr)
 	}
+	if sigsysKilled(p.cmd.ProcessState) {
+		// A forbidden system call made with SIGSYS blocked (as the C
+		// library blocks every signal around clone): the filter's trap
+		// could not run its handler, so the kernel ended the process.
+		return &backend.Failure{Kind: backend.Sandbox, Msg: "sandbox: the kernel made a forbidden system call with signals blocked (the runner was killed by SIGSYS)", Log: log}
+	}
 	if cpuLimited(p.cmd.ProcessState) {
 		return fmt.Errorf("%w: the runner reached its CPU time limit", ErrProtocol)
 	}

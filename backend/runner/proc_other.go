@@ -10,3 +10,4 @@ import (
 func procAttr() *syscall.SysProcAttr { return nil }
 
 func cpuLimited(*os.ProcessState) bool { return false }
+func sigsysKilled(*os.ProcessState) bool { return false }

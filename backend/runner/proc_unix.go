@@ -21,3 +21,13 @@ func cpuLimited(st *os.ProcessState) bool {
 	ws, ok := st.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && ws.Signal() == syscall.SIGXCPU
 }
+
+// sigsysKilled reports whether the runner was killed by SIGSYS: the
+// system-call filter's trap arrived while the signal was blocked.
+func sigsysKilled(st *os.ProcessState) bool {
+	if st == nil {
+		return false
+	}
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGSYS
+}

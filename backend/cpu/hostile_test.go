@@ -1,0 +1,211 @@
+//go:build linux
+
+package cpu
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"metalab/backend"
+	"metalab/backend/runner"
+)
+
+// hostileDispatch runs one threadgroup of two simd groups over a 64-byte
+// buffer 0.
+var hostileDispatch = backend.Dispatch{
+	Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 64)}},
+	Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
+	Threads:      backend.Dim3{X: 64, Y: 1, Z: 1},
+}
+
+// compileHostile compiles a kernel of testdata/tu/hostile.cpp for the
+// checking mode: no translator or vetting stands between it and the
+// runner, so only the sandbox does.
+func compileHostile(t *testing.T, b *Backend, kernel string) backend.Program {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", "tu", "hostile.cpp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.CompileCPP(context.Background(), CPPSource{Name: "hostile.cpp", CPP: src, Kernel: kernel, Check: true})
+	if err != nil {
+		t.Fatalf("compile hostile.cpp/%s: %v", kernel, err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// raceStillCaught runs the honest racing kernel: the checking mode must
+// report its race, whatever ran before it in the same Backend.
+func raceStillCaught(t *testing.T, b *Backend) {
+	t.Helper()
+	p := compileHostile(t, b, "race")
+	res, err := p.Run(context.Background(), hostileDispatch)
+	if err != nil {
+		t.Fatalf("the honest racing kernel: %v", err)
+	}
+	for _, f := range res.Findings {
+		if f.Kind == backend.FindRace {
+			return
+		}
+	}
+	t.Fatalf("the honest racing kernel's race went unreported after a hostile kernel (findings %v)", res.Findings)
+}
+
+// runnerProcesses lists the live processes running the runner executable.
+func runnerProcesses(t *testing.T, exe string) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []string
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		if target, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && target == exe {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+// TestHostileKernels runs kernels that attack the runner, its checking
+// hooks, other kernels and the host, each stopped or caught with the right
+// status; after each, an honest racing kernel in the same Backend is still
+// judged racy; and no host effect is left: no file outside, no process,
+// no directory in TMPDIR.
+func TestHostileKernels(t *testing.T) {
+	b := newBackend(t, Options{})
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where runners make their working directories
+	hello, err := b.Runner(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(hello, "seccomp=(") || strings.Contains(hello, "seccomp=unsupported") {
+		t.Skipf("this machine's kernel does not let the runner install its system-call filter: %s", hello)
+	}
+	secret := filepath.Join(b.root, "so", "metalab-hostile-secret.cpp")
+	if err := os.MkdirAll(filepath.Dir(secret), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secret, []byte("another kernel's source\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(secret)
+	os.Remove("/tmp/metalab-hostile-file")
+
+	const eperm, eacces = 1, 13
+	type outcome struct {
+		kind backend.FailureKind // "" for a run that completes
+		msg  string              // in the failure's message
+		out  []uint32            // the completed run's first words of buffer 0
+	}
+	for _, tt := range []struct {
+		kernel string
+		want   outcome
+	}{
+		{"patch_hooks_rwx", outcome{kind: backend.Sandbox, msg: "mprotect (adding PROT_EXEC)"}},
+		{"patch_hooks_rw", outcome{kind: backend.BadAccess, msg: "SIGSEGV"}},
+		{"remap_hooks", outcome{out: []uint32{1, eperm}}},
+		{"unmap_code", outcome{out: []uint32{1, eperm}}},
+		{"patch_got", outcome{kind: backend.BadAccess, msg: "SIGSEGV"}},
+		{"blind_checker", outcome{out: []uint32{1}}},
+		{"mmap_exec", outcome{kind: backend.Sandbox, msg: "mmap (with PROT_EXEC)"}},
+		{"stack_exec", outcome{kind: backend.Sandbox, msg: "mprotect (adding PROT_EXEC)"}},
+		{"ret_addr", outcome{kind: backend.BadAccess, msg: "SIGSEGV"}},
+		{"forged_write", outcome{kind: backend.BadAccess, msg: "address 0x10000"}},
+		{"code_write", outcome{kind: backend.BadAccess, msg: "SIGSEGV"}},
+		{"sigaction_segv", outcome{kind: backend.Sandbox, msg: "rt_sigaction"}},
+		{"thread", outcome{kind: backend.Sandbox, msg: "forbidden system call"}},
+		{"fork", outcome{kind: backend.Sandbox, msg: "clone"}},
+		{"kill", outcome{kind: backend.Sandbox, msg: "kill"}},
+		{"socket", outcome{kind: backend.Sandbox, msg: "socket"}},
+		{"huge_alloc", outcome{out: []uint32{0, 0}}},
+		{"proc_mem", outcome{out: []uint32{0, eacces}}},
+		{"other_objects", outcome{out: []uint32{0, eacces, 0, eacces}}},
+		{"write_log", outcome{kind: backend.BadAccess, msg: "address 0x20000"}},
+		{"host_file", outcome{kind: backend.Sandbox, msg: "openat"}},
+	} {
+		t.Run(tt.kernel, func(t *testing.T) {
+			p := compileHostile(t, b, tt.kernel)
+			res, err := p.Run(context.Background(), hostileDispatch)
+			if tt.want.kind != "" {
+				f := wantFailure(t, err, tt.want.kind, tt.want.msg)
+				t.Logf("%s: %s: %s", tt.kernel, f.Kind, f.Msg)
+				if strings.Contains(f.Log, "HOSTILE-TEXT") {
+					t.Errorf("the kernel's own text reached the runner's log:\n%s", f.Log)
+				}
+			} else {
+				if err != nil {
+					t.Fatalf("run: %v", err)
+				}
+				got := u32s(res.Outputs[0])
+				for i, w := range tt.want.out {
+					if got[i] != w {
+						t.Errorf("out[%d] = %d, want %d (out %v)", i, got[i], w, got[:len(tt.want.out)])
+					}
+				}
+			}
+			raceStillCaught(t, b)
+		})
+	}
+
+	// Host effects.
+	if _, err := os.Stat("/tmp/metalab-hostile-file"); err == nil {
+		os.Remove("/tmp/metalab-hostile-file")
+		t.Errorf("a kernel wrote a file on the host")
+	}
+	b.Close()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		left := runnerProcesses(t, b.runnerPath)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("runner processes left after Close: %v", left)
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left in TMPDIR: %v", names)
+	}
+}
+
+// TestRunnerConfined checks what a loaded runner says of its confinement:
+// its own object only, the objects sealed, the second filter on.
+func TestRunnerConfined(t *testing.T) {
+	b := newBackend(t, Options{})
+	p := compileHostile(t, b, "race").(*program)
+	b.runMu.Lock()
+	hello, err := p.proc.Call(context.Background(), runner.MsgHello, nil, loadTimeout)
+	b.runMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(hello[4:])
+	t.Logf("runner: %s", text)
+	if strings.Contains(text, "seccomp=(") {
+		t.Skipf("no system-call filter on this machine: %s", text)
+	}
+	for _, want := range []string{"object landlock=abi", "(read-only:" + p.so, " sealed=", "run-filter=on"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the loaded runner's hello lacks %q: %s", want, text)
+		}
+	}
+	if strings.Contains(text, "failed") || strings.Contains(text, "seal=unavailable") {
+		t.Errorf("the objects were not all sealed: %s", text)
+	}
+}
