@@ -9,5 +9,5 @@ import (
 
 func procAttr() *syscall.SysProcAttr { return nil }
 
-func cpuLimited(*os.ProcessState) bool { return false }
+func cpuLimited(*os.ProcessState) bool   { return false }
 func sigsysKilled(*os.ProcessState) bool { return false }
