@@ -294,6 +294,12 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 			if !errors.As(err, &ee) {
 				return "", envErr(err)
 			}
+			if m := memoryExhausted(log.String()); m != "" && b.sandboxPrefix(timeout) != nil {
+				// The sandbox's memory limit is most of the machine's: a
+				// compile that reaches it is the source's doing.
+				return "", &backend.Failure{Kind: backend.CompileError,
+					Msg: fmt.Sprintf("%s: the compiler ran out of its memory limit (%s)", in.name, m), Log: log.String()}
+			}
 			if m := buildcache.EnvironmentFault(log.String()); m != "" {
 				return "", envErr(fmt.Errorf("%s\n%s", m, log.String()))
 			}
@@ -346,6 +352,18 @@ func (b *Backend) pch(ctx context.Context, flags []string, check bool) string {
 		}
 	})
 	return b.pchPath[mode]
+}
+
+// memoryExhausted returns the compiler's line saying it ran out of memory,
+// or "".
+func memoryExhausted(log string) string {
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "virtual memory exhausted") || strings.Contains(line, "out of memory allocating") ||
+			strings.Contains(line, "Cannot allocate memory") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
 }
 
 // compileFSizeLimit bounds a file the sandboxed compiler writes.

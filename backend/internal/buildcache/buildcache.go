@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -150,6 +151,11 @@ func FileSHA256(path string) (string, error) {
 // compiler killed for memory), or "".
 func EnvironmentFault(log string) string {
 	for _, line := range strings.Split(log, "\n") {
+		if includeRefused.MatchString(line) {
+			// An include the compile sandbox (or the file's mode) refused:
+			// the source's doing, at its position.
+			continue
+		}
 		for _, m := range []string{"No space left on device", "cannot open output file", "Permission denied",
 			"Killed signal terminated program", "Cannot allocate memory", "virtual memory exhausted",
 			"cannot execute", "error trying to exec"} {
@@ -160,6 +166,10 @@ func EnvironmentFault(log string) string {
 	}
 	return ""
 }
+
+// includeRefused matches the compiler's error for a file a source includes
+// and may not read: "file:line:col: fatal error: path: Permission denied".
+var includeRefused = regexp.MustCompile(`^\S+:\d+:\d+: (fatal )?error: .*: Permission denied$`)
 
 // DefineArgs returns -DNAME=VALUE (or -DNAME for an empty value) for each
 // define, sorted by name so that the flags, and the key they go into, do
