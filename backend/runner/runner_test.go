@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -158,6 +159,17 @@ func fakeRunner(mode string) int {
 				line := map[string]string{"exit70": "bad access: kernel k: illegal address", "exit71": "crash: kernel k: trap", "exit74": "timeout: kernel k: watchdog"}[mode]
 				fmt.Fprintln(os.Stderr, line)
 				return map[string]int{"exit70": ExitBadAccess, "exit71": ExitCrash, "exit74": ExitTimeout}[mode]
+			case "segv", "overflow":
+				line := map[string]string{
+					"segv":     "crash: SIGSEGV at address 0x10000 in thread 3 of threadgroup (0,0,0)",
+					"overflow": "crash: SIGSEGV at address 0x7f0000001000 (stack overflow) in thread 3 of threadgroup (0,0,0)",
+				}[mode]
+				fmt.Fprintln(os.Stderr, line)
+				return ExitCrash
+			case "sigsys":
+				// Go's runtime catches SIGSYS: die by it from a shell instead.
+				syscall.Exec("/bin/sh", []string{"sh", "-c", "kill -SYS $$"}, nil)
+				return 1
 			case "hang":
 				time.Sleep(time.Hour)
 			}
@@ -166,6 +178,28 @@ func fakeRunner(mode string) int {
 			e.Str("unknown request")
 			reply(seq, MsgErr, e.B)
 		}
+	}
+}
+
+// TestNoScratchLeft checks that starting and ending runners leaves
+// nothing in TMPDIR, however they end.
+func TestNoScratchLeft(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	p := startFake(t, "cpu")
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("a running runner has %d entries in TMPDIR, want none: its working directory is removed once it is in it", len(ents))
+	}
+	p.Close()
+	q := startFake(t, "exit71")
+	_, _ = q.Execute(context.Background(), testBufs, Dispatch{}, time.Minute, time.Minute)
+	q.Kill()
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left in TMPDIR: %v", names)
 	}
 }
 
@@ -301,6 +335,11 @@ func TestDispatchFailures(t *testing.T) {
 		{"exit71", time.Minute, wantKind(backend.Crash, "crash: kernel k: trap")},
 		{"exit74", time.Minute, wantKind(backend.Timeout, "timeout: kernel k: watchdog")},
 		{"hang", 300 * time.Millisecond, wantKind(backend.Timeout, "did not finish within 300ms")},
+		// A fault of kernel code outside the runner's layout is a write
+		// through a forged pointer: the kernel's bad access.
+		{"segv", time.Minute, wantKind(backend.BadAccess, "bad access: SIGSEGV at address 0x10000 in thread 3")},
+		{"overflow", time.Minute, wantKind(backend.Crash, "stack overflow")},
+		{"sigsys", time.Minute, wantKind(backend.Sandbox, "forbidden system call")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
