@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"time"
 
 	"metalab/backend"
 	"metalab/backend/internal/buildcache"
