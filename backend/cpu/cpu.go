@@ -121,7 +121,8 @@ type Backend struct {
 	spare      *runner.Proc // a started runner with no kernel, or nil
 	spareEpoch int          // incremented by Close: a spare started before is discarded
 	spareWG    sync.WaitGroup
-	starts     atomic.Int64 // runner processes started, for tests
+	closing    sync.WaitGroup // runners being stopped
+	starts     atomic.Int64   // runner processes started, for tests
 
 	linesState
 
@@ -349,6 +350,7 @@ func (b *Backend) Close() error {
 		spare.Close()
 	}
 	b.spareWG.Wait()
+	b.closing.Wait()
 	return nil
 }
 

@@ -71,11 +71,16 @@ func (p *program) Close() error {
 	return nil
 }
 
-// dropRunner stops the program's runner, if any. The caller holds b.runMu.
+// dropRunner stops the program's runner, if any, without waiting for it
+// to exit (Backend.Close waits). The caller holds b.runMu.
 func (p *program) dropRunner() {
-	if p.proc != nil {
-		p.proc.Close()
+	if r := p.proc; r != nil {
 		p.proc = nil
+		p.b.closing.Add(1)
+		go func() {
+			defer p.b.closing.Done()
+			r.Close()
+		}()
 	}
 	delete(p.b.live, p)
 }
