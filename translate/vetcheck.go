@@ -50,6 +50,7 @@ func (v *vetter) check() {
 	v.rules(skipped, ruleSkipped, nil)
 	facts := v.ptrFacts(live)
 	v.undefinedFuncs(live, facts)
+	v.localRules(live, facts)
 	v.pointerRules(live, facts)
 	for _, side := range v.side {
 		mode := ruleLive

@@ -39,11 +39,86 @@ type ptrFacts struct {
 	otherDecl  map[string]bool // declared at least once otherwise (auto included)
 	ptrAlias   map[string]bool // typedef or using naming a pointer type
 	ptrRet     map[string]bool // a function declared returning a pointer
-	funcs      map[string]bool // functions: the source's and metal_stdlib's
+	funcs      map[string]bool // functions the source declares
+	prelude    map[string]bool // functions metal_stdlib declares (some of them types too)
 	defined    map[string]bool // functions the source defines (with a body)
 	ptrHolders map[string]bool // structs and unions with a pointer or reference member
 	deducible  map[string]bool // template parameters a function parameter may deduce (a pointer type, perhaps)
 	typeName   func(string) bool
+	decls      map[string][]declRec // every declaration of a name, in order
+	block      []int                // for each token, the '{' of the innermost block holding it, or -1
+}
+
+// A declRec is one declaration of a name: where, whether it is a pointer,
+// and the tokens it is visible in.
+type declRec struct {
+	at, lo, hi int
+	ptr        bool
+}
+
+// record notes a declaration of the name at ts[k].
+func (p *ptrFacts) record(ts []vtok, k int, ptr bool) {
+	name := ts[k].Text
+	if ptr {
+		p.ptrDecl[name] = true
+	} else {
+		p.otherDecl[name] = true
+	}
+	lo, hi := 0, len(ts)
+	if b := p.block[k]; b >= 0 {
+		lo, hi = b, closeTok(ts, b)
+		if hi < 0 {
+			hi = len(ts)
+		}
+	}
+	// A parameter is visible in the body after its list.
+	if insideParens(ts, k) {
+		depth := 0
+		for j := k - 1; j >= 0 && j > k-4096; j-- {
+			if ts[j].Text == ")" {
+				depth++
+			} else if ts[j].Text == "(" {
+				if depth > 0 {
+					depth--
+					continue
+				}
+				if cp := closeTok(ts, j); cp > 0 {
+					for x := cp + 1; x < len(ts) && x < cp+48; x++ {
+						if ts[x].Text == "{" {
+							if e := closeTok(ts, x); e > 0 && (p.block[x] == p.block[k] || p.block[k] < 0 || p.block[x] >= 0) {
+								lo, hi = x, e
+							}
+							break
+						}
+						if ts[x].Text == ";" || ts[x].Text == "}" {
+							break
+						}
+					}
+				}
+				break
+			}
+		}
+	}
+	p.decls[name] = append(p.decls[name], declRec{at: k, lo: lo, hi: hi, ptr: ptr})
+}
+
+// nameKindAt judges the name used at ts[k] by the declaration C++ finds
+// there: the last one before it whose scope holds it; by all its
+// declarations when none does.
+func (p *ptrFacts) nameKindAt(name string, k int) exprKind {
+	best := -1
+	for i, d := range p.decls[name] {
+		if d.at < k && d.lo <= k && k <= d.hi && (best < 0 || d.at > p.decls[name][best].at) {
+			best = i
+		}
+	}
+	if best < 0 || p.funcs[name] {
+		return p.nameKind(name)
+	}
+	if p.decls[name][best].ptr {
+		return kPtr
+	}
+	return kUnknown
 }
 
 // pointerRules applies the rules of this file to a run of live tokens,
@@ -62,12 +137,27 @@ func (v *vetter) pointerRules(ts []vtok, p *ptrFacts) {
 // ptrFacts gathers the declarations the rules judge by.
 func (v *vetter) ptrFacts(ts []vtok) *ptrFacts {
 	p := &ptrFacts{ptrDecl: map[string]bool{}, otherDecl: map[string]bool{}, ptrAlias: map[string]bool{}, ptrRet: map[string]bool{},
-		funcs: map[string]bool{}, defined: map[string]bool{}, ptrHolders: map[string]bool{}, deducible: map[string]bool{}}
+		funcs: map[string]bool{}, defined: map[string]bool{}, ptrHolders: map[string]bool{}, deducible: map[string]bool{},
+		decls: map[string][]declRec{}, block: make([]int, len(ts))}
+	var stack []int
+	for k, t := range ts {
+		if t.Kind == msl.Punct && t.Text == "}" && len(stack) > 0 {
+			stack = stack[:len(stack)-1]
+		}
+		p.block[k] = -1
+		if len(stack) > 0 {
+			p.block[k] = stack[len(stack)-1]
+		}
+		if t.Kind == msl.Punct && t.Text == "{" {
+			stack = append(stack, k)
+		}
+	}
 	p.typeName = func(n string) bool {
 		return builtinTypes[n] || v.provided[n]&nType != 0 || v.declared[n]&nType != 0 || p.ptrAlias[n]
 	}
+	p.prelude = map[string]bool{}
 	for n := range metalFuncs() {
-		p.funcs[n] = true
+		p.prelude[n] = true
 	}
 	walkScope(ts, 0, len(ts), false, "", 0, func(st *stmt) {
 		info := declares(ts, st)
@@ -130,12 +220,12 @@ func (v *vetter) ptrFacts(ts []vtok) *ptrFacts {
 			// A later declarator of a declaration (int a, b = 0;), not an
 			// argument of a call (f(a, b, c)).
 			if next.Text != "," || !insideParens(ts, k) {
-				p.otherDecl[t.Text] = true
+				p.record(ts, k, false)
 			}
 			continue
 		}
 		if k >= 2 && ts[k-2].Text == "(" && (ts[k-1].Text == "*" || ts[k-1].Text == "&") && next.Text == ")" {
-			p.ptrDecl[t.Text] = true // (*p)[4], (&a)[4]
+			p.record(ts, k, true) // (*p)[4], (&a)[4]
 			continue
 		}
 		star, j := false, k-1
@@ -153,7 +243,7 @@ func (v *vetter) ptrFacts(ts []vtok) *ptrFacts {
 		}
 		if j < k-1 && !(ts[j].Kind == msl.Ident && !cppKeywords[ts[j].Text] || declSpecifiers[ts[j].Text] || ts[j].Text == ">" || ts[j].Text == ">>") {
 			if ts[j].Text == "," && star && next.Text != "(" {
-				p.ptrDecl[t.Text] = true // float *a, *b
+				p.record(ts, k, true) // float *a, *b
 			}
 			continue
 		}
@@ -164,10 +254,23 @@ func (v *vetter) ptrFacts(ts []vtok) *ptrFacts {
 			}
 			continue // a function, or a variable initialised with (...)
 		}
-		if ptr {
-			p.ptrDecl[t.Text] = true
-		} else {
-			p.otherDecl[t.Text] = true
+		p.record(ts, k, ptr)
+	}
+	// auto [a, b] = ...: structured bindings are not known pointers.
+	for k := 0; k+1 < len(ts); k++ {
+		if ts[k].Text != "auto" {
+			continue
+		}
+		j := k + 1
+		for j < len(ts) && (ts[j].Text == "&" || ts[j].Text == "&&" || ts[j].Text == "const") {
+			j++
+		}
+		if j < len(ts) && ts[j].Text == "[" {
+			for j++; j < len(ts) && ts[j].Text != "]"; j++ {
+				if ts[j].Kind == msl.Ident {
+					p.record(ts, j, false)
+				}
+			}
 		}
 	}
 	for _, f := range v.files {
@@ -366,12 +469,12 @@ func (v *vetter) punctPtrRule(ts []vtok, k int, p *ptrFacts) {
 		}
 		return
 	case "&&":
-		if unaryContext(ts, k-1) && k+1 < len(ts) && ts[k+1].Kind == msl.Ident {
+		if (unaryContext(ts, k-1) || p.castClose(ts, k-1)) && k+1 < len(ts) && ts[k+1].Kind == msl.Ident {
 			v.report(t, "&&%s takes a label's address, which is code: Metal has no such operator", ts[k+1].Text)
 		}
 		return
 	case "+":
-		if unaryContext(ts, k-1) && k+1 < len(ts) && ts[k+1].Text == "[" {
+		if (unaryContext(ts, k-1) || p.castClose(ts, k-1)) && k+1 < len(ts) && ts[k+1].Text == "[" {
 			v.report(t, "unary + on a lambda makes a function pointer: Metal has no function pointers")
 		}
 		return
@@ -399,15 +502,42 @@ func (v *vetter) punctPtrRule(ts []vtok, k int, p *ptrFacts) {
 		}
 	}
 	r := closeTok(ts, k)
-	if r < 0 || r+1 >= len(ts) || operandEnd(ts, k-1) && !castAfterOperand(ts, k-1) {
+	if r < 0 || r+1 >= len(ts) || operandEnd(ts, k-1) && !castAfterOperand(ts, k-1) && !p.castClose(ts, k-1) {
 		return
 	}
 	ptr, ok := p.castType(ts, k+1, r)
 	if !ok || !operandStart(ts[r+1]) {
 		return
 	}
+	if ptr {
+		v.pointeeRule(ts, k, k+1, r, p)
+	}
 	lo, hi := r+1, castOperandEnd(ts, r+1)
 	v.checkCast(ts, k, lo, hi, ptr, p, "cast")
+}
+
+// castClose reports whether ts[k] is the ')' closing a C-style cast's
+// type, so that what follows is the cast's operand.
+func (p *ptrFacts) castClose(ts []vtok, k int) bool {
+	if k < 0 || ts[k].Text != ")" {
+		return false
+	}
+	depth := 0
+	for j := k; j >= 0 && j > k-256; j-- {
+		switch ts[j].Text {
+		case ")":
+			depth++
+		case "(":
+			if depth--; depth == 0 {
+				if j > 0 && (operandEnd(ts, j-1) || ts[j-1].Text == "sizeof" || ts[j-1].Text == "alignof" || ts[j-1].Text == "decltype") && !castAfterOperand(ts, j-1) {
+					return false
+				}
+				_, ok := p.castType(ts, j+1, k)
+				return ok
+			}
+		}
+	}
+	return false
 }
 
 // castAfterOperand reports whether the token at ts[k], which ends an
@@ -766,7 +896,19 @@ func (v *vetter) unionRule(ts []vtok, k int, p *ptrFacts) {
 func (v *vetter) functionUse(ts []vtok, k int, p *ptrFacts) {
 	t := ts[k]
 	name := t.Text
-	if !p.funcs[name] || p.ptrDecl[name] || p.otherDecl[name] || v.declared[name]&(nType|nMacro|nNamespace) != 0 || v.provided[name]&nType != 0 {
+	if p.ptrDecl[name] || p.otherDecl[name] || v.declared[name]&(nType|nMacro|nNamespace) != 0 {
+		return
+	}
+	switch {
+	case p.funcs[name]:
+	case p.prelude[name]:
+		// metal_stdlib's names are often types and functions at once
+		// (exp, is_same_v): only a plain function's name, or one whose
+		// address is taken with &, is judged.
+		if v.provided[name] != nFunc && !p.addressTaken(ts, k) {
+			return
+		}
+	default:
 		return
 	}
 	if isCall(ts, k) || k+1 < len(ts) && ts[k+1].Text == "::" {
@@ -791,6 +933,19 @@ func (v *vetter) functionUse(ts []vtok, k int, p *ptrFacts) {
 		return
 	}
 	v.report(t, "the address of function %s is taken: Metal has no function pointers (outside visible function tables, which metalab does not run), so a function may only be called", name)
+}
+
+// addressTaken reports whether the name at ts[k] follows a unary &,
+// qualified or not (&f, &metal::f, &::f).
+func (p *ptrFacts) addressTaken(ts []vtok, k int) bool {
+	j := k - 1
+	for j >= 1 && ts[j].Text == "::" {
+		j--
+		if ts[j].Kind == msl.Ident {
+			j--
+		}
+	}
+	return j >= 0 && ts[j].Text == "&" && (j == 0 || !operandEnd(ts, j-1) || p.castClose(ts, j-1))
 }
 
 // inTemplateArgs reports whether ts[k] lies in a template argument list
@@ -1017,11 +1172,18 @@ func (p *ptrFacts) unary(ts []vtok, lo, hi, depth int) exprKind {
 		case "&":
 			// &x of an object; &f of a function is refused on its own.
 			base := lo + 1
-			for base < hi && (ts[base].Text == "(" || ts[base].Text == "::") {
+			for base < hi && ts[base].Text == "(" {
 				base++
 			}
-			if base < hi && ts[base].Kind == msl.Ident && p.funcs[ts[base].Text] && !p.ptrDecl[ts[base].Text] && !p.otherDecl[ts[base].Text] {
-				return kUnknown
+			for base+2 < hi && (ts[base].Text == "::" || ts[base+1].Text == "::") {
+				if ts[base].Text == "::" {
+					base++
+				} else {
+					base += 2
+				}
+			}
+			if base < hi && ts[base].Kind == msl.Ident && (p.funcs[ts[base].Text] || p.prelude[ts[base].Text]) && !p.ptrDecl[ts[base].Text] {
+				return kUnknown // a function's address, refused on its own
 			}
 			return kPtr
 		case "++", "--":
@@ -1112,7 +1274,11 @@ func (p *ptrFacts) postfix(ts []vtok, lo, hi, depth int) exprKind {
 			name = ts[j+1].Text
 			j += 2
 		}
-		k = p.nameKind(name)
+		if j == lo+1 {
+			k = p.nameKindAt(name, lo)
+		} else {
+			k = p.nameKind(name)
+		}
 		if j < hi && ts[j].Text == "<" {
 			if gt := closeAngle(ts, j); gt > 0 && gt < hi {
 				j = gt + 1
@@ -1223,4 +1389,81 @@ func deletedDecl(ts []vtok, st *stmt) bool {
 		}
 	}
 	return false
+}
+
+// bodyTokens marks the tokens inside function bodies: those no
+// declaration at namespace or class scope holds.
+func bodyTokens(ts []vtok) []bool {
+	in := make([]bool, len(ts))
+	for k := range in {
+		in[k] = true
+	}
+	walkScope(ts, 0, len(ts), false, "", 0, func(st *stmt) {
+		for _, j := range st.idx {
+			in[j] = false
+		}
+	})
+	return in
+}
+
+// localRules refuses, inside function bodies, the local state Metal does
+// not have: static variables that are not constants (one object shared by
+// every thread of every dispatch) and arrays whose bound is not a
+// constant expression (variable-length arrays, which C++ does not have:
+// the stack they take is chosen at run time).
+func (v *vetter) localRules(ts []vtok, p *ptrFacts) {
+	body := bodyTokens(ts)
+	consts := map[string]bool{}
+	for k, t := range ts {
+		if t.Kind != msl.Ident || k == 0 || k+1 >= len(ts) || insideParens(ts, k) {
+			continue
+		}
+		if n := ts[k+1].Text; n != "=" && n != "[" && n != "{" && n != ";" && n != "," && n != "(" {
+			continue
+		}
+		for j := k - 1; j >= 0 && j > k-32; j-- {
+			x := ts[j].Text
+			if x == ";" || x == "{" || x == "}" || x == "(" || x == ")" {
+				break
+			}
+			if x == "const" || x == "constexpr" || x == "constant" {
+				consts[t.Text] = true
+				break
+			}
+		}
+	}
+	for k, t := range ts {
+		if !body[k] || t.Kind != msl.Ident {
+			continue
+		}
+		if t.Text == "static" {
+			constant := false
+			for j := k + 1; j < len(ts) && j < k+32; j++ {
+				x := ts[j].Text
+				if x == ";" || x == "=" || x == "{" || x == "(" {
+					break
+				}
+				if x == "const" || x == "constexpr" || x == "constant" {
+					constant = true
+				}
+			}
+			if !constant {
+				v.report(t, "a static local variable is one object shared by every thread: Metal allows static storage only for constants in the constant address space")
+			}
+			continue
+		}
+		if k+1 >= len(ts) || ts[k+1].Text != "[" || cppKeywords[t.Text] || !declPrefix(ts, k-1, p.typeName) || insideParens(ts, k) {
+			continue
+		}
+		r := closeTok(ts, k+1)
+		for j := k + 2; j < r; j++ {
+			x := ts[j]
+			if x.Kind != msl.Ident || cppKeywords[x.Text] || consts[x.Text] || !p.otherDecl[x.Text] && !p.ptrDecl[x.Text] || v.global[x.Text]&nVar != 0 || v.declared[x.Text]&nType != 0 ||
+				p.typeName(x.Text) || member(ts, j) || j+1 < r && ts[j+1].Text == "::" || v.provided[x.Text] != 0 {
+				continue
+			}
+			v.report(x, "a variable-length array: the bound %s is not a constant expression, and Metal, as C++, needs constant array bounds", x.Text)
+			break
+		}
+	}
 }

@@ -1,0 +1,7 @@
+// refuse @1: the compiler builtin __builtin_alloca
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], constant ulong& addr [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  thread float* p = (thread float*)/*@1*/__builtin_alloca(addr);
+  out[0] = p[0];
+}

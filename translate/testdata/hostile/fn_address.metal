@@ -1,0 +1,7 @@
+// refuse @1: the address of function helper
+#include <metal_stdlib>
+using namespace metal;
+float helper(float x) { return x; }
+kernel void k(device float* out [[buffer(0)]], constant ulong& addr [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  out[0] = float((ulong)&/*@1*/helper & 1);
+}

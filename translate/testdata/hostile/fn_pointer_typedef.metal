@@ -1,0 +1,8 @@
+// refuse @1: function pointer type
+#include <metal_stdlib>
+using namespace metal;
+typedef float /*@1*/(*F)(float);
+float helper(float x) { return x; }
+kernel void k(device float* out [[buffer(0)]], constant ulong& addr [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  out[0] = 0;
+}

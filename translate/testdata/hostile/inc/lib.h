@@ -1,0 +1,1 @@
+inline float lib_f(float x) { return x; }

@@ -1,0 +1,6 @@
+// refuse @1: not visibly a pointer
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], constant ulong& addr [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  (/*@1*/(device float*)0x7f0000001000)[i] = 0;
+}

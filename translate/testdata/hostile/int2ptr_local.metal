@@ -1,0 +1,7 @@
+// refuse @1: not visibly a pointer
+#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], constant ulong& addr [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  ulong n = addr + 16;
+  (/*@1*/(device float*)n)[0] = 1;
+}

@@ -1,0 +1,8 @@
+// refuse @1: not visibly a pointer
+#include <metal_stdlib>
+using namespace metal;
+#define PTR(a, b) (device a##b*)
+kernel void k(device float* out [[buffer(0)]], constant ulong& addr [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  device float* p = /*@1*/PTR(flo, at) addr;
+  p[0] = 1;
+}

@@ -1,0 +1,9 @@
+// refuse @1: not visibly a pointer
+#include <metal_stdlib>
+using namespace metal;
+typedef device float* fptr;
+typedef fptr fptr2;
+kernel void k(device float* out [[buffer(0)]], constant ulong& addr [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+  fptr2 p = /*@1*/fptr2(addr);
+  p[0] = 1;
+}
