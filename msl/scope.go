@@ -74,6 +74,7 @@ type Scope struct {
 	looked     map[int]*Var // Lookup results for names used in the body, by offset
 	funcEff    *Effects
 	footprints map[[2]int]*Footprints
+	Geometries []Dims          // threads per threadgroup to interpret footprints for (a spec's dispatches); none: one-dimensional threadgroups of up to MaxThreads threads, assumed
 	casts      map[*Var]bool   // castDerived, memoised
 	types      map[string]bool // IsTypeName, by name
 	pures      map[string]bool // IsPureCall, by name

@@ -43,8 +43,22 @@ type Touch struct {
 // scenario.
 type Footprint struct {
 	Scenario map[string]bool // values of the bool function constants tested
+	Geometry Dims            // the threads per threadgroup interpreted; zero when one-dimensional threadgroups of up to MaxThreads threads are assumed
 	Touches  map[*Var][]Touch
 }
+
+// Dims are the threads per threadgroup of a dispatch, x, y and z.
+type Dims [3]int
+
+// Count returns the number of threads.
+func (d Dims) Count() int { return d[0] * d[1] * d[2] }
+
+// String returns "32x4x1".
+func (d Dims) String() string { return fmt.Sprintf("%dx%dx%d", d[0], d[1], d[2]) }
+
+// OneDimensional is the assumption footprints rest on when no geometry is
+// given.
+const OneDimensional = "one-dimensional threadgroups"
 
 // A Footprints is the footprint of a statement range in every scenario.
 type Footprints struct {
@@ -72,12 +86,18 @@ func (sc *Scope) ThreadFootprints(stmts []Stmt) *Footprints {
 	consts := sc.scenarioConsts(stmts)
 	if len(stmts) == 0 {
 		// Nothing is touched, in every scenario.
-		for k := 0; k < 1<<len(consts); k++ {
-			scen := map[string]bool{}
-			for i, c := range consts {
-				scen[c] = k&(1<<i) != 0
+		geos := sc.Geometries
+		if len(geos) == 0 {
+			geos = []Dims{{}}
+		}
+		for _, geo := range geos {
+			for k := 0; k < 1<<len(consts); k++ {
+				scen := map[string]bool{}
+				for i, c := range consts {
+					scen[c] = k&(1<<i) != 0
+				}
+				fp.Scenarios = append(fp.Scenarios, &Footprint{Scenario: scen, Geometry: geo, Touches: map[*Var][]Touch{}})
 			}
-			fp.Scenarios = append(fp.Scenarios, &Footprint{Scenario: scen, Touches: map[*Var][]Touch{}})
 		}
 		return fp
 	}
@@ -90,19 +110,29 @@ func (sc *Scope) ThreadFootprints(stmts []Stmt) *Footprints {
 	needed := sc.slice(path, first, stmts)
 	n := 1 << len(consts)
 	total := 0
-	for k := 0; k < n; k++ {
+	geos := sc.Geometries
+	if len(geos) == 0 {
+		geos = []Dims{{}}
+	}
+	for k := 0; k < n*len(geos); k++ {
 		scen := map[string]bool{}
 		for i, c := range consts {
-			scen[c] = k&(1<<i) != 0
+			scen[c] = (k%n)&(1<<i) != 0
 		}
-		f := &Footprint{Scenario: scen, Touches: map[*Var][]Touch{}}
-		for t := 0; t < MaxThreads; t++ {
+		geo := geos[k/n]
+		threads := MaxThreads
+		if geo != (Dims{}) {
+			threads = geo.Count()
+		}
+		f := &Footprint{Scenario: scen, Geometry: geo, Touches: map[*Var][]Touch{}}
+		for t := 0; t < threads; t++ {
 			if total > maxTotalSteps {
 				p, e := stmts[0].Span()
 				fp.Unknown = append(fp.Unknown, UnknownFor{p, e, fmt.Sprintf("more than %d statements to follow over all threads", maxTotalSteps)})
 				return fp
 			}
 			in := newInterp(sc, t, scen, fp)
+			in.geo = geo
 			in.needed = needed
 			reached := in.lead(path, first)
 			led := in.steps
@@ -326,6 +356,7 @@ type interp struct {
 	stopped bool // the thread returned
 	steps   int
 	needed  map[*Block][]Stmt // the statements leading up that the analysed ones depend on, by block, in order
+	geo     Dims              // the threads per threadgroup; zero: one-dimensional assumed
 }
 
 // maxSteps bounds the statements one thread interprets, and
@@ -791,7 +822,7 @@ func (in *interp) loopOnce(s Stmt, body Stmt, conds []Span) {
 
 // threadVar returns the value of a parameter with a thread-identifying
 // attribute, for this thread.
-func (in *interp) threadVar(v *Var, member string) (ival, bool) {
+func (in *interp) threadVar(v *Var, member string, at Span) (ival, bool) {
 	if v.Kind != ParamVar {
 		return ival{}, false
 	}
@@ -811,19 +842,40 @@ func (in *interp) threadVar(v *Var, member string) (ival, bool) {
 			return intVal(int64(linear), u32), true
 		case "threads_per_simdgroup", "thread_execution_width":
 			return intVal(SIMDWidth, u32), true
-		case "thread_position_in_threadgroup":
+		case "thread_position_in_threadgroup", "threads_per_threadgroup":
 			vec := v.Elem != "uint" && v.Elem != "ushort"
+			axis := -1
 			switch {
 			case !vec && member == "":
-				in.assume("one-dimensional threadgroups")
-				return intVal(int64(linear), u32), true
+				axis = 0
 			case vec && member == "x":
-				in.assume("one-dimensional threadgroups")
-				return intVal(int64(linear), u32), true
-			case vec && (member == "y" || member == "z"):
-				in.assume("one-dimensional threadgroups")
-				return intVal(0, u32), true
+				axis = 0
+			case vec && member == "y":
+				axis = 1
+			case vec && member == "z":
+				axis = 2
 			}
+			if axis < 0 {
+				return ival{}, false
+			}
+			if in.geo != (Dims{}) {
+				if a.Name == "threads_per_threadgroup" {
+					return intVal(int64(in.geo[axis]), u32), true
+				}
+				pos := [3]int{linear % in.geo[0], linear / in.geo[0] % in.geo[1], linear / (in.geo[0] * in.geo[1])}
+				return intVal(int64(pos[axis]), u32), true
+			}
+			if a.Name == "threads_per_threadgroup" {
+				return ival{}, false
+			}
+			in.assume(OneDimensional)
+			if axis > 0 {
+				// Under the assumption .y and .z would be 0, but kernels that
+				// read them are dispatched in two or three dimensions.
+				in.unknownf(at.Pos, at.End, "assuming %s, but the kernel reads %s.%s; list the sites under a spec (sites --spec) to give the threads per threadgroup", OneDimensional, v.Name, member)
+				return unknown(), true
+			}
+			return intVal(int64(linear), u32), true
 		}
 	}
 	return ival{}, false
@@ -877,7 +929,7 @@ func (in *interp) eval(x Expr) ival {
 			}
 			return unknown()
 		}
-		if tv, ok := in.threadVar(v, ""); ok {
+		if tv, ok := in.threadVar(v, "", Span{x.Pos, x.End}); ok {
 			return tv
 		}
 		if v.Ref && v.IsMemory() && v.Space != Constant {
@@ -1202,8 +1254,16 @@ func (in *interp) elemAddr(x Expr) (ival, bool) {
 		for _, s := range subs {
 			in.eval(s)
 		}
+		if base.base != nil {
+			// A pointer into a known variable at an unknown offset.
+			return ival{known: false, base: base.base, w: base.w}, true
+		}
 		if n, ok := root.(*NameExpr); ok {
 			if v := in.sc.resolve(n); v != nil && (v.Ptr > 0 || v.IsArray()) {
+				if v.Space == Threadgroup && v.Ptr > 0 && v.Kind != ParamVar {
+					in.unknownf(n.Pos, n.End, "threadgroup pointer %s, whose target is not followed", n.Name)
+					return unknown(), false
+				}
 				return ival{known: false, base: v}, true
 			}
 		}
@@ -1260,7 +1320,7 @@ func (in *interp) access(x Expr, read, write bool, _ ival) ival {
 	if n, ok := root.(*NameExpr); ok {
 		v := in.sc.resolve(n)
 		if v != nil && len(subs) == 0 && len(members) > 0 {
-			if tv, ok := in.threadVar(v, members[0].Name); ok && len(members) == 1 {
+			if tv, ok := in.threadVar(v, members[0].Name, Span{startOf(x), endOf(x)}); ok && len(members) == 1 {
 				return tv
 			}
 			if !v.IsMemory() {
@@ -1532,6 +1592,7 @@ type Conflict struct {
 	Var      *Var
 	A, B     Touch
 	Scenario map[string]bool
+	Geometry Dims // the threads per threadgroup it happens with; zero when one-dimensional threadgroups are assumed
 }
 
 // Conflicts returns the conflicts between footprints a and b of the same
@@ -1548,7 +1609,7 @@ func Conflicts(a, b *Footprints) []Conflict {
 		fa, fb := pair[0], pair[1]
 		for v, ta := range fa.Touches {
 			if c, ok := conflictIn(v, ta, fb.Touches[v]); ok {
-				c.Scenario = fa.Scenario
+				c.Scenario, c.Geometry = fa.Scenario, fa.Geometry
 				out = append(out, c)
 			}
 			if v.Space == Device || v.Space == Threadgroup {
@@ -1557,7 +1618,7 @@ func Conflicts(a, b *Footprints) []Conflict {
 						continue
 					}
 					if c, ok := deviceAlias(v, ta, tb); ok {
-						c.Scenario = fa.Scenario
+						c.Scenario, c.Geometry = fa.Scenario, fa.Geometry
 						out = append(out, c)
 					}
 				}
@@ -1574,7 +1635,7 @@ func scenarioPairs(a, b *Footprints) [][2]*Footprint {
 	var out [][2]*Footprint
 	for _, fa := range a.Scenarios {
 		for _, fb := range b.Scenarios {
-			agree := true
+			agree := fa.Geometry == fb.Geometry
 			for k, v := range fa.Scenario {
 				if w, ok := fb.Scenario[k]; ok && w != v {
 					agree = false
@@ -1735,6 +1796,9 @@ func (c Conflict) String() string {
 		return fmt.Sprintf("element %d", t.Off)
 	}
 	s := fmt.Sprintf("thread %d %s %s of %s and thread %d %s %s", c.A.Thread, kind(c.A), el(c.A), c.Var.Name, c.B.Thread, kind(c.B), el(c.B))
+	if c.Geometry != (Dims{}) {
+		s += fmt.Sprintf(" with %s threads per threadgroup", c.Geometry)
+	}
 	if len(c.Scenario) > 0 {
 		var parts []string
 		for k, v := range c.Scenario {
