@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"metalab/backend"
 	"metalab/check"
 	"metalab/measure"
 	"metalab/report"
@@ -30,7 +31,7 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 		BaselineTGBytes: -1,
 	}
 	rows := map[store.Stage][]store.Row{}
-	for _, stage := range []store.Stage{store.StageVariant, store.StageCompile, store.StageCheck, store.StageSummary, store.StageControl, store.StageDecision} {
+	for _, stage := range []store.Stage{store.StageVariant, store.StageCompile, store.StageCheck, store.StageConfirm, store.StageSummary, store.StageControl, store.StageDecision} {
 		r, err := st.Results(ctx, store.Query{Stage: stage})
 		if err != nil {
 			return nil, err
@@ -49,6 +50,18 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 		k := [2]string{r.Variant, r.Case}
 		if _, ok := checks[k]; !ok {
 			checks[k] = *r.Check
+		}
+	}
+	// Confirmations before timing by variant and case; the checks after
+	// timing by variant and case, a failure over a pass.
+	confirms := map[[2]string]store.Confirmation{}
+	afters := map[[2]string]store.Confirmation{}
+	for _, r := range rows[store.StageConfirm] {
+		k := [2]string{r.Variant, r.Case}
+		if r.Phase == "" {
+			confirms[k] = *r.Confirm
+		} else if a, ok := afters[k]; !ok || a.Status == string(check.Pass) {
+			afters[k] = *r.Confirm
 		}
 	}
 	decisions := map[string]store.Decision{}
@@ -120,24 +133,32 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 			}
 		}
 		if v.Compile == "ok" {
-			v.Check = string(check.Pass)
-			for _, c := range p.Checked {
-				ck, ok := checks[[2]string{r.Variant, c}]
-				if !ok {
-					v.Check = "" // not every case checked yet
-					continue
-				}
-				if ck.Status != string(check.Pass) {
-					v.Check, v.CheckMessage = ck.Status, c+": "+ck.Message
-					break
-				}
-			}
+			partsOf(&v, p, r.Variant, checks, confirms, afters)
+		} else if v.Compile != "" {
+			v.Check, v.Stopped = v.Compile, check.PartBuild
+		}
+		if v.Check != "" && v.Check != string(check.Pass) && v.Check != string(check.FailAfterTiming) && ProofClaimed(r.Refs) && ProofViolation(v.Check) {
+			v.ProofViolated = true
+			v.CheckMessage = fmt.Sprintf("proof violated, a bug in metalab: every operator of this variant claims to keep outputs bitwise identical, and it failed its %s with %s: %s", v.Stopped, v.Check, v.CheckMessage)
+			v.Check = string(check.ProofViolated)
 		}
 		confirmed := false
-		for _, c := range p.Checked {
+		for _, c := range reportCases(p) {
 			rc := report.Case{Case: c}
-			if ck, ok := checks[[2]string{r.Variant, c}]; ok {
-				rc.Bitwise, rc.Message = ck.Status, ck.Message
+			if ck, ok := checks[[2]string{r.Variant, c}]; ok && (p.Verify == nil || !p.Verify.Off) {
+				rc.Verification, rc.Bitwise, rc.Message = ck.Status, ck.Status, ck.Message
+			}
+			if cf, ok := confirms[[2]string{r.Variant, c}]; ok {
+				rc.Confirmation = cf.Status
+				if rc.Bitwise == "" || rc.Bitwise == string(check.Pass) {
+					rc.Bitwise, rc.Message = cf.Status, cf.Message
+				}
+			}
+			if a, ok := afters[[2]string{r.Variant, c}]; ok {
+				rc.AfterTiming = a.Status
+				if a.Status != string(check.Pass) {
+					rc.Bitwise, rc.Message = a.Status, a.Message
+				}
 			}
 			if t := timings[mkey{r.Variant, c, PhaseConfirm}]; t != nil {
 				rc.Timing, confirmed = timingOf(t), true
@@ -149,7 +170,9 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 		for i := 1; i <= p.Rule.Confirmations; i++ {
 			if t := timings[mkey{r.Variant, p.Target, confirmPhase(i)}]; t != nil {
 				rc := report.Case{Case: fmt.Sprintf("%s (confirmation %d)", p.Target, i), Timing: timingOf(t)}
-				if ck, ok := checks[[2]string{r.Variant, p.Target}]; ok {
+				if cf, ok := confirms[[2]string{r.Variant, p.Target}]; ok {
+					rc.Bitwise = cf.Status
+				} else if ck, ok := checks[[2]string{r.Variant, p.Target}]; ok {
 					rc.Bitwise = ck.Status
 				}
 				v.Cases = append(v.Cases, rc)
@@ -176,7 +199,11 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 				in.Ablation = &report.Ablation{Case: p.Explore.Case}
 			}
 			row := report.AblationRow{Variant: r.Name, Label: labels[r.Variant], Timing: *timingOf(t)}
-			if ck, ok := checks[[2]string{r.Variant, p.Explore.Case}]; ok {
+			if a, ok := afters[[2]string{r.Variant, p.Explore.Case}]; ok && a.Status != string(check.Pass) {
+				row.Bitwise = a.Status
+			} else if cf, ok := confirms[[2]string{r.Variant, p.Explore.Case}]; ok {
+				row.Bitwise = cf.Status
+			} else if ck, ok := checks[[2]string{r.Variant, p.Explore.Case}]; ok {
 				row.Bitwise = ck.Status
 			}
 			in.Ablation.Rows = append(in.Ablation.Rows, row)
@@ -225,6 +252,13 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 		in.Contamination = append(in.Contamination, n)
 	}
 
+	for _, r := range rows[store.StageCheck] {
+		if r.Variant == p.Baseline && r.Check.Status == string(check.Pass) && r.Check.Findings > 0 && r.Check.Message != "" {
+			in.BaselineFindings = append(in.BaselineFindings, fmt.Sprintf("%s: %s (%s at this case)", r.Case, r.Check.Message, pluralize(r.Check.Findings, "finding")))
+		}
+	}
+	in.Verified = p.Verify != nil && !p.Verify.Off
+	in.Verification = verificationText(p, backendInfo(rows[store.StageCheck], p, true), backendInfo(rows[store.StageConfirm], p, false))
 	in.Plan = report.Plan{
 		Hash: st.PlanHash(), Strategy: strategyText(p, sp, len(vs)), Rule: RuleText(p.Rule) + " (rule sha256 " + p.RuleSHA256[:12] + ")",
 		Kernel: p.Kernel, Functions: p.Functions, Cases: p.Cases, ExploreCase: p.Explore.Case, Pairs: p.Confirm.Pairs,
@@ -352,4 +386,89 @@ func jsonOf(v any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("json: %w", err)
 	}
 	return b, nil
+}
+
+// partsOf fills v's two parts, the check after timing and where it
+// stopped from the store's rows. A plan from before the two parts has
+// its checks alone, shown as the verification.
+func partsOf(v *report.Variant, p *Plan, variant string, checks map[[2]string]store.Check, confirms, afters map[[2]string]store.Confirmation) {
+	pass := string(check.Pass)
+	if p.Verify != nil && p.Verify.Off {
+		v.Verification = "not verified"
+	} else {
+		v.Verification = pass
+		for _, c := range p.Checked {
+			ck, ok := checks[[2]string{variant, c}]
+			if !ok {
+				v.Verification = "" // not every case verified yet
+				continue
+			}
+			if ck.Status != pass {
+				v.Verification, v.Stopped = ck.Status, check.PartVerification
+				v.Check, v.CheckMessage = ck.Status, c+": "+ck.Message
+				return
+			}
+		}
+	}
+	if p.Verify == nil {
+		v.Check = v.Verification
+		return
+	}
+	if v.Verification == "" {
+		return
+	}
+	v.Confirmation = pass
+	for _, c := range p.Cases {
+		cf, ok := confirms[[2]string{variant, c}]
+		if !ok {
+			v.Confirmation = ""
+			continue
+		}
+		if cf.Status != pass {
+			v.Confirmation, v.Stopped = cf.Status, check.PartConfirmation
+			v.Check, v.CheckMessage = cf.Status, c+": "+cf.Message
+			return
+		}
+	}
+	if v.Confirmation == "" {
+		return
+	}
+	v.Check = pass
+	for _, c := range p.Cases {
+		a, ok := afters[[2]string{variant, c}]
+		if !ok {
+			continue
+		}
+		v.AfterTiming = a.Status
+		if a.Status != pass {
+			v.Stopped, v.Check, v.CheckMessage = "after timing", a.Status, c+": "+a.Message
+			return
+		}
+	}
+}
+
+// reportCases are the cases a variant's report lists: the timed ones,
+// then the other verification cases.
+func reportCases(p *Plan) []string {
+	out := slices.Clone(p.Cases)
+	for _, c := range p.Checked {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// backendInfo is the backend and device the rows (checks for the
+// verification, confirmations for the timing backend) were taken on, for
+// the report's line about them.
+func backendInfo(rows []store.Row, p *Plan, verify bool) backend.Info {
+	if len(rows) > 0 {
+		return backend.Info{Name: rows[0].Backend, Device: rows[0].Device}
+	}
+	name := p.Backend
+	if verify && p.Verify != nil && p.Verify.Backend != "" {
+		name = p.Verify.Backend
+	}
+	return backend.Info{Name: name, Device: "device not recorded"}
 }

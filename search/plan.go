@@ -55,14 +55,20 @@ type Plan struct {
 	Functions []string `json:"functions"` // the owned functions (--fn)
 	Macros    Macros   `json:"macros"`    // how the kernel is parsed for sites
 	Backend   string   `json:"backend"`
-	// Sets are the case sets every variant is checked and timed at;
-	// CheckSets are checked only.
+	// Sets are the case sets every variant is confirmed and timed at;
+	// CheckSets are verified only (with Verify.Sets).
 	Sets      []string `json:"sets"`
 	CheckSets []string `json:"check_sets,omitempty"`
-	// Cases are the timed cases ("set/name"), in order; Checked every
-	// case checked for parity (Cases first).
+	// Cases are the timed cases ("set/name"), in order: every variant is
+	// confirmed at each on the timing backend. Checked are the
+	// verification cases (Verify.Sets and CheckSets), or, with
+	// verification off, Cases.
 	Cases   []string `json:"cases"`
 	Checked []string `json:"checked_cases"`
+	// Verify says how variants are verified before they are timed. A plan
+	// without it was made before variants were verified and confirmed
+	// apart: its sweep's report renders, but it is not resumed.
+	Verify *Verification `json:"verify"`
 	// Target is the case the rule seeks the gain at.
 	Target string `json:"target_case"`
 	// TimedStages are the entries whose time a sample sums: the stages
@@ -78,6 +84,23 @@ type Plan struct {
 	Search      Settings     `json:"search"`
 	Rule        measure.Rule `json:"rule"`
 	RuleSHA256  string       `json:"rule_sha256"`
+}
+
+// A Verification is the first part of every variant's verdict: it runs
+// in the checking mode (bitwise parity, races, uninitialised reads,
+// bounds) on the verification backend at the verification cases, before
+// it is confirmed (bitwise parity on the timing backend at every timed
+// case) and timed.
+type Verification struct {
+	// Off turns verification off (--no-verify): variants are confirmed on
+	// the timing backend only, and every result says "not verified".
+	Off bool `json:"off,omitempty"`
+	// Backend is the verification backend ("cpu"); "" means the timing
+	// backend, which has a checking mode of its own.
+	Backend string `json:"backend,omitempty"`
+	// Sets are the verification's case sets (the spec's default sets
+	// unless --verify-cases names others).
+	Sets []string `json:"sets,omitempty"`
 }
 
 // A Source is one source file of the spec and its sha256.
@@ -262,7 +285,7 @@ func (p *Plan) Validate() error {
 		}
 	}
 	for _, op := range p.Search.Ops {
-		if all.Lookup(op) == nil {
+		if lookupOp(op) == nil {
 			var names []string
 			for _, m := range all.Mutations {
 				names = append(names, m.Name)
@@ -416,6 +439,12 @@ type PlanOptions struct {
 	NoDetect            bool
 	Race, Strict        bool
 	Rule                measure.Rule
+	// NoVerify turns verification off; VerifyBackend is the verification
+	// backend's name ("" the timing backend itself) and VerifySets its
+	// case sets (nil: the spec's default sets).
+	NoVerify      bool
+	VerifyBackend string
+	VerifySets    []string
 }
 
 // DefaultExplore and DefaultConfirm are the phases' defaults: exploration
@@ -433,7 +462,7 @@ func NewPlan(s *spec.Spec, specBytes []byte, f *msl.File, readFile func(string) 
 	p := &Plan{
 		Schema: PlanSchema, Spec: s.Path, SpecSHA256: sha(specBytes), Kernel: s.Source, Path: o.Path,
 		Functions: o.Functions, Macros: o.Macros, Backend: o.Backend, CheckSets: o.CheckSets,
-		Explore: o.Explore, Confirm: o.Confirm, TGLimit: o.TGLimit, Checking: !o.NoDetect, Race: o.Race, Strict: o.Strict,
+		Explore: o.Explore, Confirm: o.Confirm, TGLimit: o.TGLimit, Checking: !o.NoDetect && !o.NoVerify, Race: o.Race, Strict: o.Strict,
 		Search: o.Search, Rule: o.Rule, RuleSHA256: o.Rule.Hash(),
 	}
 	if p.Path == "" {
@@ -474,16 +503,31 @@ func NewPlan(s *spec.Spec, specBytes []byte, f *msl.File, readFile func(string) 
 	for _, c := range timed {
 		p.Cases = append(p.Cases, c.Set+"/"+c.Name)
 	}
-	p.Checked = append(p.Checked, p.Cases...)
-	if len(p.CheckSets) > 0 {
-		more, err := s.Cases(p.CheckSets...)
+	p.Verify = &Verification{Off: !p.Checking}
+	if p.Verify.Off {
+		p.Checked = append(p.Checked, p.Cases...)
+	} else {
+		p.Verify.Backend = o.VerifyBackend
+		p.Verify.Sets = o.VerifySets
+		if len(p.Verify.Sets) == 0 {
+			p.Verify.Sets = s.DefaultSets()
+		}
+		for _, set := range p.CheckSets {
+			if !slices.Contains(p.Verify.Sets, set) {
+				p.Verify.Sets = append(p.Verify.Sets, set)
+			}
+		}
+		checked, err := s.Cases(p.Verify.Sets...)
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range more {
+		for _, c := range checked {
 			if name := c.Set + "/" + c.Name; !slices.Contains(p.Checked, name) {
 				p.Checked = append(p.Checked, name)
 			}
+		}
+		if len(p.Checked) == 0 {
+			return nil, fmt.Errorf("the verification sets %s have no case", strings.Join(p.Verify.Sets, ", "))
 		}
 	}
 	if len(p.Cases) == 0 {

@@ -51,7 +51,7 @@ func (s *Space) Label(i int) string {
 func NewSpace(f *msl.File, p *Plan) (*Space, error) {
 	var muts []*mutate.Mutation
 	for _, name := range p.Search.Ops {
-		m := all.Lookup(name)
+		m := lookupOp(name)
 		if m == nil {
 			var names []string
 			for _, m := range all.Mutations {

@@ -40,6 +40,11 @@ type Options struct {
 	Spec    *spec.Spec
 	File    *msl.File // the kernel (Plan.Kernel) as parsed with Plan.Macros
 	Backend backend.Backend
+	// Verify is the verification backend the plan names
+	// (Plan.Verify.Backend, "cpu"): every variant runs there in the
+	// checking mode before it is confirmed and timed on Backend. nil
+	// means Backend's own checking mode, for a plan that names none.
+	Verify backend.Backend
 	// Dir is the output directory: new, empty, or (with Resume) a sweep
 	// of the same plan to continue.
 	Dir    string
@@ -74,11 +79,21 @@ type Result struct {
 	Store  string `json:"store"`
 	Plan   string `json:"plan_sha256"`
 	// Variants counts the variants this shard built and evaluated;
-	// Failed those that failed to compile or check.
-	Variants  int `json:"variants"`
-	Failed    int `json:"failed"`
-	Explored  int `json:"explored"`
-	Confirmed int `json:"confirmed"`
+	// Failed those that failed to build, their verification or their
+	// confirmation; ProofViolated those of them made only of operators
+	// that claim to keep outputs (metalab's bug, counted apart from
+	// Failed); FailedAfterTiming those whose outputs read back after a
+	// measurement differed from the baseline's.
+	Variants          int `json:"variants"`
+	Failed            int `json:"failed"`
+	ProofViolated     int `json:"proof_violated"`
+	FailedAfterTiming int `json:"failed_after_timing"`
+	Explored          int `json:"explored"`
+	Confirmed         int `json:"confirmed"`
+	// Verified says whether variants were verified; Verification says
+	// where and how, or "not verified".
+	Verified     bool   `json:"verified"`
+	Verification string `json:"verification"`
 	// Retained are the variants the rule retained, with their patches.
 	Retained     []Retained `json:"retained"`
 	Rejected     int        `json:"rejected"`
@@ -96,6 +111,12 @@ type Result struct {
 	// the tool's own overhead took.
 	TimingSeconds float64 `json:"timing_seconds"`
 	SampleSeconds float64 `json:"sample_seconds"`
+	// VerifySeconds and ConfirmSeconds are the wall time this run spent
+	// verifying (the checking mode on the verification backend) and
+	// confirming (the plain build on the timing backend), the control's
+	// included.
+	VerifySeconds  float64 `json:"verify_seconds"`
+	ConfirmSeconds float64 `json:"confirm_seconds"`
 }
 
 // Retained is a variant the rule retained and its patch.
@@ -124,7 +145,8 @@ type sweep struct {
 	plan     *Plan
 	st       *store.Store
 	session  *check.Session
-	info     backend.Info
+	info     backend.Info // the timing backend's
+	vinfo    backend.Info // the verification backend's (info without verification)
 	compiler string
 	sp       *Space
 	insts    map[string]*spec.Instance // checked cases by name
@@ -179,6 +201,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := opts.Plan.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkVerify(ctx, opts); err != nil {
+		return nil, err
+	}
 	if opts.Shard.Count > 1 && !Shardable(opts.Plan.Search.Strategy) {
 		return nil, fmt.Errorf("sweep: the %s strategy chooses each step by the results of the last, so it cannot be split into shards; shard ablate or loo", opts.Plan.Search.Strategy)
 	}
@@ -216,6 +241,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	w.info = opts.Backend.Info(ctx)
+	w.vinfo = w.info
+	if opts.Verify != nil && !opts.Plan.Verify.Off {
+		w.vinfo = opts.Verify.Info(ctx)
+	}
+	w.res.Verified, w.res.Verification = !opts.Plan.Verify.Off, verificationText(opts.Plan, w.vinfo, w.info)
 	if c, ok := opts.Backend.(interface{ Compiler() string }); ok {
 		w.compiler = c.Compiler()
 	}
@@ -231,6 +261,47 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		err = rerr
 	}
 	return w.res, err
+}
+
+// ErrNoVerification is returned (wrapped) for a plan made before
+// variants were verified and confirmed apart: it says nothing of how to
+// verify them, so its sweep is not run or resumed.
+var ErrNoVerification = errors.New("the plan does not say how variants are verified (it was made by an older metalab): start a new sweep; the old one's report still renders with metalab report")
+
+// checkVerify refuses, before any work, a plan whose verification cannot
+// run here: none declared, a verification backend not given, or one that
+// is not available on this machine (an environment error: exit 3).
+func checkVerify(ctx context.Context, opts Options) error {
+	v := opts.Plan.Verify
+	switch {
+	case v == nil:
+		return ErrNoVerification
+	case v.Off:
+		return nil
+	case v.Backend != "" && opts.Verify == nil:
+		return fmt.Errorf("sweep: the plan verifies on the %s backend, and no verification backend was given", v.Backend)
+	case v.Backend == "" && opts.Verify == nil && !opts.Backend.Info(ctx).Check:
+		return fmt.Errorf("sweep: the %s backend has no checking mode to verify variants with: name a verification backend (--verify-backend cpu) or turn verification off (--no-verify)", opts.Backend.Name())
+	}
+	if opts.Verify != nil {
+		if ok, why := opts.Verify.Available(ctx); !ok {
+			return &backend.EnvError{Op: "verification backend " + opts.Verify.Name() + " is not available", Err: errors.New(why)}
+		}
+	}
+	return nil
+}
+
+// verificationText says how the plan's variants are verified and
+// confirmed, for the result and the report.
+func verificationText(p *Plan, v, t backend.Info) string {
+	if p.Verify == nil {
+		return "checked on " + p.Backend + " (a sweep from before variants were verified and confirmed apart)"
+	}
+	confirmed := fmt.Sprintf("confirmed on %s (%s), the timed build, at every timed case", t.Name, t.Device)
+	if p.Verify.Off {
+		return "not verified (--no-verify): " + confirmed + " only; races, uninitialised reads and bounds were not checked"
+	}
+	return fmt.Sprintf("verified on %s (%s) in the checking mode at %s; %s", v.Name, v.Device, pluralize(len(p.Checked), "case")+" of "+strings.Join(p.Verify.Sets, ", "), confirmed)
 }
 
 func (w *sweep) run(ctx context.Context) error {
@@ -286,6 +357,9 @@ func (w *sweep) prepareDir() error {
 		if perr != nil {
 			return &ResumeError{Dir: dir, Msg: fmt.Sprintf("its %s: %v", PlanFile, perr)}
 		}
+		if prev.Verify == nil {
+			return &ResumeError{Dir: dir, Msg: "it holds a sweep whose plan does not say how variants are verified (made by an older metalab); its results are not resumed: give another --out (its report still renders with metalab report)"}
+		}
 		if d := Diff(prev, w.plan); len(d) > 0 {
 			return &ResumeError{Dir: dir, Msg: "it holds the sweep of another plan, which results are never mixed with; the plans differ in " +
 				strings.Join(d, "; ") + ". Resume with the flags it was started with (or with --resume alone), or give another --out"}
@@ -307,21 +381,20 @@ func (w *sweep) prepareDir() error {
 	return writeFile(filepath.Join(dir, BaselineDir, filepath.Base(w.plan.Kernel)), w.opts.File.Src)
 }
 
-// control records the baseline's own check: compiled, checked and
-// controlled by check.NewSession (from the store when resuming, although
-// the session itself runs again: its reference outputs are what variants
-// are compared with).
+// control records the baseline's own check: compiled, verified,
+// confirmed and controlled by check.NewSession (from the store when
+// resuming, although the session itself runs again: its reference outputs
+// are what variants are compared with).
 func (w *sweep) control(ctx context.Context) error {
-	sets := slices.Clone(w.plan.Sets)
-	for _, s := range w.plan.CheckSets {
-		if !slices.Contains(sets, s) {
-			sets = append(sets, s)
-		}
-	}
 	w.progress(Event{Stage: "control", Msg: "checking the baseline against itself"})
+	var verify backend.Backend
+	if !w.plan.Verify.Off {
+		verify = w.opts.Verify
+	}
 	ss, err := check.NewSession(ctx, check.Options{
-		Spec: w.opts.Spec, Backend: w.opts.Backend, Sets: sets, TGLimit: w.plan.TGLimit,
-		NoDetect: !w.plan.Checking, Strict: w.plan.Strict, Race: w.plan.Race, ReadFile: w.opts.ReadFile,
+		Spec: w.opts.Spec, Backend: w.opts.Backend, Sets: w.plan.Sets, TGLimit: w.plan.TGLimit,
+		Verify: verify, VerifySets: w.plan.Verify.Sets, NoVerify: w.plan.Verify.Off,
+		Strict: w.plan.Strict, Race: w.plan.Race, ReadFile: w.opts.ReadFile,
 		Progress: func(msg string) {
 			// The checker names its control run itself ("control: case 1/5").
 			msg = strings.TrimPrefix(msg, w.checking+": ")
@@ -340,18 +413,21 @@ func (w *sweep) control(ctx context.Context) error {
 		}
 		w.insts[n] = in
 	}
-	for _, c := range w.plan.Checked {
+	for _, c := range w.plan.Cases {
 		if w.insts[c] == nil {
 			return fmt.Errorf("the spec's case %s of the plan is gone (it has %s): the spec changed", c, strings.Join(names, "; "))
 		}
 	}
 	ctl := ss.Control()
-	k := w.key(w.plan.Baseline, "", "")
-	if err := w.record(ctx, k, compileOf(ctl, w.plan.TimedStages, true), ctl.Cases); err != nil {
+	w.addParts(ctl)
+	if err := w.record(ctx, w.plan.Baseline, ctl, true); err != nil {
 		return err
 	}
 	w.res.Control = string(ctl.Status)
 	w.logf("baseline", "control: %s %s", ctl.Status, ctl.Msg)
+	for _, f := range ss.BaselineFindings() {
+		w.logf("baseline", "baseline finding (does not stop the sweep): %s", f.Msg)
+	}
 	if ctl.Status != check.Pass {
 		w.res.Control = string(ctl.Status) + ": " + ctl.Msg
 		return fmt.Errorf("%w: %s", ErrControl, ctl.Msg)
@@ -359,38 +435,71 @@ func (w *sweep) control(ctx context.Context) error {
 	return nil
 }
 
-// record stores a compile and the checks of its cases, keeping what the
-// store holds already.
-func (w *sweep) record(ctx context.Context, k store.Key, c store.Compile, cases []check.CaseResult) error {
+// addParts adds the time r's verification and confirmation took.
+func (w *sweep) addParts(r *check.Result) {
+	w.res.VerifySeconds += r.Verification.Seconds
+	w.res.ConfirmSeconds += r.Confirmation.Seconds
+}
+
+// vkey is a verification result's key: on the verification backend, or
+// with verification off, the build's on the timing backend.
+func (w *sweep) vkey(variant, caseName string) store.Key {
+	return store.Key{Variant: variant, Backend: w.vinfo.Name, Device: w.vinfo.Device, Case: caseName}
+}
+
+// record stores a check result: its build (compile) and its verification
+// cases under the verification backend, its confirmation cases under the
+// timing backend, keeping what the store holds already.
+func (w *sweep) record(ctx context.Context, variant string, r *check.Result, baseline bool) error {
+	k := w.vkey(variant, "")
 	if _, ok, err := w.st.Compile(ctx, k); err != nil {
 		return err
 	} else if !ok {
-		if err := w.st.PutCompile(ctx, k, c); err != nil {
+		if err := w.st.PutCompile(ctx, k, compileOf(r, w.plan.TimedStages, baseline)); err != nil {
 			return err
 		}
 		w.taken("compile", k)
 	}
-	for _, cr := range cases {
-		ck := k
-		ck.Case = cr.Case
-		if ok, err := w.st.HasCheck(ctx, ck); err != nil {
+	if !w.plan.Verify.Off {
+		for _, cr := range r.Verification.Cases {
+			ck := w.vkey(variant, cr.Case)
+			if ok, err := w.st.HasCheck(ctx, ck); err != nil {
+				return err
+			} else if ok {
+				continue
+			}
+			if err := w.st.PutCheck(ctx, ck, store.Check{Status: string(cr.Status), Message: caseMessage(cr), Findings: len(cr.Findings)}); err != nil {
+				return err
+			}
+			w.taken("check", ck)
+		}
+	}
+	for _, cr := range r.Confirmation.Cases {
+		ck := w.key(variant, cr.Case, "")
+		if _, ok, err := w.st.Confirmation(ctx, ck); err != nil {
 			return err
 		} else if ok {
 			continue
 		}
-		msg := cr.Msg
-		if cr.Mismatch != nil {
-			msg = cr.Mismatch.String()
-		}
-		if msg == "" && len(cr.Findings) > 0 {
-			msg = cr.Findings[0].Msg
-		}
-		if err := w.st.PutCheck(ctx, ck, store.Check{Status: string(cr.Status), Message: msg, Findings: len(cr.Findings)}); err != nil {
+		if err := w.st.PutConfirmation(ctx, ck, store.Confirmation{Status: string(cr.Status), Message: caseMessage(cr)}); err != nil {
 			return err
 		}
-		w.taken("check", ck)
+		w.taken("confirmation", ck)
 	}
 	return nil
+}
+
+// caseMessage is a case result in one line: its first difference, its
+// message, or its first finding.
+func caseMessage(cr check.CaseResult) string {
+	msg := cr.Msg
+	if cr.Mismatch != nil {
+		msg = cr.Mismatch.String()
+	}
+	if msg == "" && len(cr.Findings) > 0 {
+		msg = cr.Findings[0].Msg
+	}
+	return msg
 }
 
 // compileOf is a check result's compile: "ok", or the status of a
@@ -445,14 +554,21 @@ func (w *sweep) evaluate(ctx context.Context, c candidate) (Outcome, error) {
 	ev := exploredVariant{v: v, explore: n}
 	defer func() { w.explored = append(w.explored, ev) }()
 	w.logf(v.Name, "variant %s sha256 %s: %s", v.Name, v.Sha256, w.sp.describe(c.atoms))
-	passed, err := w.check(ctx, v)
+	vd, err := w.check(ctx, v)
 	if err != nil {
 		return Outcome{}, err
 	}
-	ev.passed = passed
-	if !passed {
-		w.res.Failed++
-		w.progress(Event{Stage: "explore", Done: n, Total: total, Variant: v.Name, Msg: "failed its checks"})
+	ev.passed = vd.passed()
+	if !vd.passed() {
+		msg := "failed its " + vd.stopped
+		if ProofClaimed(refs) && ProofViolation(vd.status) {
+			w.res.ProofViolated++
+			msg = "proof violated (a metalab bug): " + msg
+			w.logf(v.Name, "%s", proofMessage(refs, vd))
+		} else {
+			w.res.Failed++
+		}
+		w.progress(Event{Stage: "explore", Done: n, Total: total, Variant: v.Name, Msg: msg})
 		return Outcome{Passed: false}, nil
 	}
 	if err := w.exploreControl(ctx); err != nil {
@@ -464,6 +580,12 @@ func (w *sweep) evaluate(ctx context.Context, c candidate) (Outcome, error) {
 	var te *timingError
 	if errors.As(err, &te) {
 		w.logf(v.Name, "explore: not timed: %v", te)
+		if te.after {
+			ev.passed = false
+			w.res.FailedAfterTiming++
+			w.progress(Event{Stage: "explore", Done: n, Total: total, Variant: v.Name, Msg: "failed after timing"})
+			return Outcome{Passed: false}, nil
+		}
 		return Outcome{Passed: true}, nil
 	}
 	if err != nil {
@@ -477,69 +599,121 @@ func (w *sweep) evaluate(ctx context.Context, c candidate) (Outcome, error) {
 
 // checkVariant is v as check judges it.
 func (w *sweep) checkVariant(v *variants.Variant) *check.Variant {
-	return &check.Variant{Name: v.Name, Path: filepath.Join(VariantsDir, fileName(v.Name)+filepath.Ext(w.plan.Kernel)), Text: v.Source}
+	return &check.Variant{Name: v.Name, Path: filepath.Join(VariantsDir, fileName(v.Name)+filepath.Ext(w.plan.Kernel)), Text: v.Source, Edits: v.Edits}
 }
 
-// check compiles and checks v unless the store holds its results, and
-// reports whether it passed every checked case.
-func (w *sweep) check(ctx context.Context, v *variants.Variant) (bool, error) {
-	k := w.key(v.Sha256, "", "")
-	comp, haveComp, err := w.st.Compile(ctx, k)
-	if err != nil {
-		return false, err
+// A verdict is where a variant's checks stopped: at its build, its
+// verification or its confirmation, with the status and message of the
+// failure; stopped is "" when it passed them all.
+type verdict struct {
+	stopped string // check.PartBuild, check.PartVerification, check.PartConfirmation or ""
+	status  string
+	msg     string
+}
+
+func (v verdict) passed() bool { return v.stopped == "" }
+
+// check builds, verifies and confirms v unless the store holds its
+// results, and says where it stopped.
+func (w *sweep) check(ctx context.Context, v *variants.Variant) (verdict, error) {
+	vd, complete, err := w.stored(ctx, v.Sha256)
+	if err != nil || complete {
+		return vd, err
 	}
-	if haveComp {
-		if comp.Status != "ok" {
-			return false, nil
-		}
-		complete := true
-		for _, c := range w.plan.Checked {
-			ck := k
-			ck.Case = c
-			r, ok, err := w.st.Check(ctx, ck)
-			if err != nil {
-				return false, err
+	k := w.vkey(v.Sha256, "")
+	if _, have, err := w.st.Compile(ctx, k); err != nil {
+		return verdict{}, err
+	} else if !have {
+		if msg := w.sourceOverLimit(v.Source); msg != "" {
+			// Static threadgroup memory, from the source, before compiling.
+			if err := w.st.PutCompile(ctx, k, store.Compile{Status: string(check.FailTGMem), Message: msg, TGBytes: -1}); err != nil {
+				return verdict{}, err
 			}
-			if ok && r.Status != string(check.Pass) {
-				return false, nil
-			}
-			complete = complete && ok
+			w.taken("compile", k)
+			w.logf(v.Name, "not compiled: %s", msg)
+			return verdict{stopped: check.PartBuild, status: string(check.FailTGMem), msg: msg}, nil
 		}
-		if complete {
-			return true, nil
-		}
-	} else if msg := w.sourceOverLimit(v.Source); msg != "" {
-		// Static threadgroup memory, from the source, before compiling.
-		if err := w.st.PutCompile(ctx, k, store.Compile{Status: string(check.FailTGMem), Message: msg, TGBytes: -1}); err != nil {
-			return false, err
-		}
-		w.taken("compile", k)
-		w.logf(v.Name, "not compiled: %s", msg)
-		return false, nil
 	}
 	if err := w.budgetCheck(); err != nil {
-		return false, err
+		return verdict{}, err
 	}
 	w.taken("checking", k)
 	r, err := w.session.Check(ctx, *w.checkVariant(v))
 	if err != nil {
-		return false, err
+		return verdict{}, err
 	}
-	if err := w.record(ctx, k, compileOf(r, w.plan.TimedStages, false), r.Cases); err != nil {
-		return false, err
+	w.addParts(r)
+	if err := w.record(ctx, v.Sha256, r, false); err != nil {
+		return verdict{}, err
 	}
 	line := fmt.Sprintf("check: %s", r.Status)
 	if r.Msg != "" {
 		line += ": " + r.Msg
 	}
 	w.logf(v.Name, "%s (%.1fs)", line, r.Seconds)
-	for _, cr := range r.Cases {
-		w.logf(v.Name, "  %s: %s %s", cr.Case, cr.Status, cr.Msg)
+	for _, p := range []struct {
+		name string
+		part *check.Part
+	}{{"verification", &r.Verification}, {"confirmation", &r.Confirmation}} {
+		w.logf(v.Name, "  %s on %s (%s build): %s %s (%.1fs)", p.name, dash(p.part.Backend), dash(p.part.Build), p.part.Status, p.part.Msg, p.part.Seconds)
+		for _, cr := range p.part.Cases {
+			w.logf(v.Name, "    %s: %s %s", cr.Case, cr.Status, caseMessage(cr))
+		}
 	}
 	if r.Log != "" {
 		w.logf(v.Name, "log:\n%s", r.Log)
 	}
-	return r.Status == check.Pass, nil
+	vd, complete, err = w.stored(ctx, v.Sha256)
+	switch {
+	case err != nil:
+		return verdict{}, err
+	case complete:
+		return vd, nil
+	case r.Status == check.Pass:
+		return verdict{}, fmt.Errorf("variant %s: check passed it without a result for every verification and timed case", v.Name)
+	}
+	stopped := r.Stopped
+	if stopped == "" {
+		stopped = check.PartVerification
+	}
+	return verdict{stopped: stopped, status: string(r.Status), msg: r.Msg}, nil
+}
+
+// stored reads variant's verdict from the store: complete when it failed
+// a recorded step, or passed its build, every verification case and every
+// timed case's confirmation.
+func (w *sweep) stored(ctx context.Context, variant string) (verdict, bool, error) {
+	comp, ok, err := w.st.Compile(ctx, w.vkey(variant, ""))
+	if err != nil || !ok {
+		return verdict{}, false, err
+	}
+	if comp.Status != "ok" {
+		return verdict{stopped: check.PartBuild, status: comp.Status, msg: comp.Message}, true, nil
+	}
+	complete := true
+	if !w.plan.Verify.Off {
+		for _, c := range w.plan.Checked {
+			r, ok, err := w.st.Check(ctx, w.vkey(variant, c))
+			if err != nil {
+				return verdict{}, false, err
+			}
+			if ok && r.Status != string(check.Pass) {
+				return verdict{stopped: check.PartVerification, status: r.Status, msg: c + ": " + r.Message}, true, nil
+			}
+			complete = complete && ok
+		}
+	}
+	for _, c := range w.plan.Cases {
+		r, ok, err := w.st.Confirmation(ctx, w.key(variant, c, ""))
+		if err != nil {
+			return verdict{}, false, err
+		}
+		if ok && r.Status != string(check.Pass) {
+			return verdict{stopped: check.PartConfirmation, status: r.Status, msg: c + ": " + r.Message}, true, nil
+		}
+		complete = complete && ok
+	}
+	return verdict{}, complete, nil
 }
 
 // sourceOverLimit returns why text is over the threadgroup memory limit
@@ -550,8 +724,8 @@ func (w *sweep) sourceOverLimit(text []byte) string {
 		return ""
 	}
 	seen := map[string]bool{}
-	for _, c := range w.plan.Checked {
-		for _, st := range w.insts[c].Stages {
+	for _, in := range w.insts {
+		for _, st := range in.Stages {
 			key := st.Entry + fmt.Sprint(st.Defines)
 			if st.Source != w.plan.Kernel || seen[key] {
 				continue
@@ -766,6 +940,10 @@ func (w *sweep) notTimed(ctx context.Context, ev *evidence, err error) error {
 		return err
 	}
 	w.logf(ev.v.Name, "confirm: not timed: %v", te)
+	if te.after {
+		w.res.FailedAfterTiming++
+		w.progress(Event{Stage: "confirm", Variant: ev.v.Name, Msg: "failed after timing: " + te.Error()})
+	}
 	ev.d.Bitwise = false
 	return w.decide(ctx, ev)
 }

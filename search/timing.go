@@ -1,7 +1,6 @@
 package search
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,13 +69,17 @@ var samplerStates atomic.Uint64
 // their outputs are every sample's starting state; nothing is read back
 // that no later stage of the sample reads, and the buffers that start a
 // sample are known by key, so a GPU backend keeps them on the device: a
-// sample is dispatches, not transfers.
-func (w *sweep) sampler(progs []backend.Program, in *spec.Instance, ph Phase) measure.Sampler {
+// sample is dispatches, not transfers. With last set, the last sample of
+// the measurement (measure takes the phase's warm-ups and pairs, no more)
+// reads every device buffer back after its dispatches, outside the
+// sample's time, into *last: the bytes the check after timing compares.
+func (w *sweep) sampler(progs []backend.Program, in *spec.Instance, ph Phase, last *map[string][]byte) measure.Sampler {
 	n, timed := w.stagesToRun(in)
 	first := slices.Index(timed, true)
 	repeat := dispatches(ph, in)
 	var start map[string][]byte
 	key := fmt.Sprintf("sampler%d", samplerStates.Add(1))
+	calls, total := 0, max(ph.Warmup, 0)+ph.Pairs
 	return func(ctx context.Context) (measure.Sample, error) {
 		if start == nil && first > 0 {
 			ex, err := check.ExecuteCase(ctx, progs, in, check.ExecOptions{Stages: first})
@@ -85,8 +88,10 @@ func (w *sweep) sampler(progs []backend.Program, in *spec.Instance, ph Phase) me
 			}
 			start = ex.Outputs
 		}
+		calls++
+		keep := last != nil && calls == total
 		ex, err := check.ExecuteCase(ctx, progs, in, check.ExecOptions{Repeat: repeat, Stages: n, From: max(first, 0),
-			State: start, StateKey: key, Timed: timed, Discard: true})
+			State: start, StateKey: key, Timed: timed, Discard: !keep})
 		if err != nil {
 			return measure.Sample{}, err
 		}
@@ -96,20 +101,12 @@ func (w *sweep) sampler(progs []backend.Program, in *spec.Instance, ph Phase) me
 				d += st.Total
 			}
 		}
+		if keep {
+			*last = ex.Outputs
+		}
 		w.addDevice(d)
 		return measure.Sample{Dur: d, Clock: w.info.Clock}, nil
 	}
-}
-
-// outputs runs case in once, untimed, with progs and returns its device
-// buffers: the correctness run measure asks for before timing.
-func (w *sweep) outputs(ctx context.Context, progs []backend.Program, in *spec.Instance) (map[string][]byte, error) {
-	n, _ := w.stagesToRun(in)
-	ex, err := check.ExecuteCase(ctx, progs, in, check.ExecOptions{Stages: n})
-	if err != nil {
-		return nil, err
-	}
-	return ex.Outputs, nil
 }
 
 // dispatches is the number of dispatches a sample of in submits.
@@ -146,11 +143,18 @@ type timed struct {
 // has no usable one: a complete, clean measurement (or as many
 // contaminated attempts as the phase allows) is never taken again; an
 // interrupted one is taken again from its first pair. v is the variant
-// timed (nil for a control).
+// timed (nil for a control). A variant whose outputs after a measurement
+// differed from the baseline's (now or in a stored attempt) is a
+// *timingError that failed after timing: it is not timed again.
 func (w *sweep) measureKey(ctx context.Context, k store.Key, v *check.Variant, in *spec.Instance, ph Phase) (*timed, error) {
 	ms, err := w.st.Measurements(ctx, k)
 	if err != nil {
 		return nil, err
+	}
+	if v != nil {
+		if err := w.failedAfter(ctx, k); err != nil {
+			return nil, err
+		}
 	}
 	done := func() bool {
 		return len(ms) > 0 && (!ms[len(ms)-1].Summary.Contaminated || len(ms) >= 1+ph.MaxReruns)
@@ -170,14 +174,11 @@ func (w *sweep) measureKey(ctx context.Context, k store.Key, v *check.Variant, i
 		progs := base
 		if v != nil {
 			if progs, err = w.programs(ctx, v, in); err != nil {
-				return nil, fmt.Errorf("%s at %s: %w", name, caseName(in), err)
-			}
-			if err := w.sameOutputs(ctx, base, progs, in); err != nil {
-				return nil, err
+				return nil, &timingError{err: fmt.Errorf("%s at %s: %w", name, caseName(in), err)}
 			}
 		}
 		for !done() {
-			r, err := w.measureOnce(ctx, k, w.sampler(base, in, ph), w.sampler(progs, in, ph), w.options(ph, in, name), ph)
+			r, err := w.measureOnce(ctx, k, in, base, progs, w.options(ph, in, name), ph, v != nil)
 			if err != nil {
 				return nil, err
 			}
@@ -185,52 +186,72 @@ func (w *sweep) measureKey(ctx context.Context, k store.Key, v *check.Variant, i
 			if ms, err = w.st.Measurements(ctx, k); err != nil {
 				return nil, err
 			}
+			if v != nil {
+				if err := w.failedAfter(ctx, k); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	return analyzeStored(ctx, w.st, w.plan, ms, w.info.Timing)
 }
 
-// sameOutputs runs the baseline's and the variant's timing programs once,
-// untimed, and requires the same bytes: the plain builds must agree as the
-// checked ones did.
-func (w *sweep) sameOutputs(ctx context.Context, base, progs []backend.Program, in *spec.Instance) error {
-	want := w.baseOut[caseName(in)]
-	if want == nil {
-		var err error
-		if want, err = w.outputs(ctx, base, in); err != nil {
-			return fmt.Errorf("baseline at %s: %w", caseName(in), err)
-		}
-		if w.baseOut == nil {
-			w.baseOut = map[string]map[string][]byte{}
-		}
-		w.baseOut[caseName(in)] = want
-	}
-	got, err := w.outputs(ctx, progs, in)
+// failedAfter returns a *timingError when a check after a measurement of
+// k found outputs that differ from the baseline's.
+func (w *sweep) failedAfter(ctx context.Context, k store.Key) error {
+	cs, err := w.st.AfterTiming(ctx, k)
 	if err != nil {
-		return &timingError{fmt.Errorf("untimed run at %s: %w", caseName(in), err)}
+		return err
 	}
-	for name, b := range want {
-		if !bytes.Equal(b, got[name]) {
-			return &timingError{fmt.Errorf("the plain build's %s differs from the baseline's at %s, although the checked build's did not", name, caseName(in))}
+	for _, c := range cs {
+		if c.Status != string(check.Pass) {
+			return &timingError{err: fmt.Errorf("%s at %s: %s", c.Status, k.Case, c.Message), after: true}
 		}
 	}
 	return nil
 }
 
-// A timingError is a variant that ran in the checking mode but not when
-// timed: its result, not the sweep's failure.
-type timingError struct{ err error }
+// afterTiming compares the outputs of a variant's last timed sample with
+// the baseline's last timed sample of the same measurement: the same
+// dispatches from the same starting bytes, which for a kernel that a
+// dispatch again does not change are the confirmed bytes.
+func afterTiming(in *spec.Instance, base, got map[string][]byte) store.Confirmation {
+	if base == nil || got == nil {
+		return store.Confirmation{Status: string(check.FailAfterTiming), Message: "the last timed sample's outputs were not read back"}
+	}
+	if m := check.Compare(in, base, got); m != nil {
+		return store.Confirmation{Status: string(check.FailAfterTiming),
+			Message: "the outputs of the last timed sample differ from the baseline's after the same dispatches: " + m.String()}
+	}
+	return store.Confirmation{Status: string(check.Pass)}
+}
+
+// A timingError is a variant that was verified and confirmed but did not
+// run when timed, or whose outputs after timing differ: its result, not
+// the sweep's failure.
+type timingError struct {
+	err   error
+	after bool // the outputs read back after a measurement differ: the variant failed after timing
+}
 
 func (e *timingError) Error() string { return e.err.Error() }
 func (e *timingError) Unwrap() error { return e.err }
 
-// measureOnce takes one attempt of k's measurement, writing each pair as
-// it completes and the summary at the end.
-func (w *sweep) measureOnce(ctx context.Context, k store.Key, a, b measure.Sampler, opts measure.Options, ph Phase) (*measure.Result, error) {
+// measureOnce takes one attempt of k's measurement of progs against
+// base, writing each pair as it completes and the summary at the end;
+// for a variant (variant set), with the check of its last timed sample's
+// outputs.
+func (w *sweep) measureOnce(ctx context.Context, k store.Key, in *spec.Instance, base, progs []backend.Program, opts measure.Options, ph Phase, variant bool) (*measure.Result, error) {
 	id, err := w.st.Begin(ctx, k)
 	if err != nil {
 		return nil, err
 	}
+	var lastA, lastB map[string][]byte
+	var pa, pb *map[string][]byte
+	if variant {
+		pa, pb = &lastA, &lastB
+	}
+	a, b := w.sampler(base, in, ph, pa), w.sampler(progs, in, ph, pb)
 	rec := &pairWriter{w: w, id: id, warmup: max(ph.Warmup, 0)}
 	start, device := time.Now(), w.deviceSeconds()
 	r, err := measure.Paired(ctx, rec.wrap(store.SideA, a), rec.wrap(store.SideB, b), opts)
@@ -244,7 +265,11 @@ func (w *sweep) measureOnce(ctx context.Context, k store.Key, a, b measure.Sampl
 	if err != nil {
 		return nil, err
 	}
-	if err := w.st.PutSummary(ctx, id, summaryOf(r)); err != nil {
+	if variant {
+		if err := w.st.PutSummaryAfter(ctx, id, summaryOf(r), afterTiming(in, lastA, lastB)); err != nil {
+			return nil, err
+		}
+	} else if err := w.st.PutSummary(ctx, id, summaryOf(r)); err != nil {
 		return nil, err
 	}
 	w.taken("measurement", k)

@@ -70,7 +70,7 @@ clean or contaminated.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&stage, "stage", "", "only results of `STAGE`: variant, compile, check, sample, summary, control, decision")
+	fl.StringVar(&stage, "stage", "", "only results of `STAGE`: variant, compile, check (verification), confirm (confirmation and the check after timing), sample, summary, control, decision")
 	fl.StringVar(&opts.Query.Variant, "variant", "", "only the variant `V` (sha256, prefix or name)")
 	fl.StringVar(&opts.Query.Case, "case", "", "only the `CASE` (a full name, or a part naming checked cases)")
 	fl.StringVar(&opts.Query.Phase, "phase", "", "only the `PHASE` (explore, confirm, confirmation-1, before, after, decide)")
@@ -187,6 +187,7 @@ var header = map[store.Stage]string{
 	store.StageVariant:  "VARIANT\tSHA256\tREFS",
 	store.StageCompile:  "VARIANT\tSTATUS\tTG BYTES\tMESSAGE",
 	store.StageCheck:    "VARIANT\tCASE\tSTATUS\tFINDINGS\tMESSAGE",
+	store.StageConfirm:  "VARIANT\tCASE\tWHEN\tSTATUS\tMESSAGE",
 	store.StageSample:   "VARIANT\tCASE\tPHASE\tPAIR\tSIDE\tORDER\tNS\tCLOCK",
 	store.StageSummary:  "VARIANT\tCASE\tPHASE\tPAIRS\tBEFORE\tAFTER\tCHANGE\tCI\tSTATUS",
 	store.StageControl:  "CASE\tPHASE\tPAIRS\tBEFORE\tAFTER\tRATIO\tCI\tSTATUS",
@@ -201,6 +202,12 @@ func line(r store.Row) string {
 		return fmt.Sprintf("%s\t%s\t%d\t%s", r.Name, r.Compile.Status, r.Compile.TGBytes, oneLine(r.Compile.Message))
 	case store.StageCheck:
 		return fmt.Sprintf("%s\t%s\t%s\t%d\t%s", r.Name, r.Case, r.Check.Status, r.Check.Findings, oneLine(r.Check.Message))
+	case store.StageConfirm:
+		when := "before timing"
+		if r.Phase != "" {
+			when = "after " + r.Phase
+		}
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%s", r.Name, r.Case, when, r.Confirm.Status, oneLine(r.Confirm.Message))
 	case store.StageSample:
 		s := r.Sample
 		return fmt.Sprintf("%s\t%s\t%s\t%d\t%s\t%d\t%d\t%s", r.Name, r.Case, r.Phase, s.Pair, s.Side, s.Order, s.NS, s.Clock)

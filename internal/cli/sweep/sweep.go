@@ -53,15 +53,22 @@ type SweepOptions struct {
 	Phases    struct{ Explore, Confirm search.Phase }
 	TGLimit   int
 	NoDetect  bool
-	Race      bool
-	Strict    bool
-	Rule      measure.Rule
-	Path      string
-	Repo      string
-	Out       string
-	Resume    bool
-	Shard     search.Shard
-	JSON      bool
+	// NoVerify turns verification off; VerifyBackend names the
+	// verification backend of a timing backend without a checking mode
+	// (VerifyBackendSet: given on the command line); VerifySets its sets.
+	NoVerify         bool
+	VerifyBackend    string
+	VerifyBackendSet bool
+	VerifySets       []string
+	Race             bool
+	Strict           bool
+	Rule             measure.Rule
+	Path             string
+	Repo             string
+	Out              string
+	Resume           bool
+	Shard            search.Shard
+	JSON             bool
 }
 
 // NewCmdSweep returns the sweep command; runF, if non-nil, replaces the
@@ -83,9 +90,19 @@ of the operators (--ops), build variants by a strategy, and for each one,
 cheapest first, stopping at the first stage it fails:
 
   static threadgroup memory (from the source), compile and threadgroup
-  memory (compiled), bitwise parity on every case in the checking mode
-  (races, uninitialised reads, bounds), then a few paired A/B timings at
-  the explore case.
+  memory (compiled); verification: bitwise parity in the checking mode
+  (races, uninitialised reads, bounds) on the verification cases
+  (--verify-cases, default the spec's default sets), on the cpu backend
+  when the timing backend has no checking mode (cuda, metal:
+  --verify-backend); confirmation: bitwise parity of the build that is
+  timed, on the timing backend, at every timed case; then a few paired
+  A/B timings at the explore case. A variant is timed only when both
+  parts pass, and after every measurement the outputs of its last timed
+  sample are read back and compared with the baseline's
+  (fail-after-timing). --no-verify confirms only, and every result says
+  "not verified". A variant made only of operators that claim to keep
+  outputs (all but drop-barrier) that fails is proof-violated: a bug in
+  metalab, counted apart.
 
 The fastest few explored variants (--confirm-top) are then timed at every
 case with more pairs, and twice more at the target case, between two
@@ -116,7 +133,8 @@ backend are emulator timings: they exercise the loop, not a GPU.
 
 The exit status is 0 when a variant was retained, 1 when none was (or
 the baseline failed its own check, or the sweep was interrupted), 2 for
-usage errors and 3 when this machine cannot run the backend.`,
+usage errors and 3 when this machine cannot run the backend or the
+verification backend (no C++ compiler for cpu), before any work.`,
 		Example: "  metalab sweep kernels/qsa_prompt.yaml --fn qsa_flash --cases quick --strategy ablate \\\n" +
 			"      --ops unroll-pragma,unroll --budget variants=12 --out /tmp/sweep\n" +
 			"  metalab sweep --resume --out /tmp/sweep\n" +
@@ -131,6 +149,7 @@ usage errors and 3 when this machine cannot run the backend.`,
 			if len(args) == 1 {
 				opts.Spec = args[0]
 			}
+			opts.VerifyBackendSet = cmd.Flags().Changed("verify-backend")
 			if err := parseFlags(cmd, opts, flagValues{budget, shard, tgLimit, ruleFile, minGain, maxRegression, minStep,
 				confirmations, explorePairs, confirmPairs, top, warmup, dispatches}); err != nil {
 				return err
@@ -163,7 +182,10 @@ usage errors and 3 when this machine cannot run the backend.`,
 	fl.IntVar(&warmup, "warmup", 1, "warm-up `SAMPLES` per side before each measurement")
 	fl.IntVar(&dispatches, "dispatches", 0, "`N` dispatches submitted together per timing sample (default: the spec's dispatches:, else 1)")
 	fl.StringVar(&tgLimit, "tg-limit", "16KiB", "static threadgroup memory `LIMIT`")
-	fl.BoolVar(&opts.NoDetect, "no-detect", false, "turn off the checking mode (races, uninitialised reads and bounds go unseen)")
+	fl.BoolVar(&opts.NoDetect, "no-detect", false, "the older name of --no-verify")
+	fl.BoolVar(&opts.NoVerify, "no-verify", false, "do not verify variants in the checking mode: confirm them on the timing backend only (every result says \"not verified\")")
+	fl.StringVar(&opts.VerifyBackend, "verify-backend", "cpu", "the `BACKEND` whose checking mode verifies variants when the timing backend has none (cuda, metal)")
+	fl.StringSliceVar(&opts.VerifySets, "verify-cases", nil, "case `SET`s variants are verified at (default: the spec's defaults)")
 	fl.BoolVar(&opts.Race, "race", false, "also check under several thread orders")
 	fl.BoolVar(&opts.Strict, "strict", false, "fail on warnings too (lanes relying on lockstep)")
 	fl.StringVar(&ruleFile, "rule", "", "the decision rule as a JSON `FILE` (measure.Rule; default: bitwise, 3% gain at the target, no regression beyond 1%, two confirmations)")
@@ -342,7 +364,13 @@ func load(ctx context.Context, o *SweepOptions) (*search.Options, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, set := range append(append([]string(nil), o.Cases...), o.CheckSets...) {
+	if o.NoVerify && (len(o.VerifySets) > 0 || o.VerifyBackendSet) {
+		return nil, cmdutil.FlagErrorf("--no-verify turns verification off: --verify-cases and --verify-backend would not be used")
+	}
+	if (o.NoVerify || o.NoDetect) && len(o.CheckSets) > 0 {
+		return nil, cmdutil.FlagErrorf("--check-cases are verified, and --no-verify turns verification off: give one of them")
+	}
+	for _, set := range append(append(append([]string(nil), o.Cases...), o.CheckSets...), o.VerifySets...) {
 		if s.Set(set) == nil {
 			var have []string
 			for _, x := range s.Sets {
@@ -367,11 +395,30 @@ func load(ctx context.Context, o *SweepOptions) (*search.Options, error) {
 		if b := search.SHA256(specBytes); b != plan.SpecSHA256 {
 			return nil, &search.ResumeError{Dir: o.Out, Msg: fmt.Sprintf("%s changed since the sweep began (sha256 %s, now %s): its results cannot be resumed against it", o.Spec, plan.SpecSHA256[:12], b[:12])}
 		}
-	} else {
+	}
+	mk := o.NewBackend
+	if mk == nil {
+		mk = cmdutil.ChooseBackend
+	}
+	be, err := mk(ctx, o.Backend)
+	if err != nil {
+		return nil, err
+	}
+	if ok, why := be.Available(ctx); !ok {
+		return nil, &backend.EnvError{Op: "backend " + be.Name() + " is not available", Err: errors.New(why)}
+	}
+	if plan == nil {
+		// The timing backend's own checking mode verifies, unless another
+		// backend is named; one without a checking mode needs one.
+		verifyBackend := o.VerifyBackend
+		if o.NoVerify || o.NoDetect || verifyBackend == be.Name() || be.Info(ctx).Check && !o.VerifyBackendSet {
+			verifyBackend = ""
+		}
 		if o.Path == "" {
 			o.Path = search.DefaultPath(s.Source, o.Repo)
 		}
 		plan, err = search.NewPlan(s, specBytes, f, o.ReadFile, search.PlanOptions{
+			NoVerify: o.NoVerify, VerifyBackend: verifyBackend, VerifySets: o.VerifySets,
 			Functions: o.Functions, Backend: o.Backend, Sets: o.Cases, CheckSets: o.CheckSets,
 			Macros: search.Macros{Defines: o.Macros.Defines, Undefs: o.Macros.Undefs, IncludeDirs: o.Macros.IncludeDirs},
 			Target: o.Target, ExploreCase: o.Explore, Path: o.Path, Explore: o.Phases.Explore, Confirm: o.Phases.Confirm,
@@ -391,16 +438,17 @@ func load(ctx context.Context, o *SweepOptions) (*search.Options, error) {
 		so.Dir = fmt.Sprintf("metalab-sweep-%s-%s", strings.Join(plan.Functions, "+"), hash[:8])
 		o.Out = so.Dir
 	}
-	mk := o.NewBackend
-	if mk == nil {
-		mk = cmdutil.ChooseBackend
-	}
-	be, err := mk(ctx, plan.Backend)
-	if err != nil {
-		return nil, err
-	}
-	if ok, why := be.Available(ctx); !ok {
-		return nil, &backend.EnvError{Op: "backend " + be.Name() + " is not available", Err: errors.New(why)}
+	if plan.Verify != nil && !plan.Verify.Off && plan.Verify.Backend != "" {
+		// Before any work: a verification backend that cannot run here
+		// is this machine's fault (exit 3), never a bytes-only sweep.
+		vb, err := mk(ctx, plan.Verify.Backend)
+		if err != nil {
+			return nil, err
+		}
+		if ok, why := vb.Available(ctx); !ok {
+			return nil, &backend.EnvError{Op: "verification backend " + vb.Name() + " is not available (verify elsewhere, or --no-verify to time bytes-confirmed variants that are not verified)", Err: errors.New(why)}
+		}
+		so.Verify = vb
 	}
 	so.Plan, so.Spec, so.File, so.Backend = plan, s, f, be
 	return so, nil
@@ -472,7 +520,18 @@ func summary(o *SweepOptions, r *search.Result, took time.Duration) {
 	if r.Control != "pass" {
 		fmt.Fprintf(w, "control: %s: no variant was judged\n", r.Control)
 	}
+	fmt.Fprintf(w, "checks: %s\n", r.Verification)
 	fmt.Fprintf(w, "variants: %d built, %d failed their checks, %d explored, %d confirmed\n", r.Variants, r.Failed, r.Explored, r.Confirmed)
+	if r.FailedAfterTiming > 0 {
+		fmt.Fprintf(w, "failed after timing: %d (the outputs of a measurement's last timed sample differed from the baseline's)\n", r.FailedAfterTiming)
+	}
+	if r.ProofViolated > 0 {
+		fmt.Fprintf(w, "proof violated: %d variants made only of operators that claim to keep outputs failed their checks; this is a bug in metalab, not in the kernel: please report it (see the variants' logs in %s)\n",
+			r.ProofViolated, filepath.Join(r.Dir, search.LogsDir))
+	}
+	if r.VerifySeconds > 0 || r.ConfirmSeconds > 0 {
+		fmt.Fprintf(w, "checking: %.1f s verifying, %.1f s confirming\n", r.VerifySeconds, r.ConfirmSeconds)
+	}
 	if r.TimingSeconds > 0 {
 		fmt.Fprintf(w, "timing: %.1f s in measurements, %.1f s of it sample time by the backend's clock (%.1f %%)\n",
 			r.TimingSeconds, r.SampleSeconds, 100*r.SampleSeconds/r.TimingSeconds)
