@@ -36,7 +36,8 @@ type Pass struct {
 	Report   func(Site) // records a place the mutation applies
 	Skip     func(Skip) // records a place looked at and skipped, for --why
 
-	scopes map[*msl.Func]*msl.Scope // shared by the passes of one Find
+	scopes     map[*msl.Func]*msl.Scope // shared by the passes of one Find
+	geometries []msl.Dims               // Options.Threads
 }
 
 // Scope returns the variables and memoised facts of Func. Passes of one
@@ -49,6 +50,7 @@ func (p *Pass) Scope() *msl.Scope {
 	sc := p.scopes[p.Func]
 	if sc == nil {
 		sc = msl.ScopeOf(p.File, p.Func)
+		sc.Geometries = p.geometries
 		p.scopes[p.Func] = sc
 	}
 	return sc
@@ -184,6 +186,58 @@ func Find(f *msl.File, muts []*Mutation, fns []string) ([]*FoundSite, error) {
 // FindAll is like Find but also returns the places the mutations looked at
 // and skipped, with their reasons.
 func FindAll(f *msl.File, muts []*Mutation, fns []string) ([]*FoundSite, []*FoundSkip, error) {
+	return FindAllWith(f, muts, fns, Options{})
+}
+
+// Options are what FindAllWith knows of how the kernels run.
+type Options struct {
+	// Threads are the threads per threadgroup each kernel is dispatched
+	// with, by entry name (a name or a host_name; a spec's stages, every
+	// case). Barrier proofs in a kernel, or in a helper every kernel
+	// reaching it has geometries for, then hold for those geometries only
+	// and follow thread positions in two and three dimensions; elsewhere
+	// they assume one-dimensional threadgroups of up to 1024 threads and
+	// refuse kernels that read a position's y or z.
+	Threads map[string][]msl.Dims
+}
+
+// geometries returns the threads per threadgroup fn runs with under
+// opts, or nil when not every kernel reaching it has them.
+func (opts Options) geometries(f *msl.File, fn *msl.Func) []msl.Dims {
+	if len(opts.Threads) == 0 {
+		return nil
+	}
+	of := func(k *msl.Func) []msl.Dims {
+		for entry, ds := range opts.Threads {
+			for _, g := range f.FuncsNamed(entry) {
+				if g == k {
+					return ds
+				}
+			}
+		}
+		return nil
+	}
+	kernels := []*msl.Func{fn}
+	if fn.Kind != msl.Kernel {
+		kernels = f.KernelsReaching(fn)
+	}
+	var out []msl.Dims
+	for _, k := range kernels {
+		ds := of(k)
+		if len(ds) == 0 {
+			return nil
+		}
+		for _, d := range ds {
+			if !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// FindAllWith is FindAll under opts.
+func FindAllWith(f *msl.File, muts []*Mutation, fns []string, opts Options) ([]*FoundSite, []*FoundSkip, error) {
 	funcs, err := Funcs(f, fns)
 	if err != nil {
 		return nil, nil, err
@@ -207,6 +261,7 @@ func FindAll(f *msl.File, muts []*Mutation, fns []string) ([]*FoundSite, []*Foun
 			}
 			continue
 		}
+		geo := opts.geometries(f, fn)
 		for _, m := range muts {
 			var got []Site
 			pass := &Pass{
@@ -218,7 +273,8 @@ func FindAll(f *msl.File, muts []*Mutation, fns []string) ([]*FoundSite, []*Foun
 					s.Pos, s.End = ff.OriginPos(s.Pos), ff.OriginPos(s.End)
 					skips = append(skips, &FoundSkip{Mutation: m, Func: fn, Skip: s})
 				},
-				scopes: scopes,
+				scopes:     scopes,
+				geometries: geo,
 			}
 			if err := m.Run(pass); err != nil {
 				return nil, nil, fmt.Errorf("mutation %s on %s: %w", m.Name, fn.Name, err)

@@ -53,7 +53,7 @@ func site(p *mutate.Pass, sc *msl.Scope, blk *msl.Block, ivs []msl.Interval, k, 
 		return
 	}
 	e := sc.Effects(st)
-	var refused []string
+	var refused, assumed []string
 	var choices []mutate.Choice
 	label := describe(f, st)
 	if why := movable(sc, st, e); why != "" {
@@ -72,7 +72,7 @@ func site(p *mutate.Pass, sc *msl.Scope, blk *msl.Block, ivs []msl.Interval, k, 
 	text := string(f.Src[start:next])
 	if b := ivs[k].Before; b != nil {
 		jumped := ivs[k].Stmts[:j]
-		if why := check(sc, blk, st, jumped, b, k-1, ivs, true); why != "" {
+		if why := check(sc, blk, st, jumped, b, k-1, ivs, true, &assumed); why != "" {
 			refused = append(refused, "up: "+why)
 		} else {
 			bpos, bend := b.Span()
@@ -95,7 +95,7 @@ func site(p *mutate.Pass, sc *msl.Scope, blk *msl.Block, ivs []msl.Interval, k, 
 	}
 	if b := ivs[k].After; b != nil {
 		jumped := ivs[k].Stmts[j+1:]
-		if why := check(sc, blk, st, jumped, b, k+1, ivs, false); why != "" {
+		if why := check(sc, blk, st, jumped, b, k+1, ivs, false, &assumed); why != "" {
 			refused = append(refused, "down: "+why)
 		} else {
 			bpos, bend := b.Span()
@@ -118,7 +118,14 @@ func site(p *mutate.Pass, sc *msl.Scope, blk *msl.Block, ivs []msl.Interval, k, 
 		p.Skip(mutate.Skip{Pos: pos, End: end, Reason: "move " + label + ": " + strings.Join(refused, "; ")})
 		return
 	}
-	p.Report(mutate.Site{Pos: pos, End: end, Message: label, Choices: choices})
+	msg := label
+	for _, a := range assumed {
+		if a != "" {
+			msg += a
+			break
+		}
+	}
+	p.Report(mutate.Site{Pos: pos, End: end, Message: msg, Choices: choices})
 }
 
 func startOf(s msl.Stmt) int {
@@ -182,7 +189,7 @@ func movable(sc *msl.Scope, st msl.Stmt, e *msl.Effects) string {
 // check returns why st may not jump the statements jumped and barrier b
 // into interval k of ivs (up: to the end of interval k; down: to its
 // start), or "".
-func check(sc *msl.Scope, blk *msl.Block, st msl.Stmt, jumped []msl.Stmt, b msl.Stmt, k int, ivs []msl.Interval, up bool) string {
+func check(sc *msl.Scope, blk *msl.Block, st msl.Stmt, jumped []msl.Stmt, b msl.Stmt, k int, ivs []msl.Interval, up bool, assumed *[]string) string {
 	f := sc.File
 	if _, ok := b.(*msl.Barrier); !ok {
 		return "the barrier is hidden behind a macro"
@@ -272,11 +279,12 @@ func check(sc *msl.Scope, blk *msl.Block, st msl.Stmt, jumped []msl.Stmt, b msl.
 	for _, fp := range []*msl.Footprints{fs, fj} {
 		if w := fp.Why(); w != "" {
 			pos := f.Position(fp.Unknown[0].Pos)
-			return fmt.Sprintf("cannot follow every thread: %s at %d:%d", w, pos.Line, pos.Column)
+			return fmt.Sprintf("cannot follow every thread: %s at %d:%d", w, pos.Line, pos.Column) + elidebarrier.Assuming(fs, fj)
 		}
 	}
 	if cs := msl.Conflicts(fs, fj); len(cs) > 0 {
-		return "the barrier protects it: " + elidebarrier.Describe(f, cs[0])
+		return "the barrier protects it: " + elidebarrier.Describe(f, cs[0]) + elidebarrier.Assuming(fs, fj)
 	}
+	*assumed = append(*assumed, elidebarrier.Assuming(fs, fj))
 	return ""
 }

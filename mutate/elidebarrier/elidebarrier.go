@@ -77,18 +77,15 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, b *msl.B
 		if w := fp.Why(); w != "" {
 			u := fp.Unknown[0]
 			pos := f.Position(u.Pos)
-			skip(fmt.Sprintf("cannot follow every thread: %s at %d:%d", w, pos.Line, pos.Column))
+			skip(fmt.Sprintf("cannot follow every thread: %s at %d:%d", w, pos.Line, pos.Column) + Assuming(fa, fb))
 			return
 		}
 	}
 	if cs := msl.Conflicts(fa, fb); len(cs) > 0 {
-		skip("needed: " + Describe(f, cs[0]))
+		skip("needed: " + Describe(f, cs[0]) + Assuming(fa, fb))
 		return
 	}
-	msg := "orders no access of another thread"
-	if as := append(append([]string{}, fa.Assumes...), fb.Assumes...); len(as) > 0 {
-		msg += " (assuming " + strings.Join(dedupe(as), ", ") + ")"
-	}
+	msg := "orders no access of another thread" + Assuming(fa, fb)
 	del := mutate.RemoveStmt(f.Src, b.Pos, b.End, mutate.AfterLabel(f, b.Pos))
 	// The proof read both intervals and the barriers that bound them.
 	from, to := b.Pos, b.End
@@ -111,6 +108,25 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, b *msl.B
 		Message: msg,
 		Choices: []mutate.Choice{{Name: "elide", Message: "remove the barrier", Edits: edits}},
 	})
+}
+
+// Assuming returns " (assuming ...)" naming what footprints rest on (one-
+// dimensional threadgroups when no geometry was given and the kernel reads
+// its thread position; the threads per threadgroup when one was), or "".
+func Assuming(fps ...*msl.Footprints) string {
+	var as []string
+	for _, fp := range fps {
+		as = append(as, fp.Assumes...)
+		for _, sf := range fp.Scenarios {
+			if sf.Geometry != (msl.Dims{}) {
+				as = append(as, sf.Geometry.String()+" threads per threadgroup")
+			}
+		}
+	}
+	if len(as) == 0 {
+		return ""
+	}
+	return " (assuming " + strings.Join(dedupe(as), ", ") + ")"
 }
 
 func startOf(s msl.Stmt) int {
