@@ -30,7 +30,7 @@ var (
 func useTestOps(t *testing.T) {
 	t.Helper()
 	saved := testOps
-	testOps = []*mutate.Mutation{breakProven, onceOnly, gpuDiffers}
+	testOps = []*mutate.Mutation{breakProven, onceOnly, gpuDiffers, firstDispatchOnly}
 	t.Cleanup(func() { testOps = saved })
 }
 
@@ -66,3 +66,25 @@ func markerOp(name, line string, before bool) *mutate.Mutation {
 // backend's: a variant that passes its verification and fails its
 // confirmation. It claims a proof, so its failure is a proof violated.
 var gpuDiffers = markerOp("test-gpu-differs", "    // test: the timing backend's bytes differ\n", false)
+
+// firstDispatchOnly rewrites the counted kernel's copy to give the input
+// only while runs[tid] is zero: correct on the first dispatch of a run,
+// the input with its low bit flipped on every later one. It claims a
+// proof; the check after timing, not a proof, is what must catch it.
+var firstDispatchOnly = &mutate.Mutation{
+	Name: "test-first-dispatch-only",
+	Doc:  "test-first-dispatch-only: a test operator that makes the counted kernel correct on a run's first dispatch only",
+	Run: func(p *mutate.Pass) error {
+		const stmt = "out[tid] = in[tid];"
+		i := strings.Index(string(p.File.Src[p.Func.Pos:p.Func.End]), stmt)
+		if i < 0 {
+			return nil
+		}
+		pos := p.Func.Pos + i
+		p.Report(mutate.Site{Pos: pos, End: pos + len(stmt), Message: "the copy", Choices: []mutate.Choice{{
+			Name: "plant", Message: "copy on the first dispatch only",
+			Edits: []edit.Edit{{Start: pos, End: pos + len(stmt), New: "out[tid] = runs[tid] == 0u ? in[tid] : uchar(in[tid] ^ 1u);"}},
+		}}})
+		return nil
+	},
+}
