@@ -58,12 +58,25 @@
 //
 //  1. static threadgroup memory from the source (msl), over the limit:
 //     not compiled (compile status fail-tgmem);
-//  2. compile and compiled threadgroup memory, then bitwise parity on
-//     every checked case in the checking mode (check.Session: races,
-//     uninitialised reads, bounds), against the baseline's control;
+//  2. compile and compiled threadgroup memory, then the two-part verdict
+//     (check.Session with a verification backend): verification, bitwise
+//     parity in the checking mode (races, uninitialised reads, bounds) at
+//     the verification cases on Options.Verify (the cpu backend for cuda
+//     and metal) or the timing backend's own checking build; then
+//     confirmation, bitwise parity of the build that is timed on the
+//     timing backend at every timed case. A variant is timed only when
+//     both pass (Plan.Verify.Off confirms only, and every result says
+//     "not verified"). A variant made only of operators that claim to
+//     keep outputs (ClaimsProof: all but drop-barrier) that fails is a
+//     proof violated (check.ProofViolated): metalab's bug, counted apart
+//     (Result.ProofViolated);
 //  3. explore: Explore.Pairs alternating A/B pairs at the explore case
 //     (measure.Paired), after a control of the baseline against itself
-//     there; the plain builds' outputs are compared once, untimed, first;
+//     there. After every measurement of a variant, the outputs of each
+//     side's last timed sample, read back after its dispatches and
+//     outside its time, are compared (check.FailAfterTiming when they
+//     differ: the variant is not timed again, and a confirmed one is
+//     rejected);
 //  4. confirm: the Confirm.Top fastest explored variants (those faster
 //     than the baseline) are timed with Confirm.Pairs pairs at the target
 //     case, then every other timed case, then Rule.Confirmations more times
@@ -84,7 +97,9 @@
 //
 // # Results, resume and the report
 //
-// Every compile, check, timing pair, measurement summary, control and
+// Every compile, verification (the verification backend's checks),
+// confirmation and check after timing (the timing backend's
+// confirmations), timing pair, measurement summary, control and
 // decision is written to the results store as it arrives (one transaction
 // each, durable before the next run starts), keyed by plan, baseline,
 // variant sha256, backend, device, case and phase. Run with

@@ -80,14 +80,17 @@ func openInput(t *testing.T, out string) (*Sweep, *report.Input) {
 func TestTwoPartVerdict(t *testing.T) {
 	fx := newFixture(t)
 	out := filepath.Join(t.TempDir(), "sweep")
-	opts := fx.options(t, out, func(o *PlanOptions) { o.VerifyBackend = "fake-verify" })
+	opts := fx.options(t, out, func(o *PlanOptions) {
+		o.VerifyBackend = "fake-verify"
+		o.Search.Choices = "first"
+	})
 	opts.Verify = &verifier{Backend: fake.New()}
 	res := mustRun(t, opts)
 	if !res.Verified || !strings.Contains(res.Verification, "verified on fake-verify (the verifying one) in the checking mode") ||
 		!strings.Contains(res.Verification, "confirmed on fake") {
 		t.Errorf("result says %v %q", res.Verified, res.Verification)
 	}
-	if res.Variants != 4 || res.Failed != 0 || res.Explored != 4 || len(res.Retained) != 1 {
+	if res.Variants != 2 || res.Failed != 0 || res.Explored != 2 || len(res.Retained) != 1 {
 		t.Errorf("result = %+v", res)
 	}
 	sw, in := openInput(t, out)
@@ -110,10 +113,10 @@ func TestTwoPartVerdict(t *testing.T) {
 			after++
 		}
 	}
-	// quick has 3 cases: the baseline and 4 variants verified at each,
+	// quick has 3 cases: the baseline and 2 variants verified at each,
 	// confirmed at each; every variant measurement checked after.
-	if len(checks) != 15 || before != 15 || after == 0 {
-		t.Errorf("%d verifications, %d confirmations, %d checks after timing; want 15, 15 and some", len(checks), before, after)
+	if len(checks) != 9 || before != 9 || after == 0 {
+		t.Errorf("%d verifications, %d confirmations, %d checks after timing; want 9, 9 and some", len(checks), before, after)
 	}
 	for _, v := range in.Variants {
 		if v.Verification != "pass" || v.Confirmation != "pass" || v.Check != "pass" || v.AfterTiming != "pass" || v.Stopped != "" {
@@ -155,7 +158,10 @@ func TestVerificationUnavailable(t *testing.T) {
 func TestNoVerify(t *testing.T) {
 	fx := newFixture(t)
 	out := filepath.Join(t.TempDir(), "sweep")
-	res := mustRun(t, fx.options(t, out, func(o *PlanOptions) { o.NoVerify = true }))
+	res := mustRun(t, fx.options(t, out, func(o *PlanOptions) {
+		o.NoVerify = true
+		o.Search.Ops = []string{"drop-barrier"}
+	}))
 	if res.Verified || !strings.HasPrefix(res.Verification, "not verified") {
 		t.Errorf("result says %v %q, want not verified", res.Verified, res.Verification)
 	}
@@ -163,7 +169,7 @@ func TestNoVerify(t *testing.T) {
 	if checks, _ := sw.Store.Results(context.Background(), store.Query{Stage: store.StageCheck}); len(checks) != 0 {
 		t.Errorf("%d verifications recorded with verification off", len(checks))
 	}
-	if in.Verified || len(in.Variants) != 4 {
+	if in.Verified || len(in.Variants) != 1 {
 		t.Errorf("report: verified %v, %d variants", in.Verified, len(in.Variants))
 	}
 	for _, v := range in.Variants {
