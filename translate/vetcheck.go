@@ -51,6 +51,7 @@ func (v *vetter) check() {
 	facts := v.ptrFacts(live)
 	v.undefinedFuncs(live, facts)
 	v.localRules(live, facts)
+	v.deducedPointerRule(live, facts)
 	v.pointerRules(live, facts)
 	for _, side := range v.side {
 		mode := ruleLive

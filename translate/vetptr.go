@@ -1467,3 +1467,114 @@ func (v *vetter) localRules(ts []vtok, p *ptrFacts) {
 		}
 	}
 }
+
+// A forger is a function template that casts to one of its template
+// parameters which a function parameter deduces: called with a pointer
+// there, the cast (P)n turns an integer into a pointer.
+type forger struct {
+	params []int  // indices of the function parameters that deduce it
+	tparam string // the template parameter
+}
+
+// deducedPointerRule refuses a call that passes a pointer where a
+// forger's template parameter is deduced. Explicit template arguments are
+// judged on their own (pointer types may not be one).
+func (v *vetter) deducedPointerRule(ts []vtok, p *ptrFacts) {
+	forgers := map[string][]forger{}
+	for _, f := range v.files {
+		for _, fn := range f.Funcs {
+			if fn.Template == nil || fn.Body == nil {
+				continue
+			}
+			for _, tp := range fn.Template {
+				var idx []int
+				for i, prm := range fn.Params {
+					if bareType(prm.Type) == tp {
+						idx = append(idx, i)
+					}
+				}
+				if len(idx) > 0 && castsTo(ts, f, fn.Pos, fn.End, tp) {
+					forgers[fn.Name] = append(forgers[fn.Name], forger{params: idx, tparam: tp})
+				}
+			}
+		}
+	}
+	if len(forgers) == 0 {
+		return
+	}
+	body := bodyTokens(ts)
+	for k, t := range ts {
+		fs := forgers[t.Text]
+		if len(fs) == 0 || !body[k] || k+1 >= len(ts) || ts[k+1].Text != "(" || member(ts, k) {
+			continue
+		}
+		r := closeTok(ts, k+1)
+		if r < 0 {
+			continue
+		}
+		args := splitArgs(ts, k+2, r)
+		for _, fg := range fs {
+			for _, i := range fg.params {
+				if i >= len(args) {
+					continue
+				}
+				a := args[i]
+				named := a[1] == a[0]+1 && ts[a[0]].Kind == msl.Ident && p.ptrDecl[ts[a[0]].Text]
+				if named || p.kind(ts, a[0], a[1]) == kPtr {
+					v.report(ts[a[0]], "argument %d of %s deduces its template parameter %s as a pointer type, and %s casts to %s: an integer would become a pointer, which Metal does not allow", i+1, t.Text, fg.tparam, t.Text, fg.tparam)
+				}
+			}
+		}
+	}
+}
+
+// castsTo reports whether the tokens of file f between offsets lo and hi
+// hold a cast to the type name tp that may convert an integer: (tp)x,
+// tp(x), reinterpret_cast<tp>, as_type<tp>.
+func castsTo(ts []vtok, f *msl.File, lo, hi int, tp string) bool {
+	for k, t := range ts {
+		if t.at.f != f || t.at.off < lo || t.at.off >= hi || t.Text != tp {
+			continue
+		}
+		prev, next := "", ""
+		if k > 0 {
+			prev = ts[k-1].Text
+		}
+		if k+1 < len(ts) {
+			next = ts[k+1].Text
+		}
+		switch {
+		case prev == "(" && next == ")" && k+2 < len(ts) && operandStart(ts[k+2]):
+			return true
+		case next == "(" && !(k > 0 && ts[k-1].Kind == msl.Ident && declSpecifiers[ts[k-1].Text]):
+			return true
+		case prev == "<" && next == ">" && k >= 2 && (ts[k-2].Text == "reinterpret_cast" || ts[k-2].Text == "as_type" || ts[k-2].Text == "bit_cast"):
+			return true
+		}
+	}
+	return false
+}
+
+// splitArgs splits the tokens ts[lo:hi] of an argument list at its
+// top-level commas, as [start, end) pairs.
+func splitArgs(ts []vtok, lo, hi int) [][2]int {
+	var out [][2]int
+	start, depth := lo, 0
+	for j := lo; j < hi; j++ {
+		switch ts[j].Text {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+		case ",":
+			if depth == 0 {
+				out = append(out, [2]int{start, j})
+				start = j + 1
+			}
+		}
+	}
+	if start < hi {
+		out = append(out, [2]int{start, hi})
+	}
+	return out
+}
