@@ -102,8 +102,10 @@ type Result struct {
 	// Budget says which budget ran out, or "".
 	Budget string `json:"budget,omitempty"`
 	// Control is the baseline's own check: "pass", or why no variant was
-	// judged.
-	Control string `json:"control"`
+	// judged. BaselineFindings counts what the checking mode found in the
+	// baseline itself (once per source site): reported, not stopping.
+	Control          string `json:"control"`
+	BaselineFindings int    `json:"baseline_findings"`
 	// TimingSeconds is the wall time this run spent in measurements
 	// (warm-ups and pairs, the samplers' set-up included);
 	// SampleSeconds the part of it the samples' clock counted (GPU time
@@ -425,6 +427,7 @@ func (w *sweep) control(ctx context.Context) error {
 	}
 	w.res.Control = string(ctl.Status)
 	w.logf("baseline", "control: %s %s", ctl.Status, ctl.Msg)
+	w.res.BaselineFindings = len(ss.BaselineFindings())
 	for _, f := range ss.BaselineFindings() {
 		w.logf("baseline", "baseline finding (does not stop the sweep): %s", f.Msg)
 	}

@@ -521,6 +521,9 @@ func summary(o *SweepOptions, r *search.Result, took time.Duration) {
 		fmt.Fprintf(w, "control: %s: no variant was judged\n", r.Control)
 	}
 	fmt.Fprintf(w, "checks: %s\n", r.Verification)
+	if r.BaselineFindings > 0 {
+		fmt.Fprintf(w, "baseline findings: %d, the baseline's own: they do not stop a variant that keeps them (see %s)\n", r.BaselineFindings, r.Report)
+	}
 	fmt.Fprintf(w, "variants: %d built, %d failed their checks, %d explored, %d confirmed\n", r.Variants, r.Failed, r.Explored, r.Confirmed)
 	if r.FailedAfterTiming > 0 {
 		fmt.Fprintf(w, "failed after timing: %d (the outputs of a measurement's last timed sample differed from the baseline's)\n", r.FailedAfterTiming)
