@@ -259,12 +259,13 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 	timeout := b.compileTimeoutValue()
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	tu, kernel, err := b.opts.Translate(tctx, src, b.pp)
+	timedOut := errors.Is(tctx.Err(), context.DeadlineExceeded)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if tctx.Err() != nil {
+		if timedOut {
 			return nil, &backend.Failure{Kind: backend.CompileTimeout,
 				Msg: fmt.Sprintf("%s: translating took longer than %v, the compile time limit (--compile-timeout)", src.Name, timeout)}
 		}
