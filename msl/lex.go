@@ -64,8 +64,34 @@ func newLexer(filename string, src []byte, tf *token.File) *lexer {
 	}
 	// Metal source averages four to five bytes a token; a generous first
 	// guess avoids regrowing (and rescanning) a large token slice.
-	return &lexer{str: string(src), file: tf, defines: map[string]*lexDefine{}, name: filename,
+	return &lexer{str: lfLines(src), file: tf, defines: map[string]*lexDefine{}, name: filename,
 		toks: make([]Token, 0, len(src)/4+16)}
+}
+
+// lfLines returns src as a string with each lone carriage return (a
+// classic Mac line break, CR without LF) made a line feed, as the C
+// preprocessor reads them. The length and every offset stay the same, so
+// tokens and edits still point into src; only the lexer sees the LFs.
+func lfLines(src []byte) string {
+	k := bytes.IndexByte(src, '\r')
+	for k >= 0 && k+1 < len(src) && src[k+1] == '\n' {
+		j := bytes.IndexByte(src[k+1:], '\r')
+		if j < 0 {
+			k = -1
+			break
+		}
+		k += 1 + j
+	}
+	if k < 0 {
+		return string(src)
+	}
+	b := []byte(string(src))
+	for i := k; i < len(b); i++ {
+		if b[i] == '\r' && (i+1 == len(b) || b[i+1] != '\n') {
+			b[i] = '\n'
+		}
+	}
+	return string(b)
 }
 
 func newTokenFile(filename string, src []byte) *token.File {
@@ -82,9 +108,13 @@ func lineStarts(src []byte) []int {
 	}
 	lines := make([]int, 1, bytes.Count(src, []byte{'\n'})+1)
 	for off := 0; ; {
-		k := bytes.IndexByte(src[off:], '\n')
+		// A line ends at LF, CRLF or a lone CR.
+		k := bytes.IndexAny(src[off:], "\r\n")
 		if k < 0 {
 			break
+		}
+		if src[off+k] == '\r' && off+k+1 < len(src) && src[off+k+1] == '\n' {
+			k++
 		}
 		off += k + 1
 		if off >= len(src) {

@@ -10,6 +10,7 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
+	"github.com/expr-lang/expr/vm/runtime"
 )
 
 // An Expr is a compiled expression with the YAML position it came from, so
@@ -28,7 +29,11 @@ var exprOptions = []expr.Option{
 		if err != nil {
 			return nil, err
 		}
-		return floorDiv(a+b-1, b), nil
+		s, err := addInt(a, b-1)
+		if err != nil {
+			return nil, fmt.Errorf("ceil_div: %w", err)
+		}
+		return floorDiv(s, b), nil
 	}, new(func(int, int) int)),
 	expr.Function("div", func(p ...any) (any, error) {
 		a, b, err := intArgs("div", p)
@@ -42,8 +47,22 @@ var exprOptions = []expr.Option{
 		if err != nil {
 			return nil, err
 		}
-		return floorDiv(a+b-1, b) * b, nil
+		s, err := addInt(a, b-1)
+		if err == nil {
+			s, err = mulInt(floorDiv(s, b), b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("align: %w", err)
+		}
+		return s, nil
 	}, new(func(int, int) int)),
+	// Integer +, - and * are checked: a count that wraps would be a
+	// nonsense size far from where it was written (checkedArith).
+	expr.Function(addFn, func(p ...any) (any, error) { return checked("+", p) }),
+	expr.Function(subFn, func(p ...any) (any, error) { return checked("-", p) }),
+	expr.Function(mulFn, func(p ...any) (any, error) { return checked("*", p) }),
+	expr.Function(negFn, func(p ...any) (any, error) { return checked("neg", p) }),
+	expr.Patch(checkedArith{}),
 	expr.Function("sqrt", func(p ...any) (any, error) {
 		if len(p) != 1 {
 			return nil, fmt.Errorf("sqrt wants 1 argument, got %d", len(p))
@@ -57,7 +76,119 @@ var exprOptions = []expr.Option{
 }
 
 // funcNames are the helpers' names, which are not variables.
-var funcNames = map[string]bool{"ceil_div": true, "div": true, "align": true, "sqrt": true}
+var funcNames = map[string]bool{"ceil_div": true, "div": true, "align": true, "sqrt": true, addFn: true, subFn: true, mulFn: true, negFn: true}
+
+// The functions integer arithmetic is rewritten to call.
+const (
+	addFn = "$add"
+	subFn = "$sub"
+	mulFn = "$mul"
+	negFn = "$neg"
+)
+
+// checkedArith rewrites a + b, a - b, a * b and -a into calls of the
+// checked functions, which fail on integer overflow instead of wrapping.
+type checkedArith struct{}
+
+func (checkedArith) Visit(n *ast.Node) {
+	switch x := (*n).(type) {
+	case *ast.BinaryNode:
+		fn := map[string]string{"+": addFn, "-": subFn, "*": mulFn}[x.Operator]
+		if fn != "" {
+			ast.Patch(n, &ast.CallNode{Callee: &ast.IdentifierNode{Value: fn}, Arguments: []ast.Node{x.Left, x.Right}})
+		}
+	case *ast.UnaryNode:
+		if x.Operator == "-" {
+			ast.Patch(n, &ast.CallNode{Callee: &ast.IdentifierNode{Value: negFn}, Arguments: []ast.Node{x.Node}})
+		}
+	}
+}
+
+// isInt reports whether v is one of the integer kinds expressions hold.
+func isInt(v any) bool {
+	switch v.(type) {
+	case int, int64, int32, int16, int8, uint, uint64, uint32, uint16, uint8:
+		return true
+	}
+	return false
+}
+
+// checked is op on integers, or an error where it overflows; on anything
+// else it is the expression language's own arithmetic.
+func checked(op string, p []any) (any, error) {
+	if op == "neg" {
+		if len(p) != 1 {
+			return nil, fmt.Errorf("negation wants 1 operand, got %d", len(p))
+		}
+		if isInt(p[0]) {
+			a, err := toInt(p[0])
+			if err != nil {
+				return nil, err
+			}
+			return subInt(0, a)
+		}
+		return runtime.Negate(p[0]), nil
+	}
+	if len(p) != 2 {
+		return nil, fmt.Errorf("%s wants 2 operands, got %d", op, len(p))
+	}
+	if isInt(p[0]) && isInt(p[1]) {
+		a, err := toInt(p[0])
+		if err != nil {
+			return nil, err
+		}
+		b, err := toInt(p[1])
+		if err != nil {
+			return nil, err
+		}
+		switch op {
+		case "+":
+			return addInt(a, b)
+		case "-":
+			return subInt(a, b)
+		}
+		return mulInt(a, b)
+	}
+	switch op {
+	case "+":
+		return runtime.Add(p[0], p[1]), nil
+	case "-":
+		return runtime.Subtract(p[0], p[1]), nil
+	}
+	return runtime.Multiply(p[0], p[1]), nil
+}
+
+// overflow is the error of integer arithmetic past int64.
+func overflow(a int, op string, b int) error {
+	return fmt.Errorf("integer overflow: %d %s %d does not fit in 64 bits", a, op, b)
+}
+
+func addInt(a, b int) (int, error) {
+	s := a + b
+	if (s > a) != (b > 0) {
+		return 0, overflow(a, "+", b)
+	}
+	return s, nil
+}
+
+func subInt(a, b int) (int, error) {
+	s := a - b
+	if (s < a) != (b > 0) {
+		return 0, overflow(a, "-", b)
+	}
+	return s, nil
+}
+
+func mulInt(a, b int) (int, error) {
+	if a == 0 || b == 0 {
+		return 0, nil
+	}
+	s := a * b
+	if s/b != a || a == -1 && b == math.MinInt || b == -1 && a == math.MinInt {
+		return 0, overflow(a, "*", b)
+	}
+	return s, nil
+}
 
 func intArgs(name string, p []any) (int, int, error) {
 	if len(p) != 2 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"go/token"
 	"math"
+	"math/bits"
 	"sort"
 	"strconv"
 	"strings"
@@ -392,8 +393,21 @@ func (s *Spec) stage1(ss *StageSpec, set *Set, vars map[string]any) (*Stage, err
 // 32-bit unsigned integers.
 const MaxDim = math.MaxUint32
 
+// Limits on a dispatch as a whole, checked here so that a case past them
+// is refused at its spec's text rather than by a backend, without a
+// position: a threadgroup holds at most MaxThreadgroupThreads threads (on
+// every Metal GPU; a kernel may lower it), and a grid at most
+// MaxGroupDim threadgroups along one dimension and MaxGroups in all (what
+// the runners dispatch; more would not finish anyway).
+const (
+	MaxThreadgroupThreads = 1024
+	MaxGroupDim           = 1 << 31
+	MaxGroups             = 1 << 40
+)
+
 func dim3(es []*Expr, what string, vars map[string]any) (backend.Dim3, error) {
 	d := [3]int{1, 1, 1}
+	total := uint64(1)
 	for i, e := range es {
 		n, err := e.Int(vars)
 		if err != nil {
@@ -405,9 +419,34 @@ func dim3(es []*Expr, what string, vars map[string]any) (backend.Dim3, error) {
 		if int64(n) > MaxDim {
 			return backend.Dim3{}, &Error{Pos: e.Pos, Msg: fmt.Sprintf("%s %c dimension %s = %d is over 2^32-1", what, "xyz"[i], e.Quoted(), n)}
 		}
+		if what == "threadgroups" && n > MaxGroupDim {
+			return backend.Dim3{}, &Error{Pos: e.Pos, Msg: fmt.Sprintf("%s %c dimension %s = %d is over 2^31", what, "xyz"[i], e.Quoted(), n)}
+		}
 		d[i] = n
+		if hi, lo := bits.Mul64(total, uint64(n)); hi != 0 {
+			total = math.MaxUint64 // past every limit
+		} else {
+			total = lo
+		}
+	}
+	if len(es) > 0 {
+		switch {
+		case what == "threads" && total > MaxThreadgroupThreads:
+			return backend.Dim3{}, &Error{Pos: es[0].Pos, Msg: fmt.Sprintf("threads %s: %d threads per threadgroup, over Metal's %d", dims(d[:len(es)]), total, MaxThreadgroupThreads)}
+		case what == "threadgroups" && total > MaxGroups:
+			return backend.Dim3{}, &Error{Pos: es[0].Pos, Msg: fmt.Sprintf("threadgroups %s: %d threadgroups, over the %d (2^40) a grid may hold", dims(d[:len(es)]), total, uint64(MaxGroups))}
+		}
 	}
 	return backend.Dim3{X: d[0], Y: d[1], Z: d[2]}, nil
+}
+
+// dims writes d as AxBxC.
+func dims(d []int) string {
+	s := make([]string, len(d))
+	for i, n := range d {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, "x")
 }
 
 // constValue evaluates a function-constant value as a bit pattern of typ.

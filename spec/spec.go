@@ -853,6 +853,11 @@ func (p *parser) stageBindings(s *Spec, sn, listNode, bindNode *yaml.Node, what 
 }
 
 func (p *parser) sets(s *Spec, n *yaml.Node) {
+	if n.Kind == yaml.MappingNode && len(n.Content) == 0 {
+		// A spec with no case runs nothing: every check of it would pass.
+		p.errorf(n, "sets: want at least one case set")
+		return
+	}
 	for _, kv := range p.pairs(n, "sets") {
 		set := &Set{Name: kv[0].Value, Pos: p.pos(kv[0])}
 		what := fmt.Sprintf("set %q", set.Name)
