@@ -82,9 +82,9 @@ func TestDispatchLimits(t *testing.T) {
 // error: it would check nothing and pass.
 func TestNoCases(t *testing.T) {
 	for sets, want := range map[string]string{
-		"  {}\n":               "k.yaml:7:3: sets: want at least one case set",
+		"  {}\n":                "k.yaml:7:3: sets: want at least one case set",
 		"  s:\n    cases: []\n": `k.yaml:8:5: set "s": want a non-empty list of cases`,
-		"":                     "k.yaml:6:6: sets: want a mapping",
+		"":                      "k.yaml:6:6: sets: want a mapping",
 	} {
 		if _, err := Parse("k.yaml", []byte(stageSpec("1", "4", sets))); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("sets %q: got %v, want %s", sets, err, want)
