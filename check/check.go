@@ -45,8 +45,9 @@ type Options struct {
 	// checking mode; when it has none, variants are not verified (a note
 	// says so; the command line passes the cpu backend instead).
 	Verify backend.Backend
-	// VerifySets are the verification's case sets; nil means the spec's
-	// DefaultSets.
+	// VerifySets are the verification's case sets; nil means Sets when
+	// Backend verifies itself (both builds then run every case), else the
+	// spec's DefaultSets.
 	VerifySets []string
 	// NoVerify turns verification off: variants are confirmed only, and
 	// every result says "not verified"; races, uninitialised reads and
@@ -288,12 +289,19 @@ const (
 )
 
 type checker struct {
-	opts     Options
-	baseTime []time.Duration // slowest baseline run per case, by instance index
-	insts    []*spec.Instance
-	sources  map[string][]byte // baseline text by path
-	base     *sourceSet        // the baseline's sources
-	srcTG    map[string]int    // source estimates of threadgroup memory; see sourceTGMem
+	opts Options
+	run  backend.Backend // confirmation, and the programs that are timed
+	ver  backend.Backend // verification in the checking mode; nil: not verified
+	same bool            // ver is run: its checking build verifies, its plain build confirms
+	// The verification's and the confirmation's cases, the baseline's
+	// bytes of each (the references) and its slowest run of each.
+	vinsts, insts []*spec.Instance
+	vrefs, crefs  []map[string][]byte
+	vtime, ctime  []time.Duration
+	baseSites     map[string]bool   // the baseline findings' sites
+	sources       map[string][]byte // baseline text by path
+	base          *sourceSet        // the baseline's sources
+	srcTG         map[string]int    // source estimates of threadgroup memory; see sourceTGMem
 
 	mu       sync.Mutex // guards cache, compErr, inflight and srcTG
 	cache    map[string]backend.Program
@@ -315,15 +323,15 @@ type sourceSet struct {
 // several goroutines; compiles of the same source and stage are shared.
 type Session struct {
 	c       *checker
-	refs    []map[string][]byte
 	control *Result
 	report  Report // the fields every report of this session shares
 }
 
 // NewSession prepares a session and runs its control. An error is a tool
 // error: a bad spec, an unreadable source, a cancelled context, a machine
-// that cannot run the backend; a baseline that fails its own check is a
-// control whose status is not Pass, and then Check judges nothing.
+// that cannot run the backend or the verification backend; a baseline
+// that fails its own check is a control whose status is not Pass, and then
+// Check judges nothing.
 func NewSession(ctx context.Context, opts Options) (*Session, error) {
 	if opts.Spec == nil || opts.Backend == nil {
 		return nil, errors.New("check: need a spec and a backend")
@@ -338,17 +346,37 @@ func NewSession(ctx context.Context, opts Options) (*Session, error) {
 		opts.ReadFile = os.ReadFile
 	}
 	info := opts.Backend.Info(ctx)
-	if opts.Race && !info.Orders {
-		return nil, fmt.Errorf("the race probe needs a backend that runs threads in the order it is told; %s runs them in hardware order (run --race on the cpu backend)", info.Name)
-	}
+	c := &checker{opts: opts, run: opts.Backend, sources: map[string][]byte{}, cache: map[string]backend.Program{}, compErr: map[string]error{},
+		srcTG: map[string]int{}, inflight: map[string]chan struct{}{}, baseSites: map[string]bool{}}
 	var notes []string
-	if !opts.NoDetect && !info.Check {
-		opts.NoDetect = true
-		notes = append(notes, fmt.Sprintf("the %s backend has no checking mode: bytes are compared, races, uninitialised reads and bad accesses that leave them alone are not seen (check on the cpu backend for those)", info.Name))
+	var vinfo backend.Info
+	switch {
+	case opts.NoVerify || opts.NoDetect:
+	case opts.Verify != nil && opts.Verify != opts.Backend:
+		if ok, why := opts.Verify.Available(ctx); !ok {
+			return nil, &backend.EnvError{Op: "verification backend " + opts.Verify.Name() + " is not available", Err: errors.New(why)}
+		}
+		vinfo = opts.Verify.Info(ctx)
+		if !vinfo.Check {
+			return nil, fmt.Errorf("the verification backend %s has no checking mode (verify on the cpu backend, or turn verification off)", vinfo.Name)
+		}
+		c.ver = opts.Verify
+	case info.Check:
+		c.ver, c.same, vinfo = opts.Backend, true, info
+	default:
+		notes = append(notes, fmt.Sprintf("the %s backend has no checking mode and no verification backend was given: variants are not verified "+
+			"(their bytes are compared; races, uninitialised reads and bad accesses that leave them alone are not seen)", info.Name))
+	}
+	// The race probe runs where threads run in the order they are told: on
+	// the verification backend, or without one on the run's.
+	probe := info
+	if c.ver != nil {
+		probe = vinfo
+	}
+	if opts.Race && !probe.Orders {
+		return nil, fmt.Errorf("the race probe needs a backend that runs threads in the order it is told; %s runs them in hardware order (run --race on the cpu backend)", probe.Name)
 	}
 	s := opts.Spec
-	c := &checker{opts: opts, sources: map[string][]byte{}, cache: map[string]backend.Program{}, compErr: map[string]error{},
-		srcTG: map[string]int{}, inflight: map[string]chan struct{}{}}
 	for _, st := range s.Stages {
 		if _, ok := c.sources[st.Source]; ok {
 			continue
@@ -360,35 +388,65 @@ func NewSession(ctx context.Context, opts Options) (*Session, error) {
 		c.sources[st.Source] = text
 	}
 	c.base = &sourceSet{texts: c.sources}
-	sets, defaults := opts.Sets, false
-	if len(sets) == 0 {
-		sets, defaults = s.DefaultSets(), true
+	byName := map[string]*spec.Instance{}
+	instances := func(sets []string) ([]string, bool, []*spec.Instance, error) {
+		defaults := false
+		if len(sets) == 0 {
+			sets, defaults = s.DefaultSets(), true
+		}
+		cases, err := s.Cases(sets...)
+		if err != nil {
+			return nil, false, nil, err
+		}
+		var out []*spec.Instance
+		for _, cs := range cases {
+			name := cs.Set + "/" + cs.Name
+			if in, ok := byName[name]; ok {
+				out = append(out, in)
+				continue
+			}
+			in, err := s.Instantiate(cs)
+			if err != nil {
+				return nil, false, nil, err
+			}
+			if c.metal() {
+				// A spec that binds the wrong buffers or leaves a function
+				// constant unset is refused before anything runs.
+				if err := in.CheckKernels(c.baseline); err != nil {
+					return nil, false, nil, err
+				}
+			}
+			byName[name] = in
+			out = append(out, in)
+		}
+		return sets, defaults, out, nil
 	}
-	cases, err := s.Cases(sets...)
+	sets, defaults, insts, err := instances(opts.Sets)
 	if err != nil {
 		return nil, err
 	}
-	for _, cs := range cases {
-		in, err := s.Instantiate(cs)
+	c.insts = insts
+	ss := &Session{c: c, report: Report{
+		Spec: s.Path, Source: s.Source, SourceSHA256: sha(c.sources[s.Source]), Backend: opts.Backend.Name(),
+		Sets: sets, DefaultSets: defaults, Cases: len(insts), TGLimit: opts.TGLimit, Race: opts.Race,
+		Detect: c.ver != nil, Verified: c.ver != nil, Strict: opts.Strict, StrictBaseline: opts.StrictBaseline,
+		Device: info.Device, Notes: notes,
+	}}
+	if c.ver != nil {
+		vs := opts.VerifySets
+		if len(vs) == 0 && c.same {
+			vs = sets // one backend: both builds run every case
+		}
+		vsets, _, vinsts, err := instances(vs)
 		if err != nil {
 			return nil, err
 		}
-		if c.metal() {
-			// A spec that binds the wrong buffers or leaves a function
-			// constant unset is refused before anything runs.
-			if err := in.CheckKernels(c.baseline); err != nil {
-				return nil, err
-			}
-		}
-		c.insts = append(c.insts, in)
+		c.vinsts = vinsts
+		ss.report.VerifyBackend, ss.report.VerifyDevice = c.ver.Name(), vinfo.Device
+		ss.report.VerifySets, ss.report.VerifyCases = vsets, len(vinsts)
 	}
-	ss := &Session{c: c, report: Report{
-		Spec: s.Path, Source: s.Source, SourceSHA256: sha(c.sources[s.Source]), Backend: opts.Backend.Name(),
-		Sets: sets, DefaultSets: defaults, Cases: len(cases), TGLimit: opts.TGLimit, Race: opts.Race,
-		Detect: !opts.NoDetect, Strict: opts.Strict, Device: info.Device, Notes: notes,
-	}}
 	for _, set := range s.Sets {
-		if !slices.Contains(sets, set.Name) {
+		if !slices.Contains(sets, set.Name) && !slices.Contains(ss.report.VerifySets, set.Name) {
 			ss.report.OtherSets = append(ss.report.OtherSets, set.Name)
 		}
 	}
@@ -397,20 +455,24 @@ func NewSession(ctx context.Context, opts Options) (*Session, error) {
 			ss.report.Orders = append(ss.report.Orders, o.String())
 		}
 	}
-	refs, ctl, err := c.control(ctx)
+	ctl, err := c.control(ctx)
 	if err != nil {
 		c.close()
 		return nil, err
 	}
-	ss.refs, ss.control = refs, ctl
+	ss.control = ctl
 	return ss, nil
 }
 
 // Control returns the control's result.
 func (s *Session) Control() *Result { return s.control }
 
-// Instances returns the session's cases, in order.
+// Instances returns the session's cases (the confirmation's), in order.
 func (s *Session) Instances() []*spec.Instance { return s.c.insts }
+
+// VerifyInstances returns the verification's cases, in order; none when
+// variants are not verified.
+func (s *Session) VerifyInstances() []*spec.Instance { return s.c.vinsts }
 
 // Baseline returns the baseline text of the spec's main source.
 func (s *Session) Baseline() []byte { return s.c.sources[s.c.opts.Spec.Source] }
@@ -418,12 +480,13 @@ func (s *Session) Baseline() []byte { return s.c.sources[s.c.opts.Spec.Source] }
 // Check judges one variant. Only a cancelled context and environment
 // faults are errors; everything the variant does wrong is its Result.
 func (s *Session) Check(ctx context.Context, v Variant) (*Result, error) {
-	return s.c.variant(ctx, v, s.refs, s.control.Status == Pass)
+	return s.c.variant(ctx, v, s.control.Status == Pass)
 }
 
 // Programs returns the plain (not checking-mode) programs of case in's
-// stages, built from v's sources, or from the baseline's when v is nil, for
-// timing.
+// stages on the run's backend, built from v's sources, or from the
+// baseline's when v is nil, for timing: the programs whose bytes the
+// confirmation compared.
 func (s *Session) Programs(ctx context.Context, v *Variant, in *spec.Instance) ([]backend.Program, error) {
 	return s.StagePrograms(ctx, v, in, len(in.Stages))
 }
@@ -442,7 +505,7 @@ func (s *Session) StagePrograms(ctx context.Context, v *Variant, in *spec.Instan
 		}
 		src = s.c.variantSources(base, *v, v.Name)
 	}
-	progs, err := s.c.programs(ctx, src, in.Stages[:n], false)
+	progs, err := s.c.programs(ctx, s.c.run, src, in.Stages[:n], false)
 	if err != nil {
 		return nil, err
 	}
@@ -509,15 +572,18 @@ func (c *checker) baseline(path string) ([]byte, error) {
 	return c.opts.ReadFile(path)
 }
 
-// compile compiles stage st with the sources of src, for the checking
-// mode or not, caching by text, entry, configuration and mode. It may be
-// called from several goroutines: one compile per key runs, the others
-// wait for it.
-func (c *checker) compile(ctx context.Context, src *sourceSet, st *spec.Stage, detect bool) (backend.Program, error) {
+// compile compiles stage st with the sources of src on backend be, for
+// the checking mode or not, caching by backend, text, entry,
+// configuration and mode. It may be called from several goroutines: one
+// compile per key runs, the others wait for it.
+func (c *checker) compile(ctx context.Context, be backend.Backend, src *sourceSet, st *spec.Stage, detect bool) (backend.Program, error) {
 	text := src.texts[st.Source]
 	key := st.CompileKey(text)
 	if detect {
 		key += "\x00check"
+	}
+	if be != c.run {
+		key = "verify\x00" + key
 	}
 	for {
 		c.mu.Lock()
@@ -546,7 +612,7 @@ func (c *checker) compile(ctx context.Context, src *sourceSet, st *spec.Stage, d
 	if n, ok := src.names[st.Source]; ok && !bytes.Equal(text, c.sources[st.Source]) {
 		name = n
 	}
-	p, err := c.opts.Backend.Compile(ctx, backend.Source{
+	p, err := be.Compile(ctx, backend.Source{
 		Name: name, Text: text, Dir: filepath.Dir(st.Source), IncludeDirs: st.IncludeDirs, Entry: st.Entry,
 		Defines: st.Defines, Constants: st.Constants, Check: detect,
 	})
@@ -565,10 +631,10 @@ func (c *checker) compile(ctx context.Context, src *sourceSet, st *spec.Stage, d
 }
 
 // programs compiles stages (a case's, or the first of them).
-func (c *checker) programs(ctx context.Context, src *sourceSet, stages []*spec.Stage, detect bool) ([]backend.Program, error) {
+func (c *checker) programs(ctx context.Context, be backend.Backend, src *sourceSet, stages []*spec.Stage, detect bool) ([]backend.Program, error) {
 	var progs []backend.Program
 	for _, st := range stages {
-		p, err := c.compile(ctx, src, st, detect)
+		p, err := c.compile(ctx, be, src, st, detect)
 		if err != nil {
 			return nil, fmt.Errorf("compile %s: %w", st.Entry, err)
 		}
@@ -613,291 +679,6 @@ func (c *checker) record(ctx context.Context, r *Result, kind Status, err error)
 		r.Status, r.Msg = kind, err.Error()
 	}
 	return nil
-}
-
-// judge runs case in with the programs of one variant (or the baseline):
-// once in the checking mode (or plainly, without it) and, with the race
-// probe, under every order. It returns the outputs and the case's result;
-// a kernel failure is the case's result too.
-func (c *checker) judge(ctx context.Context, src *sourceSet, in *spec.Instance, want map[string][]byte, limit time.Duration) (map[string][]byte, CaseResult, error) {
-	name := in.Case.Set + "/" + in.Case.Name
-	cr := CaseResult{Case: name, Status: Pass}
-	detect := !c.opts.NoDetect
-	progs, err := c.programs(ctx, src, in.Stages, detect)
-	if err != nil {
-		return nil, cr, err
-	}
-	ex, err := ExecuteCase(ctx, progs, in, ExecOptions{Order: backend.Order{Kind: "in-order"}, Timeout: limit})
-	if err != nil {
-		var f *backend.Failure
-		if errors.As(err, &f) && len(f.Findings) > 0 {
-			var se *StageError
-			stage := 0
-			if errors.As(err, &se) {
-				stage = se.Stage
-			}
-			var sfs []StageFinding
-			for _, x := range f.Findings {
-				sfs = append(sfs, StageFinding{Stage: stage, Entry: in.Stages[stage].Entry, Finding: x})
-			}
-			cr.Findings = describeFindings(in, name, sfs, c.opts.Strict)
-		}
-		return nil, cr, err
-	}
-	got := ex.Outputs
-	cr.Findings = describeFindings(in, name, ex.Findings(), c.opts.Strict)
-	for _, f := range cr.Findings {
-		if st := findingStatus(f.Kind, c.opts.Strict); st != "" {
-			cr.Status, cr.Msg = st, f.Msg
-			break
-		}
-	}
-	if cr.Status == Pass && want != nil {
-		if m := Compare(in, want, got); m != nil {
-			cr.Status, cr.Mismatch = FailParity, m
-			// Bytes that differ where the variant relies on SIMD lockstep
-			// say nothing about a GPU: the emulator runs a simd group's
-			// lanes one after another, so it cannot give the bytes lanes
-			// in lockstep would. The verdict names the reliance instead.
-			for _, f := range cr.Findings {
-				if f.Kind == backend.FindLockstep {
-					cr.Status = FailLockstep
-					cr.Msg = "the bytes differ and the variant relies on SIMD lockstep, which the cpu emulator does not reproduce " +
-						"(it runs a simd group's lanes one after another): restore the simd-group synchronisation, or judge it on a GPU; " + f.Msg
-					break
-				}
-			}
-		}
-	}
-	if cr.Status == Pass && c.opts.Race {
-		plain, err := c.programs(ctx, src, in.Stages, false)
-		if err != nil {
-			return nil, cr, err
-		}
-		m, err := c.orders(ctx, plain, in, got, limit)
-		if err != nil {
-			return nil, cr, err
-		}
-		if m != nil {
-			cr.Status, cr.Mismatch = FailRace, m
-		}
-	}
-	return got, cr, nil
-}
-
-// addCase appends cr to r, taking its status and message if r still passes,
-// and collects its warnings.
-func addCase(r *Result, cr CaseResult) {
-	r.Cases = append(r.Cases, cr)
-	if cr.Status != Pass && r.Status == Pass {
-		r.Status, r.Mismatch = cr.Status, cr.Mismatch
-		if cr.Msg != "" {
-			r.Msg = cr.Msg
-		}
-	}
-	for _, f := range cr.Findings {
-		if f.Warning && !slices.Contains(r.Warnings, f.Msg) && len(r.Warnings) < 20 {
-			r.Warnings = append(r.Warnings, f.Msg)
-		}
-	}
-}
-
-func (c *checker) progress(format string, args ...any) {
-	if c.opts.Progress != nil {
-		c.opts.Progress(fmt.Sprintf(format, args...))
-	}
-}
-
-// control runs the baseline on every case: plainly, for the reference
-// outputs, then in the checking mode (whose bytes must be the same, and
-// whose findings must be clean), or without it plainly once more; with the
-// race probe also under every order. It returns the reference outputs by
-// case.
-func (c *checker) control(ctx context.Context) ([]map[string][]byte, *Result, error) {
-	start := time.Now()
-	r := &Result{Name: "control", Path: c.opts.Spec.Source, SHA256: sha(c.sources[c.opts.Spec.Source]), Status: Pass}
-	defer func() { r.Seconds = time.Since(start).Seconds() }()
-	var refs []map[string][]byte
-	for i, in := range c.insts {
-		c.progress("control: case %d/%d %s/%s", i+1, len(c.insts), in.Case.Set, in.Case.Name)
-		progs, err := c.programs(ctx, c.base, in.Stages, false)
-		if err != nil {
-			return nil, r, failure(r, err)
-		}
-		for j, st := range in.Stages {
-			n := progs[j].ThreadgroupMemory()
-			src := c.sourceTGMem(c.sources[st.Source], st)
-			tg := TGMem{Entry: st.Entry, Before: n, After: n, SourceBefore: src, SourceAfter: src}
-			if !hasTG(r.TGMem, tg) {
-				r.TGMem = append(r.TGMem, tg)
-			}
-		}
-		limit := c.opts.Timeout
-		if limit == 0 {
-			limit = ControlTimeout
-		}
-		t0 := time.Now()
-		first, err := Execute(ctx, progs, in, backend.Order{Kind: "in-order"}, limit)
-		if err != nil {
-			return nil, r, failure(r, err)
-		}
-		c.baseTime = append(c.baseTime, time.Since(t0))
-		refs = append(refs, first)
-		_, cr, err := c.judge(ctx, c.base, in, first, limit)
-		if err != nil {
-			if ferr := failure(r, err); ferr != nil {
-				return nil, r, ferr
-			}
-			cr.Status, cr.Msg = r.Status, r.Msg
-			if len(cr.Findings) > 0 && !cr.Findings[0].Warning {
-				r.Msg, cr.Msg = cr.Findings[0].Msg, cr.Findings[0].Msg
-			}
-		}
-		if cr.Status == FailParity {
-			// The same kernel gave other bytes: the harness, the kernel or
-			// the checking build is not deterministic.
-			cr.Status = FailNondet
-		}
-		addCase(r, cr)
-	}
-	if r.Status != Pass {
-		r.Msg = "the baseline fails its own check (" + string(r.Status) + "): variants are not judged; " + r.Msg
-	}
-	return refs, r, nil
-}
-
-// variantTimeout is the limit for one run of case i of a variant.
-func (c *checker) variantTimeout(i int) time.Duration {
-	if c.opts.Timeout != 0 {
-		return c.opts.Timeout
-	}
-	if i >= len(c.baseTime) {
-		return ControlTimeout
-	}
-	return max(MinVariantTimeout, VariantTimeoutFactor*c.baseTime[i])
-}
-
-// orders runs in under every race-probe order other than in-order and
-// returns the first difference from want.
-func (c *checker) orders(ctx context.Context, progs []backend.Program, in *spec.Instance, want map[string][]byte, limit time.Duration) (*Mismatch, error) {
-	for _, o := range c.opts.Orders {
-		if o.Kind == "" || o.Kind == "in-order" {
-			continue
-		}
-		got, err := Execute(ctx, progs, in, o, limit)
-		if err != nil {
-			return nil, err
-		}
-		if m := Compare(in, want, got); m != nil {
-			m.Order = o.String()
-			return m, nil
-		}
-	}
-	return nil, nil
-}
-
-func (c *checker) variant(ctx context.Context, v Variant, refs []map[string][]byte, judge bool) (*Result, error) {
-	start := time.Now()
-	s := c.opts.Spec
-	r := &Result{Name: v.Name, Path: v.Path, SHA256: sha(v.Text), Status: Pass}
-	if r.Name == "" {
-		r.Name = filepath.Base(v.Path)
-	}
-	defer func() { r.Seconds = time.Since(start).Seconds() }()
-	base := v.Base
-	if base == "" {
-		base = s.Source
-	}
-	if _, ok := c.sources[base]; !ok {
-		return nil, fmt.Errorf("variant %s: no stage uses source %s", r.Name, base)
-	}
-	src := c.variantSources(base, v, r.Name)
-	texts := src.texts
-	if !judge {
-		r.Status = NotJudged
-		r.Msg = "the control failed"
-		return r, nil
-	}
-	if c.metal() {
-		for _, in := range c.insts {
-			err := in.CheckKernels(func(path string) ([]byte, error) {
-				if t, ok := texts[path]; ok {
-					return t, nil
-				}
-				return c.opts.ReadFile(path)
-			})
-			if err != nil {
-				r.Status, r.Msg = FailSpec, "the variant no longer fits the spec: "+firstLine(err.Error())
-				r.Log = err.Error()
-				return r, nil
-			}
-		}
-	}
-	// Compile every stage configuration the cases need, and measure
-	// threadgroup memory before running anything.
-	detect := !c.opts.NoDetect
-	seen := map[string]bool{}
-	for _, in := range c.insts {
-		for _, st := range in.Stages {
-			key := st.Entry + "\x00" + st.ConfigKey()
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			after, err := c.compile(ctx, src, st, detect)
-			if err != nil {
-				return r, c.record(ctx, r, CompileError, fmt.Errorf("compile %s: %w", st.Entry, err))
-			}
-			before, err := c.compile(ctx, c.base, st, false)
-			if err != nil {
-				return nil, fmt.Errorf("baseline compile %s: %w", st.Entry, err)
-			}
-			if st.Source != base {
-				continue
-			}
-			tg := TGMem{
-				Entry: st.Entry, Before: before.ThreadgroupMemory(), After: after.ThreadgroupMemory(),
-				SourceBefore: c.sourceTGMem(c.sources[st.Source], st), SourceAfter: c.sourceTGMem(v.Text, st),
-			}
-			if !hasTG(r.TGMem, tg) {
-				r.TGMem = append(r.TGMem, tg)
-			}
-			if tg.After > c.opts.TGLimit && r.Status == Pass {
-				r.Status = FailTGMem
-				r.Msg = fmt.Sprintf("%s: %d bytes of threadgroup memory, limit %d", st.Entry, tg.After, c.opts.TGLimit)
-			}
-		}
-	}
-	if r.Status != Pass {
-		return r, nil
-	}
-	for i, in := range c.insts {
-		c.progress("%s: case %d/%d %s/%s", r.Name, i+1, len(c.insts), in.Case.Set, in.Case.Name)
-		got, cr, err := c.judge(ctx, src, in, refs[i], c.variantTimeout(i))
-		if err == nil && cr.Status == FailParity && c.opts.DumpDir != "" && r.Dump == "" {
-			dir := filepath.Join(c.opts.DumpDir, fileName(r.Name))
-			index := DumpIndex{Spec: s.Path, Source: base, Variant: v.Path, Backend: c.opts.Backend.Name()}
-			if err := Dump(dir, index, in, []DumpRun{{Label: "baseline", Bytes: refs[i]}, {Label: "variant", Bytes: got}}); err != nil {
-				return nil, fmt.Errorf("dump %s: %w", r.Name, err)
-			}
-			r.Dump = dir
-		}
-		if err != nil {
-			if err := c.record(ctx, r, Crash, err); err != nil {
-				return nil, err
-			}
-			cr.Status, cr.Msg = r.Status, r.Msg
-			if len(cr.Findings) > 0 && !cr.Findings[0].Warning {
-				// The checking mode stopped the run: its finding says more
-				// than the backend's one line.
-				r.Msg, cr.Msg = cr.Findings[0].Msg, cr.Findings[0].Msg
-			}
-			addCase(r, cr)
-			return r, nil // a crashing variant is not run further
-		}
-		addCase(r, cr)
-	}
-	return r, nil
 }
 
 // variantSources is the baseline's sources with base replaced by v.

@@ -33,9 +33,9 @@ type Finding struct {
 // findingStatus is the status a finding of kind k gives; "" for a warning.
 func findingStatus(k backend.FindingKind, strict bool) Status {
 	switch k {
-	case backend.FindRace:
+	case backend.FindRace, backend.FindMemNone, backend.FindSameValue:
 		return FailRace
-	case backend.FindUninit:
+	case backend.FindUninit, backend.FindUnwrittenUnused:
 		return FailUninit
 	case backend.FindBounds:
 		return BadAccess
@@ -69,10 +69,15 @@ func describe(in *spec.Instance, st *spec.Stage, f backend.Finding) string {
 	what := place(in, st, f)
 	a := f.Access
 	switch f.Kind {
-	case backend.FindRace, backend.FindLockstep:
+	case backend.FindRace, backend.FindLockstep, backend.FindMemNone, backend.FindSameValue:
 		label := "race"
-		if f.Kind == backend.FindLockstep {
+		switch f.Kind {
+		case backend.FindLockstep:
 			label = "relies on SIMD lockstep"
+		case backend.FindMemNone:
+			label = "race ordered only by an execution barrier (mem-none-order)"
+		case backend.FindSameValue:
+			label = "writes of the same bytes (same-value-write)"
 		}
 		fmt.Fprintf(&b, "%s on %s: %s by %s at %s", label, what, verb(a), a.Where(), a.Pos())
 		if o := f.Other; o != nil {
@@ -88,6 +93,9 @@ func describe(in *spec.Instance, st *spec.Stage, f backend.Finding) string {
 		}
 	case backend.FindUninit:
 		fmt.Fprintf(&b, "uninitialised read of %s: no thread of the threadgroup wrote it; read by %s at %s", what, a.Where(), a.Pos())
+	case backend.FindUnwrittenUnused:
+		fmt.Fprintf(&b, "unwritten read of %s that reaches no output (unwritten-unused): no thread of the threadgroup wrote it; read by %s at %s "+
+			"(the outputs are the same with threadgroup memory poisoned 0xff and 0x5a)", what, a.Where(), a.Pos())
 	case backend.FindBounds:
 		fmt.Fprintf(&b, "out-of-bounds %s of %s by %s at %s", verb(a), what, a.Where(), a.Pos())
 	case backend.FindDivergent:

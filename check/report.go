@@ -37,22 +37,34 @@ func (r *Report) WriteText(w io.Writer) error {
 		sets += ")"
 	}
 	fmt.Fprintf(w, "spec %s: %d cases of %s on %s, tg limit %d bytes%s\n", r.Spec, r.Cases, sets, r.Backend, r.TGLimit, race)
+	fmt.Fprintf(w, "%s\n", r.partsText())
 	fmt.Fprintf(w, "baseline %s sha256 %s\n", r.Source, short(r.SourceSHA256))
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "VARIANT\tSTATUS\tTGMEM\tTGMEM (SOURCE)\tCASES\tSHA256\tTIME")
+	fmt.Fprintln(tw, "VARIANT\tSTATUS\tTGMEM\tTGMEM (SOURCE)\tCASES\tSHA256\tTIME\tVERIFICATION\tCONFIRMATION")
 	all := append([]*Result{r.Control}, r.Variants...)
 	for _, v := range all {
 		if v == nil {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2fs\n", v.Name, v.Status, tgText(v.TGMem, false, v == r.Control), tgText(v.TGMem, true, v == r.Control), casesText(v), short(v.SHA256), v.Seconds)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2fs\t%s\t%s\n", v.Name, v.Status, tgText(v.TGMem, false, v == r.Control), tgText(v.TGMem, true, v == r.Control),
+			casesText(v), short(v.SHA256), v.Seconds, partText(v.Verification), partText(v.Confirmation))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if c := r.Control; c != nil && len(c.BaselineFindings) > 0 {
+		fmt.Fprintf(w, "\nbaseline findings: %d, the baseline's own; they fail neither the control nor a variant that keeps them (see docs/checking.md)\n", len(c.BaselineFindings))
+		for i, f := range c.BaselineFindings {
+			if i == 10 {
+				fmt.Fprintf(w, "  and %d more (see --json)\n", len(c.BaselineFindings)-i)
+				break
+			}
+			fmt.Fprintf(w, "  %s: %s\n", f.Kind, f.Msg)
+		}
 	}
 	for _, v := range all {
 		if v == nil {
@@ -72,6 +84,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(w, ": %s", v.Msg)
 		}
 		fmt.Fprintln(w)
+		if s := stoppedText(v); s != "" {
+			fmt.Fprintf(w, "  stopped at %s\n", s)
+		}
 		if v.Mismatch != nil {
 			fmt.Fprintf(w, "  %s\n", v.Mismatch)
 		}
@@ -91,7 +106,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		extra := 0
 		for _, c := range v.Cases {
 			for _, f := range c.Findings {
-				if f.Warning || shown[f.Msg] || strings.Contains(v.Msg, f.Msg) {
+				if f.Warning || f.Baseline || shown[f.Msg] || strings.Contains(v.Msg, f.Msg) {
 					continue
 				}
 				shown[f.Msg] = true
@@ -114,6 +129,39 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// partsText says where the two parts of the verdict run.
+func (r *Report) partsText() string {
+	confirm := fmt.Sprintf("confirmed on %s in the plain build (the one that is timed) at %d cases", r.Backend, r.Cases)
+	if !r.Verified {
+		return "not verified; " + confirm
+	}
+	return fmt.Sprintf("verified on %s in the checking mode at %d cases of sets %s; %s", r.VerifyBackend, r.VerifyCases, strings.Join(r.VerifySets, ", "), confirm)
+}
+
+// partText is a part's column in the table.
+func partText(p Part) string {
+	switch p.Status {
+	case NotVerified:
+		return "not verified"
+	case "":
+		return "-"
+	}
+	return string(p.Status)
+}
+
+// stoppedText says where a failed result stopped, or "".
+func stoppedText(v *Result) string {
+	switch v.Stopped {
+	case PartVerification:
+		return fmt.Sprintf("verification (%s, checking build)", v.Verification.Backend)
+	case PartConfirmation:
+		return fmt.Sprintf("confirmation (%s, plain build)", v.Confirmation.Backend)
+	case PartBuild:
+		return "the build, before verification and confirmation"
+	}
+	return ""
 }
 
 func short(h string) string {

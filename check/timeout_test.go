@@ -20,9 +20,9 @@ func TestVariantTimeout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &checker{opts: Options{Timeout: tt.timeout}, baseTime: tt.baseTime}
-			if got := c.variantTimeout(tt.i); got != tt.want {
-				t.Errorf("variantTimeout(%d) = %v, want %v", tt.i, got, tt.want)
+			c := &checker{opts: Options{Timeout: tt.timeout}}
+			if got := c.timeout(tt.baseTime, tt.i); got != tt.want {
+				t.Errorf("timeout(%d) = %v, want %v", tt.i, got, tt.want)
 			}
 		})
 	}

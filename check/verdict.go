@@ -28,11 +28,13 @@ type Part struct {
 	// Status is Pass, a failure, NotVerified (verification was turned
 	// off, or no backend could verify) or NotRun (a step before this part
 	// failed).
-	Status  Status       `json:"status"`
-	Msg     string       `json:"msg,omitempty"`
-	Sets    []string     `json:"sets,omitempty"`
-	Cases   []CaseResult `json:"cases,omitempty"`
-	Seconds float64      `json:"seconds"`
+	Status   Status       `json:"status"`
+	Msg      string       `json:"msg,omitempty"`
+	Mismatch *Mismatch    `json:"mismatch,omitempty"` // the part's first difference
+	Log      string       `json:"log,omitempty"`      // the runner's output of a failure
+	Sets     []string     `json:"sets,omitempty"`
+	Cases    []CaseResult `json:"cases,omitempty"`
+	Seconds  float64      `json:"seconds"`
 }
 
 // Passed reports whether the part ran and passed.

@@ -38,13 +38,19 @@ type CheckOptions struct {
 	Source   string // the spec source (or a byte-identical snapshot of it) the variants replace; "" means the spec's main source
 	Backend  string
 	Cases    []string
-	TGLimit  int // bytes
-	NoDetect bool
-	Strict   bool
-	DumpDir  string
-	Race     bool
-	JSON     bool
-	Timeout  time.Duration // per run; 0 means check's defaults (see check.Options)
+	TGLimit  int  // bytes
+	NoDetect bool // the older name of NoVerify
+	NoVerify bool
+	// VerifyBackend names the verification backend; "" means the backend
+	// itself when it has a checking mode, else cpu.
+	VerifyBackend  string
+	VerifyCases    []string
+	StrictBaseline bool
+	Strict         bool
+	DumpDir        string
+	Race           bool
+	JSON           bool
+	Timeout        time.Duration // per run; 0 means check's defaults (see check.Options)
 }
 
 // NewCmdCheck returns the check command; runF, if non-nil, replaces the
@@ -63,16 +69,32 @@ set, else every set); the report names the sets that did not run. The
 baseline is first run against itself as a control; if it is not
 deterministic no variant is judged.
 
-Every run is in the checking mode unless --no-detect is given: each access
-to device and threadgroup memory is checked, so a variant fails when it
-reads or writes out of bounds (any distance), reads threadgroup memory no
-thread of its threadgroup wrote (fail-uninit), or lets two simd groups (or
-two threadgroups, on device memory) touch the same byte between barriers
-with one of them writing (fail-race) — whatever the thread order, and even
-when the output bytes happen to match. A conflict within one simd group
-with no simd-group synchronisation is a warning ("relies on SIMD lockstep"),
-a failure with --strict. With --race, every case also runs under several
-thread and simd-group orders and any difference in the bytes fails.
+Each variant gets a verdict in two parts. It is verified on the
+verification backend (--verify-backend: the backend itself when it has a
+checking mode, as cpu does, else cpu) in the checking mode, on the
+verification cases (--verify-cases; default: the --cases on one backend,
+else the spec's defaults): each access to device and threadgroup memory is
+checked, so a variant fails when it reads or writes out of bounds (any
+distance), reads threadgroup memory no thread of its threadgroup wrote
+(fail-uninit), or lets two simd groups (or two threadgroups, on device
+memory) touch the same byte between barriers with one of them writing
+(fail-race) — whatever the thread order, and even when the output bytes
+happen to match. Then it is confirmed on the backend, in the plain build
+(the one a sweep times): bitwise parity on every case. On one backend, a
+variant whose checking and plain builds give different bytes fails
+(fail-builds-disagree). --no-verify confirms only, and every result says
+"not verified".
+
+The baseline's own findings (a race guarded only by a mem_none barrier,
+threads storing the same value, unwritten slots whose bytes reach no
+output, ...) are reported once as baseline findings and do not stop the
+check; a variant fails for a finding the baseline does not have at the same
+source site (lines mapped by a line diff), or for any finding in code it
+changed. --strict-baseline refuses a baseline with findings. A conflict
+within one simd group with no simd-group synchronisation is a warning
+("relies on SIMD lockstep"), a failure with --strict. With --race, every
+case also runs under several thread and simd-group orders and any
+difference in the bytes fails.
 
 check reads the spec, its sources and the variants and writes nothing but
 its report (and the backend's compile cache). --source names the file the
@@ -85,7 +107,7 @@ seconds; Ctrl-C stops it and reports what finished.
 The exit status is 0 only when the control and every variant pass; 1 for a
 failed check, a bad spec (file:line:col) or a missing file; 2 for usage
 errors; 3 when this machine cannot check (no compiler, a full disk, an
-unwritable cache).`,
+unwritable cache, a verification backend that cannot run here).`,
 		Example: "  metalab check kernels/qsa_prompt.yaml --variant /tmp/v1.metal --cases quick\n" +
 			"  metalab check kernels/qsa_prep.yaml --race --json",
 		Args: cmdutil.ExactArgs(1, "<spec.yaml>"),
@@ -107,7 +129,11 @@ unwritable cache).`,
 	cmd.Flags().StringVar(&opts.Backend, "backend", "cpu", "backend `NAME` to compile and run on: cpu, cuda, metal, or auto (the first of metal, cuda, cpu that runs here)")
 	cmd.Flags().StringSliceVar(&opts.Cases, "cases", nil, "case set `NAME` (repeatable or comma-separated; default: the spec's defaults, else quick, else all)")
 	cmd.Flags().StringVar(&tgLimit, "tg-limit", "16KiB", "static threadgroup memory `LIMIT` (16384, 16KiB, 8K)")
-	cmd.Flags().BoolVar(&opts.NoDetect, "no-detect", false, "turn off the checking mode (faster; races, uninitialised reads and bad accesses that leave the bytes alone go unseen)")
+	cmd.Flags().BoolVar(&opts.NoVerify, "no-verify", false, "confirm only, do not verify (faster; races, uninitialised reads and bad accesses that leave the bytes alone go unseen; results say \"not verified\")")
+	cmd.Flags().BoolVar(&opts.NoDetect, "no-detect", false, "the older name of --no-verify")
+	cmd.Flags().StringVar(&opts.VerifyBackend, "verify-backend", "", "verification backend `NAME` (default: the backend itself when it has a checking mode, else cpu)")
+	cmd.Flags().StringSliceVar(&opts.VerifyCases, "verify-cases", nil, "verification case set `NAME` (repeatable or comma-separated; default: --cases on one backend, else the spec's defaults)")
+	cmd.Flags().BoolVar(&opts.StrictBaseline, "strict-baseline", false, "refuse a baseline with findings of its own instead of judging variants against them")
 	cmd.Flags().StringVar(&opts.DumpDir, "dump", "", "for each variant that fails parity, write its first differing case (inputs, baseline and variant outputs as .npy) under `DIR`/<variant>/")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on warnings too (lanes of one simd group relying on lockstep)")
 	cmd.Flags().BoolVar(&opts.Race, "race", false, "also run under several thread and simd-group orders and fail on any difference")
@@ -196,13 +222,17 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range opts.Cases {
+	for _, name := range append(slices.Clone(opts.Cases), opts.VerifyCases...) {
 		if s.Set(name) == nil {
 			var have []string
 			for _, set := range s.Sets {
 				have = append(have, set.Name)
 			}
-			return cmdutil.FlagErrorf("--cases %q: %s has no such case set (sets: %s)", name, opts.Spec, strings.Join(have, ", "))
+			flag := "--cases"
+			if !slices.Contains(opts.Cases, name) {
+				flag = "--verify-cases"
+			}
+			return cmdutil.FlagErrorf("%s %q: %s has no such case set (sets: %s)", flag, name, opts.Spec, strings.Join(have, ", "))
 		}
 	}
 	base, err := resolveSource(opts, s)
@@ -240,9 +270,14 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	if ok, why := be.Available(ctx); !ok {
 		return &backend.EnvError{Op: "backend " + be.Name() + " is not available", Err: errors.New(why)}
 	}
+	ver, err := verifyBackend(ctx, opts, be, mk)
+	if err != nil {
+		return err
+	}
 	rep, err := checkpkg.Run(ctx, checkpkg.Options{
 		Spec: s, Variants: variants, Backend: be, Sets: opts.Cases, TGLimit: opts.TGLimit,
-		NoDetect: opts.NoDetect, Strict: opts.Strict, Race: opts.Race, Timeout: opts.Timeout, ReadFile: opts.ReadFile,
+		Verify: ver, VerifySets: opts.VerifyCases, NoVerify: opts.NoVerify || opts.NoDetect, StrictBaseline: opts.StrictBaseline,
+		Strict: opts.Strict, Race: opts.Race, Timeout: opts.Timeout, ReadFile: opts.ReadFile,
 		Progress: cmdutil.Progress(opts.IO.ErrOut, 3*time.Second), DumpDir: opts.DumpDir,
 	})
 	if err != nil && rep == nil {
@@ -265,6 +300,45 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 		return cmdutil.ErrSilent
 	}
 	return nil
+}
+
+// verifyBackend returns the verification backend: none with --no-verify;
+// the backend itself when --verify-backend names it, or names nothing and
+// it has a checking mode; else the named one (cpu by default), which must
+// run here and have a checking mode: otherwise the check stops before any
+// work (exit 3), never to compare bytes only in silence.
+func verifyBackend(ctx context.Context, opts *CheckOptions, be backend.Backend, mk func(string) (backend.Backend, error)) (backend.Backend, error) {
+	if opts.NoVerify || opts.NoDetect {
+		if opts.VerifyBackend != "" {
+			return nil, cmdutil.FlagErrorf("--verify-backend %s and --no-verify: choose one", opts.VerifyBackend)
+		}
+		return nil, nil
+	}
+	name := opts.VerifyBackend
+	if name == "" {
+		if be.Info(ctx).Check {
+			return be, nil
+		}
+		name = "cpu"
+	}
+	if name == be.Name() {
+		if !be.Info(ctx).Check {
+			return nil, cmdutil.FlagErrorf("--verify-backend %s: the %s backend has no checking mode (verify on cpu)", name, name)
+		}
+		return be, nil
+	}
+	ver, err := mk(name)
+	if err != nil {
+		return nil, fmt.Errorf("--verify-backend: %w", err)
+	}
+	if ok, why := ver.Available(ctx); !ok {
+		return nil, &backend.EnvError{Op: "verification backend " + ver.Name() + " is not available (variants on " + be.Name() +
+			" are verified there; --no-verify confirms them by their bytes only)", Err: errors.New(why)}
+	}
+	if !ver.Info(ctx).Check {
+		return nil, cmdutil.FlagErrorf("--verify-backend %s: the %s backend has no checking mode (verify on cpu)", name, ver.Name())
+	}
+	return ver, nil
 }
 
 func writeReport(opts *CheckOptions, rep *checkpkg.Report) error {
