@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -83,4 +84,32 @@ func BenchmarkIsolation(b *testing.B) {
 			p.Close()
 		}
 	})
+}
+
+// BenchmarkCompileSandbox measures the compile sandbox's overhead: one
+// compile of a small TU (a cache miss each time, by a define), in the
+// sandbox and outside it.
+//
+// go test -run '^$' -bench CompileSandbox -benchtime 10x ./backend/cpu
+func BenchmarkCompileSandbox(b *testing.B) {
+	src, err := os.ReadFile(filepath.Join("testdata", "tu", "faults.cpp"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []struct {
+		name string
+		opts Options
+	}{{"sandboxed", Options{}}, {"unsandboxed", Options{NoSandbox: true}}} {
+		b.Run(mode.name, func(b *testing.B) {
+			be := newBackend(b, mode.opts)
+			ctx := context.Background()
+			stamp := time.Now().UnixNano()
+			for i := 0; i < b.N; i++ {
+				in := compileInput{cpp: src, name: "faults.cpp", defines: map[string]string{"BENCH_MISS": fmt.Sprintf("%d_%d", stamp, i)}}
+				if _, err := be.compileSO(ctx, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
