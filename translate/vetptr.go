@@ -54,6 +54,26 @@ type ptrFacts struct {
 type declRec struct {
 	at, lo, hi int
 	ptr        bool
+	space      string // the address space its declaration names, or ""
+}
+
+// addressSpaces are Metal's address space keywords.
+var addressSpaces = setOf(`device constant thread threadgroup threadgroup_imageblock ray_data object_data`)
+
+// declSpace returns the first address space named in the declaration of
+// the name at ts[k], or "".
+func declSpace(ts []vtok, k int) string {
+	space := ""
+	for j := k - 1; j >= 0 && j > k-32; j-- {
+		x := ts[j].Text
+		if x == ";" || x == "{" || x == "}" || x == "(" || x == "," || x == ")" || x == ">" || x == "=" {
+			break
+		}
+		if addressSpaces[x] {
+			space = x
+		}
+	}
+	return space
 }
 
 // record notes a declaration of the name at ts[k].
@@ -99,7 +119,76 @@ func (p *ptrFacts) record(ts []vtok, k int, ptr bool) {
 			}
 		}
 	}
-	p.decls[name] = append(p.decls[name], declRec{at: k, lo: lo, hi: hi, ptr: ptr})
+	p.decls[name] = append(p.decls[name], declRec{at: k, lo: lo, hi: hi, ptr: ptr, space: declSpace(ts, k)})
+}
+
+// declAt returns the declaration C++ finds for the name used at ts[k]
+// (see nameKindAt), or nil.
+func (p *ptrFacts) declAt(name string, k int) *declRec {
+	var best *declRec
+	for i, d := range p.decls[name] {
+		if d.at < k && d.lo <= k && k <= d.hi && (best == nil || d.at > best.at) {
+			best = &p.decls[name][i]
+		}
+	}
+	return best
+}
+
+// space returns the address space the pointer expression ts[lo:hi] points
+// into, when the source shows it: a string literal's (constant), a
+// pointer's or an object's declared one, a cast's; "" otherwise.
+func (p *ptrFacts) space(ts []vtok, lo, hi int) string {
+	for hi-lo >= 2 && ts[lo].Text == "(" && closeTok(ts, lo) == hi-1 {
+		lo++
+		hi--
+	}
+	if lo >= hi {
+		return ""
+	}
+	// a + n, a - n: a's space.
+	depth := 0
+	for j := lo; j < hi; j++ {
+		switch ts[j].Text {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+		case "+", "-":
+			if depth == 0 && j > lo && operandEnd(ts, j-1) {
+				if sp := p.space(ts, lo, j); sp != "" {
+					return sp
+				}
+				if ts[j].Text == "+" {
+					return p.space(ts, j+1, hi)
+				}
+				return ""
+			}
+		}
+	}
+	t := ts[lo]
+	switch {
+	case t.Kind == msl.String && hi == lo+1:
+		return "constant"
+	case t.Text == "&" && hi == lo+2 && ts[lo+1].Kind == msl.Ident:
+		if d := p.declAt(ts[lo+1].Text, lo+1); d != nil && !d.ptr {
+			return d.space
+		}
+	case t.Kind == msl.Ident && hi == lo+1:
+		if d := p.declAt(t.Text, lo); d != nil && d.ptr {
+			return d.space
+		}
+	case t.Text == "(":
+		if r := closeTok(ts, lo); r > 0 && r+1 < hi {
+			if _, ok := p.castType(ts, lo+1, r); ok {
+				for j := lo + 1; j < r; j++ {
+					if addressSpaces[ts[j].Text] {
+						return ts[j].Text
+					}
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // nameKindAt judges the name used at ts[k] by the declaration C++ finds
@@ -738,6 +827,16 @@ func (v *vetter) checkCast(ts []vtok, at, lo, hi int, ptr bool, p *ptrFacts, wha
 		return // the null pointer
 	}
 	if p.kind(ts, lo, hi) == kPtr {
+		to := ""
+		for j := at; j < lo && j < len(ts); j++ {
+			if addressSpaces[ts[j].Text] {
+				to = ts[j].Text
+				break
+			}
+		}
+		if from := p.space(ts, lo, hi); to != "" && from != "" && from != to {
+			v.report(ts[at], "%s from the %s address space to the %s address space: Metal does not convert pointers between address spaces", what, from, to)
+		}
 		return
 	}
 	v.report(ts[at], "%s to a pointer type of an operand that is not visibly a pointer: Metal has no conversion from integers to pointers, and vetting admits a pointer cast only of a pointer it can see", what)
