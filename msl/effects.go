@@ -570,7 +570,7 @@ func (w *effWalker) call(x *CallExpr, cond bool) {
 		w.e.Collect = append(w.e.Collect, x)
 		w.pointerArgs(x, name, cond)
 		return
-	case f.IsPureCall(name):
+	case w.sc.isPure(name):
 		w.pointerArgs(x, name, cond)
 		return
 	case strings.HasPrefix(name, "atomic_"):
@@ -635,7 +635,7 @@ func (w *effWalker) call(x *CallExpr, cond bool) {
 func (w *effWalker) pointerArgs(x *CallExpr, name string, cond bool) {
 	for i, a := range x.Args {
 		w.expr(a, cond)
-		if castBuiltins[name] || w.sc.File.IsTypeName(name) {
+		if castBuiltins[name] || w.sc.isType(name) {
 			continue
 		}
 		root := pointerArg(w.sc, a)

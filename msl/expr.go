@@ -175,6 +175,22 @@ type exprParse struct {
 	toks []Token
 	i    int
 	err  error
+
+	local     map[string]bool // localTypes of the function around the expression, found when first needed
+	localDone bool
+}
+
+// isLocalType reports whether name is a type template parameter or a
+// body alias of the function the expression is in: (device const T *) p
+// is a cast in a template over T.
+func (p *exprParse) isLocalType(name string) bool {
+	if !p.localDone {
+		p.localDone = true
+		if len(p.toks) > 0 {
+			p.local = p.f.localTypes(p.f.funcAt(p.toks[0].Pos))
+		}
+	}
+	return p.local[name]
 }
 
 func (p *exprParse) fail(msg string) {
@@ -365,7 +381,7 @@ func (p *exprParse) castLen() int {
 	if close < 0 || close == p.i+1 || close+1 >= len(p.toks) {
 		return 0
 	}
-	if !p.f.isTypeTokens(p.toks[p.i+1 : close]) {
+	if !p.f.isTypeTokens(p.toks[p.i+1:close], p.isLocalType) {
 		return 0
 	}
 	// What follows must start an operand, not continue an expression:
@@ -629,7 +645,7 @@ func (f *File) IsTypeName(name string) bool {
 
 // isTypeTokens reports whether toks spell a type: type words, names of
 // types, pointer and reference marks and template arguments.
-func (f *File) isTypeTokens(toks []Token) bool {
+func (f *File) isTypeTokens(toks []Token, local func(string) bool) bool {
 	sawType := false
 	depth := 0
 	for _, t := range toks {
@@ -649,7 +665,11 @@ func (f *File) isTypeTokens(toks []Token) bool {
 			if !sawType && t.Text != "::" {
 				return false
 			}
-		case t.Kind == Ident && (f.IsTypeName(t.Text) || t.Text == "metal" || t.Text == "typename" || t.Text == "struct"):
+		case t.Kind == Ident && (f.IsTypeName(t.Text) || t.Text == "metal" || t.Text == "typename" || t.Text == "struct" || !sawType && local != nil && local(t.Text)):
+			if local != nil && !f.IsTypeName(t.Text) && local(t.Text) {
+				sawType = true
+				continue
+			}
 			if !builtinTypeWords[t.Text] || t.Text == "int" || t.Text == "char" || t.Text == "long" || t.Text == "short" || t.Text == "unsigned" || t.Text == "signed" || t.Text == "void" {
 				sawType = true
 			}

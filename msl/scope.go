@@ -76,6 +76,8 @@ type Scope struct {
 	footprints map[[2]int]*Footprints
 	Geometries []Dims          // threads per threadgroup to interpret footprints for (a spec's dispatches); none: one-dimensional threadgroups of up to MaxThreads threads, assumed
 	casts      map[*Var]bool   // castDerived, memoised
+	local      map[string]bool // localTypes of Func
+	localDone  bool
 	types      map[string]bool // IsTypeName, by name
 	pures      map[string]bool // IsPureCall, by name
 	scenConsts *[]string       // scenarioConsts, once per function
@@ -87,7 +89,7 @@ func (sc *Scope) isType(name string) bool {
 	if t, ok := sc.types[name]; ok {
 		return t
 	}
-	t := sc.File.IsTypeName(name)
+	t := sc.File.IsTypeName(name) || sc.localType(name)
 	if sc.types == nil {
 		sc.types = map[string]bool{}
 	}
@@ -95,12 +97,22 @@ func (sc *Scope) isType(name string) bool {
 	return t
 }
 
+// localType reports whether name is a type template parameter or a body
+// alias of the function: T(x) is a conversion there.
+func (sc *Scope) localType(name string) bool {
+	if !sc.localDone {
+		sc.localDone = true
+		sc.local = sc.File.localTypes(sc.Func)
+	}
+	return sc.local[name]
+}
+
 // isPure is File.IsPureCall, memoised.
 func (sc *Scope) isPure(name string) bool {
 	if t, ok := sc.pures[name]; ok {
 		return t
 	}
-	t := sc.File.IsPureCall(name)
+	t := sc.File.IsPureCall(name) || sc.localType(lastPart(name))
 	if sc.pures == nil {
 		sc.pures = map[string]bool{}
 	}

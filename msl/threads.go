@@ -872,7 +872,15 @@ func (in *interp) threadVar(v *Var, member string, at Span) (ival, bool) {
 			if axis > 0 {
 				// Under the assumption .y and .z would be 0, but kernels that
 				// read them are dispatched in two or three dimensions.
+				// Recorded while leading up to the statements too: a value
+				// computed there from .y (tid = tpitg.y * 32 + tpitg.x) is
+				// why their accesses are unknown.
+				rec := in.rec
+				if rec == nil {
+					in.rec = &Footprint{}
+				}
 				in.unknownf(at.Pos, at.End, "assuming %s, but the kernel reads %s.%s; list the sites under a spec (sites --spec) to give the threads per threadgroup", OneDimensional, v.Name, member)
+				in.rec = rec
 				return unknown(), true
 			}
 			return intVal(int64(linear), u32), true
