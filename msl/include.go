@@ -2,9 +2,10 @@ package msl
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"metalab/internal/inputfile"
 )
 
 // An Include is one #include directive of a file.
@@ -110,6 +111,16 @@ func (inc *includer) load(l *lexer, in *Include) {
 			src, path = b, c
 			break
 		}
+		if inputfile.IsInputError(err) {
+			// There, but not a header anyone can read: a device, a
+			// FIFO, a directory or a file over the input limit.
+			if l.lenient() {
+				l.warnf(in.Pos, "#include %s: %v", in.Name, err)
+			} else {
+				l.errorf(in.Pos, "#include %s: %v", in.Name, err)
+			}
+			return
+		}
 	}
 	if path == "" {
 		if in.System || l.lenient() {
@@ -176,7 +187,7 @@ func dirOrDot(d string) string {
 
 // defaultRead is the ReadFile of Options that name include directories
 // but no reader.
-func defaultRead(name string) ([]byte, error) { return os.ReadFile(name) }
+func defaultRead(name string) ([]byte, error) { return inputfile.ReadFile(name) }
 
 // mergeInclude makes the header h, included by the directive at d, part of
 // what p's file sees: its macros from the directive on, its aliases and

@@ -40,7 +40,8 @@ type Options struct {
 	// read.
 	IncludeDirs []string
 	// ReadFile reads a header. Headers are read only when it is set or
-	// IncludeDirs is not empty (then os.ReadFile is the default); otherwise
+	// IncludeDirs is not empty (then inputfile.ReadFile is the default:
+	// regular files up to the input limit); otherwise
 	// #include directives are recorded in File.Includes and not followed.
 	ReadFile func(name string) ([]byte, error)
 }

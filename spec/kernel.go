@@ -4,12 +4,12 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"go/token"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"metalab/internal/inputfile"
 	"metalab/msl"
 )
 
@@ -89,7 +89,7 @@ func (kc *kernelChecker) file(st *Stage) (*msl.File, error) {
 	if f, ok := kc.files[key]; ok {
 		return f, nil
 	}
-	f, err := msl.ParseOptions(st.Source, text, msl.Options{Defines: st.Defines, IncludeDirs: st.IncludeDirs, ReadFile: os.ReadFile})
+	f, err := msl.ParseOptions(st.Source, text, msl.Options{Defines: st.Defines, IncludeDirs: st.IncludeDirs, ReadFile: inputfile.ReadFile})
 	if err != nil {
 		return nil, err
 	}

@@ -4,12 +4,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"go/token"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"metalab/internal/inputfile"
 )
 
 // A Spec is a parsed kernel spec. See the package documentation for the
@@ -141,7 +142,7 @@ type constant struct {
 
 // Load reads and parses the spec at path.
 func Load(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load spec: %w", err)
 	}

@@ -25,6 +25,7 @@ import (
 	"metalab/internal/cli/sites"
 	sweepcmd "metalab/internal/cli/sweep"
 	"metalab/internal/cli/tgmem"
+	"metalab/internal/inputfile"
 	"metalab/msl"
 	"metalab/mutate"
 	"metalab/variants"
@@ -57,6 +58,7 @@ variants from chosen site choices, and writes patches that git apply cleanly.`,
 	cmd.SetOut(f.IOStreams.Out)
 	cmd.SetErr(f.IOStreams.ErrOut)
 	cmd.SetIn(f.IOStreams.In)
+	cmd.PersistentFlags().Var(inputfile.Flag{}, "max-input-size", "read sources, headers, specs, variants and patches of at most `SIZE` (bytes, or with K, M or G); only regular files are read")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &cmdutil.FlagError{Err: err}
 	})
@@ -91,6 +93,7 @@ func Run(f *cmdutil.Factory, args []string) ExitCode {
 	if f.Version == "" {
 		f.Version = Version()
 	}
+	inputfile.SetLimit(inputfile.DefaultLimit) // --max-input-size sets it for this run
 	root := NewCmdRoot(f)
 	if args != nil {
 		root.SetArgs(args)

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"metalab/backend"
+	"metalab/internal/inputfile"
 	"metalab/msl"
 )
 
@@ -44,13 +45,13 @@ func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 // A Factory supplies the dependencies commands need.
 type Factory struct {
 	IOStreams *IOStreams
-	ReadFile  func(name string) ([]byte, error) // reads kernel sources and patches
+	ReadFile  func(name string) ([]byte, error) // reads kernel sources, specs and patches: regular files up to --max-input-size (inputfile.ReadFile)
 	Version   string                            // metalab's version, for what commands record; set by cli.Run
 }
 
 // New returns a Factory for the real process.
 func New() *Factory {
-	return &Factory{IOStreams: System(), ReadFile: os.ReadFile}
+	return &Factory{IOStreams: System(), ReadFile: inputfile.ReadFile}
 }
 
 // A FlagError is a usage error: bad flags or arguments, independent of the
