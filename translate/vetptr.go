@@ -55,6 +55,27 @@ type declRec struct {
 	at, lo, hi int
 	ptr        bool
 	space      string // the address space its declaration names, or ""
+	stars      int    // the '*'s of its declarator
+	array      bool   // an array
+	holder     string // its type (or pointee type) when that holds pointers
+}
+
+// declShape counts the '*'s before the name at ts[k] in its declaration
+// and finds a type in it that holds pointers.
+func (p *ptrFacts) declShape(ts []vtok, k int) (stars int, holder string) {
+	for j := k - 1; j >= 0 && j > k-32; j-- {
+		x := ts[j].Text
+		if x == ";" || x == "{" || x == "}" || x == "(" || x == "," || x == ")" || x == "=" {
+			break
+		}
+		if x == "*" {
+			stars++
+		}
+		if ts[j].Kind == msl.Ident && (p.ptrHolders[x] || p.ptrAlias[x]) {
+			holder = x
+		}
+	}
+	return stars, holder
 }
 
 // addressSpaces are Metal's address space keywords.
@@ -119,7 +140,9 @@ func (p *ptrFacts) record(ts []vtok, k int, ptr bool) {
 			}
 		}
 	}
-	p.decls[name] = append(p.decls[name], declRec{at: k, lo: lo, hi: hi, ptr: ptr, space: declSpace(ts, k)})
+	stars, holder := p.declShape(ts, k)
+	p.decls[name] = append(p.decls[name], declRec{at: k, lo: lo, hi: hi, ptr: ptr, space: declSpace(ts, k), stars: stars,
+		array: k+1 < len(ts) && ts[k+1].Text == "[", holder: holder})
 }
 
 // declAt returns the declaration C++ finds for the name used at ts[k]
@@ -186,6 +209,63 @@ func (p *ptrFacts) space(ts []vtok, lo, hi int) string {
 					}
 				}
 			}
+		}
+	}
+	return ""
+}
+
+// pointerStorage says what the pointer expression ts[lo:hi] points to
+// when that is memory holding pointers: the address of a pointer (&p), of
+// an object whose type holds pointers, an array of pointers, a pointer to
+// pointers; "" otherwise.
+func (p *ptrFacts) pointerStorage(ts []vtok, lo, hi int) string {
+	for hi-lo >= 2 && ts[lo].Text == "(" && closeTok(ts, lo) == hi-1 {
+		lo++
+		hi--
+	}
+	// The base of pointer arithmetic.
+	depth := 0
+	for j := lo; j < hi; j++ {
+		switch ts[j].Text {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+		case "+", "-":
+			if depth == 0 && j > lo && operandEnd(ts, j-1) {
+				if w := p.pointerStorage(ts, lo, j); w != "" {
+					return w
+				}
+				return p.pointerStorage(ts, j+1, hi)
+			}
+		}
+	}
+	if lo >= hi {
+		return ""
+	}
+	t := ts[lo]
+	switch {
+	case t.Text == "&" && lo+1 < hi && ts[lo+1].Kind == msl.Ident:
+		d := p.declAt(ts[lo+1].Text, lo+1)
+		if d == nil {
+			return ""
+		}
+		switch {
+		case d.stars > 0 && (hi == lo+2 || !d.array):
+			return "the address of the pointer " + ts[lo+1].Text
+		case d.holder != "":
+			return "the address of " + ts[lo+1].Text + ", whose type " + d.holder + " holds pointers"
+		}
+	case t.Kind == msl.Ident && hi == lo+1:
+		d := p.declAt(t.Text, lo)
+		if d == nil {
+			return ""
+		}
+		switch {
+		case d.stars >= 2 || d.stars >= 1 && d.array:
+			return t.Text + ", which holds pointers"
+		case d.holder != "" && (d.stars >= 1 || d.array):
+			return t.Text + ", which points to " + d.holder + " (it holds pointers)"
 		}
 	}
 	return ""
@@ -292,6 +372,7 @@ func (v *vetter) ptrFacts(ts []vtok) *ptrFacts {
 			}
 		}
 	}
+	p.holders(ts)
 	// Declarations of variables, parameters, fields and functions.
 	for k, t := range ts {
 		if t.Kind != msl.Ident || cppKeywords[t.Text] || metalKeywords[t.Text] || k == 0 || k+1 >= len(ts) {
@@ -376,7 +457,6 @@ func (v *vetter) ptrFacts(ts []vtok) *ptrFacts {
 			}
 		}
 	}
-	p.holders(ts)
 	return p
 }
 
@@ -827,6 +907,10 @@ func (v *vetter) checkCast(ts []vtok, at, lo, hi int, ptr bool, p *ptrFacts, wha
 		return // the null pointer
 	}
 	if p.kind(ts, lo, hi) == kPtr {
+		if what := p.pointerStorage(ts, lo, hi); what != "" {
+			v.report(ts[at], "a cast of %s: writing through it would forge a pointer from an integer's bytes, which Metal does not allow", what)
+			return
+		}
 		to := ""
 		for j := at; j < lo && j < len(ts); j++ {
 			if addressSpaces[ts[j].Text] {
