@@ -303,10 +303,11 @@ type checker struct {
 	base          *sourceSet        // the baseline's sources
 	srcTG         map[string]int    // source estimates of threadgroup memory; see sourceTGMem
 
-	mu       sync.Mutex // guards cache, compErr, inflight and srcTG
-	cache    map[string]backend.Program
-	compErr  map[string]error
-	inflight map[string]chan struct{} // compiles under way, closed when done
+	mu        sync.Mutex          // guards cache, compErr, inflight, srcTG and textNames
+	textNames map[string][]string // the names a source's text was compiled under, by path and sha256
+	cache     map[string]backend.Program
+	compErr   map[string]error
+	inflight  map[string]chan struct{} // compiles under way, closed when done
 }
 
 // A sourceSet is the text of every source a case's stages compile, as a
@@ -347,7 +348,7 @@ func NewSession(ctx context.Context, opts Options) (*Session, error) {
 	}
 	info := opts.Backend.Info(ctx)
 	c := &checker{opts: opts, run: opts.Backend, sources: map[string][]byte{}, cache: map[string]backend.Program{}, compErr: map[string]error{},
-		srcTG: map[string]int{}, inflight: map[string]chan struct{}{}, baseSites: map[string]bool{}}
+		srcTG: map[string]int{}, inflight: map[string]chan struct{}{}, baseSites: map[string]bool{}, textNames: map[string][]string{}}
 	var notes []string
 	var vinfo backend.Info
 	switch {
@@ -612,6 +613,15 @@ func (c *checker) compile(ctx context.Context, be backend.Backend, src *sourceSe
 	if n, ok := src.names[st.Source]; ok && !bytes.Equal(text, c.sources[st.Source]) {
 		name = n
 	}
+	c.mu.Lock()
+	// Programs are shared by text: a finding names the file by the name
+	// of the compile that made it, which variants with the same text
+	// share (see mapper).
+	tk := st.Source + "\x00" + sha(text)
+	if !slices.Contains(c.textNames[tk], name) {
+		c.textNames[tk] = append(c.textNames[tk], name)
+	}
+	c.mu.Unlock()
 	p, err := be.Compile(ctx, backend.Source{
 		Name: name, Text: text, Dir: filepath.Dir(st.Source), IncludeDirs: st.IncludeDirs, Entry: st.Entry,
 		Defines: st.Defines, Constants: st.Constants, Check: detect,

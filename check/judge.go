@@ -89,7 +89,8 @@ func stageOf(in *spec.Instance, entry string) *spec.Stage {
 func reachesOutput(fs []Finding, m *Mismatch) {
 	for i := range fs {
 		if fs[i].Kind == backend.FindUninit {
-			fs[i].Msg += "; the bytes it reads reach the output (threadgroup memory poisoned 0xff, the plain build, and 0x5a, the checking build, give other bytes: " + m.String() + ")"
+			fs[i].Msg += "; the bytes it reads reach the output (with threadgroup memory poisoned 0x5a, the checking build, and 0xff, " +
+				"the plain build, the outputs differ: " + m.String() + ")"
 		}
 	}
 }
@@ -468,6 +469,11 @@ func (c *checker) differential(fs []Finding, m *siteMapper) {
 		}
 		if changed {
 			f.Msg += " (in code the variant changed)"
+		}
+		if !f.Baseline && !changed && f.Kind == backend.FindRace {
+			if mn := string(backend.FindMemNone) + strings.TrimPrefix(site, string(f.Kind)); c.baseSites[mn] {
+				f.Msg += "; the baseline orders this pair with an execution barrier (a baseline finding, mem-none-order), the variant with nothing"
+			}
 		}
 	}
 	sortFindings(fs)

@@ -155,6 +155,11 @@ func (c *checker) mapper(base string, v Variant, src *sourceSet) *siteMapper {
 	if v.Path != "" {
 		m.files[v.Path] = base
 	}
+	c.mu.Lock()
+	for _, n := range c.textNames[base+"\x00"+sha(v.Text)] {
+		m.files[n] = base
+	}
+	c.mu.Unlock()
 	return m
 }
 
