@@ -678,9 +678,7 @@ func (v *vetter) punctPtrRule(ts []vtok, k int, p *ptrFacts) {
 	if !ok || !operandStart(ts[r+1]) {
 		return
 	}
-	if ptr {
-		v.pointeeRule(ts, k, k+1, r, p)
-	}
+	v.pointeeRule(ts, k, k+1, r, p)
 	lo, hi := r+1, castOperandEnd(ts, r+1)
 	v.checkCast(ts, k, lo, hi, ptr, p, "cast")
 }
