@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -280,6 +281,39 @@ func TestPlanWithoutVerification(t *testing.T) {
 	opts.Plan.Verify = nil
 	if _, err := Run(context.Background(), opts); !errors.Is(err, ErrNoVerification) {
 		t.Errorf("Run of a plan without verification: %v", err)
+	}
+
+	// A directory whose plan.json says nothing of verification is not
+	// resumed; a store read with such a plan shows its checks as the
+	// verification, and no confirmation.
+	mustRun(t, fx.options(t, out, func(o *PlanOptions) { o.Search.Ops = []string{"drop-barrier"} }))
+	b, _ := os.ReadFile(filepath.Join(out, PlanFile))
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "verify")
+	old, _ := json.Marshal(m)
+	os.WriteFile(filepath.Join(out, PlanFile), old, 0o644)
+	opts = fx.options(t, out, func(o *PlanOptions) { o.Search.Ops = []string{"drop-barrier"} })
+	opts.Resume = true
+	var re *ResumeError
+	if _, err := Run(context.Background(), opts); !errors.As(err, &re) || !strings.Contains(err.Error(), "older metalab") {
+		t.Errorf("resuming a directory whose plan has no verification: %v", err)
+	}
+	sw, err := Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	legacy := *sw.Plan
+	legacy.Verify = nil
+	in, err := BuildInput(context.Background(), sw.Store, &legacy, sw.Space, report.Provenance{}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := in.Variants[0]; v.Verification != "pass" || v.Check != "pass" || v.Confirmation != "" || !strings.HasPrefix(in.Verification, "checked on fake") {
+		t.Errorf("a legacy plan's report: verification %q check %q confirmation %q; %q", v.Verification, v.Check, v.Confirmation, in.Verification)
 	}
 }
 
