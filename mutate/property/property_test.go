@@ -21,6 +21,7 @@ import (
 	"metalab/msl"
 	"metalab/mutate"
 	"metalab/mutate/all"
+	"metalab/mutate/geometry"
 	"metalab/spec"
 	"metalab/variants"
 )
@@ -73,6 +74,7 @@ func TestProperty(t *testing.T) {
 	}
 	back := cputest.Shared(t)
 	full := os.Getenv("METALAB_PROPERTY") == "all"
+	proofs := os.Getenv("METALAB_PROPERTY") == "proofs"
 	start := time.Now()
 	stats := map[string]*opStats{}
 	for _, m := range all.Mutations {
@@ -80,11 +82,15 @@ func TestProperty(t *testing.T) {
 	}
 	for _, path := range specPaths(t) {
 		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
-		t.Run(name, func(t *testing.T) { runSpec(t, back, path, full, stats) })
+		t.Run(name, func(t *testing.T) { runSpec(t, back, path, full, proofs, stats) })
 	}
 	elapsed := time.Since(start)
 	var b strings.Builder
-	fmt.Fprintf(&b, "mode %s, %s\n", map[bool]string{true: "all", false: "sample"}[full], elapsed.Round(time.Second))
+	mode := map[bool]string{true: "all", false: "sample"}[full]
+	if proofs {
+		mode = "proofs"
+	}
+	fmt.Fprintf(&b, "mode %s, %s\n", mode, elapsed.Round(time.Second))
 	fmt.Fprintf(&b, "%-16s %6s %6s %6s %5s %7s %9s %7s %7s %11s\n", "MUTATION", "SITES", "ALONE", "PASS", "CHECK", "PARITY", "COMPOSED", "PASS", "CAUGHT", "INFEASIBLE")
 	for _, m := range all.Mutations {
 		s := stats[m.Name]
@@ -92,7 +98,7 @@ func TestProperty(t *testing.T) {
 	}
 	t.Logf("property test summary:\n%s", b.String())
 	if out := os.Getenv("METALAB_PROPERTY_REPORT"); out != "" {
-		data, _ := json.MarshalIndent(map[string]any{"mode": map[bool]string{true: "all", false: "sample"}[full], "seconds": elapsed.Seconds(), "mutations": stats}, "", "  ")
+		data, _ := json.MarshalIndent(map[string]any{"mode": mode, "seconds": elapsed.Seconds(), "mutations": stats}, "", "  ")
 		if err := os.WriteFile(out, data, 0o644); err != nil {
 			t.Error(err)
 		}
@@ -105,7 +111,11 @@ func seedOf(s string) int64 {
 	return int64(h.Sum64() & 0x7fffffffffffffff)
 }
 
-func runSpec(t *testing.T, back backend.Backend, path string, full bool, stats map[string]*opStats) {
+// barrierProofs are the operators whose proofs read thread footprints:
+// METALAB_PROPERTY=proofs checks every site and choice of these.
+var barrierProofs = map[string]bool{"elide-barrier": true, "cross-barrier": true, "merge-barriers": true, "split-partials": true}
+
+func runSpec(t *testing.T, back backend.Backend, path string, full, proofs bool, stats map[string]*opStats) {
 	s, err := spec.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +128,19 @@ func runSpec(t *testing.T, back backend.Backend, path string, full bool, stats m
 	if err != nil {
 		t.Fatalf("parse %s: %v", s.Source, err)
 	}
-	found, err := mutate.Find(f, all.Mutations, nil)
+	// Sites are listed under the spec's geometries, as the sweep lists
+	// them: barrier proofs hold for the threads per threadgroup of every
+	// case, two- and three-dimensional ones included.
+	geo, err := geometry.Of(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := mutate.Options{Threads: geo}
+	find := func(f *msl.File) ([]*mutate.FoundSite, error) {
+		found, _, err := mutate.FindAllWith(f, all.Mutations, nil, opts)
+		return found, err
+	}
+	found, err := find(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,12 +171,13 @@ func runSpec(t *testing.T, back backend.Backend, path string, full bool, stats m
 	for _, m := range all.Mutations {
 		sites := byOp[m.Name]
 		pick := sites
-		if !full && len(sites) > 1 {
+		every := full || proofs && barrierProofs[m.Name]
+		if !every && len(sites) > 1 {
 			pick = []*mutate.FoundSite{sites[rng.Intn(len(sites))]}
 		}
 		for _, fs := range pick {
 			choices := fs.ChoiceNames()
-			if !full {
+			if !every {
 				choices = choices[:1]
 			}
 			for _, c := range choices {
@@ -204,7 +227,7 @@ func runSpec(t *testing.T, back backend.Backend, path string, full bool, stats m
 		cur, curSrc := f, src
 		var ops, steps []string
 		for step := 0; step < 3; step++ {
-			fnd, err := mutate.Find(cur, all.Mutations, nil)
+			fnd, err := find(cur)
 			if err != nil {
 				t.Errorf("sites of a variant (after %v): %v", steps, err)
 				break
