@@ -173,6 +173,9 @@ func TestNeededBarriersAreNeeded(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
+	if len(jobs) != len(needed(src)) {
+		t.Fatalf("%d variants for %d needed barriers", len(jobs), len(needed(src)))
+	}
 	for _, j := range jobs {
 		one := *s
 		one.Stages = nil
@@ -191,8 +194,10 @@ func TestNeededBarriersAreNeeded(t *testing.T) {
 		if rep.Control.Status != check.Pass {
 			t.Fatalf("%s: control %s: %s", j.entry, rep.Control.Status, rep.Control.Msg)
 		}
-		if r := rep.Variants[0]; !slices.Contains(caughtBy, r.Status) {
+		r := rep.Variants[0]
+		if !slices.Contains(caughtBy, r.Status) {
 			t.Errorf("%s: %s (want it caught: the barrier is needed)", j.id, r.Status)
 		}
+		t.Logf("%s on %s: %s", j.id, j.entry, r.Status)
 	}
 }

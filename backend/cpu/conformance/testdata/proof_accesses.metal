@@ -109,7 +109,7 @@ kernel void acc_ref(device const float *in [[buffer(0)]], device float *out [[bu
                     uint tid [[thread_index_in_threadgroup]], uint tg [[threadgroup_position_in_grid]])
 {
     threadgroup float s[64];
-    threadgroup float &r = s[tid ^ 1];
+    threadgroup float &r = s[tid ^ 32];
     float v = in[tg * 256 + tid];
     threadgroup_barrier(mem_flags::mem_threadgroup);
     r = v;
@@ -129,7 +129,7 @@ kernel void acc_call(device const float *in [[buffer(0)]], device float *out [[b
     threadgroup float s[64];
     float v = in[tg * 256 + tid];
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    put(s, tid ^ 1, v);
+    put(s, tid ^ 32, v);
     threadgroup_barrier(mem_flags::mem_threadgroup); // NEEDED
     out[tg * 256 + tid] = s[tid];
 }
@@ -142,7 +142,7 @@ static float swap_pairs(threadgroup float *a, threadgroup float *b, uint i, floa
     threadgroup_barrier(mem_flags::mem_threadgroup);
     a[i] = v;
     threadgroup_barrier(mem_flags::mem_threadgroup); // NEEDED
-    float r = b[i ^ 1];
+    float r = b[i ^ 32];
     threadgroup_barrier(mem_flags::mem_threadgroup);
     return r;
 }
