@@ -553,7 +553,13 @@ func (v *vetter) directive(in *finst, pf *msl.File, base int, t msl.Token, defs 
 		v.refuse(at, "", "#%s is not allowed in a Metal kernel", name)
 	case "pragma":
 		v.pragma(at, "", strings.TrimSpace(stripComments(rest)))
-	case "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "line", "error", "warning", "":
+	case "line":
+		// #line N "file" renames the file: the compiler prints a line of
+		// whatever file it names, read from the disk, under a message.
+		if strings.Contains(rest, "\"") || strings.ContainsAny(strings.TrimSpace(stripComments(rest)), " \t") {
+			v.refuse(at, "", "#line may not name a file: the compiler would show that file's lines in its messages")
+		}
+	case "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "error", "warning", "":
 		// prep decided (and vetted) the conditions.
 	default:
 		if !skipped {
