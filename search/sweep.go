@@ -113,10 +113,13 @@ type Result struct {
 	// the tool's own overhead took.
 	TimingSeconds float64 `json:"timing_seconds"`
 	SampleSeconds float64 `json:"sample_seconds"`
-	// VerifySeconds and ConfirmSeconds are the wall time this run spent
-	// verifying (the checking mode on the verification backend) and
-	// confirming (the plain build on the timing backend), the control's
-	// included.
+	// CheckSeconds is the wall time this run spent building, verifying
+	// and confirming (the control's included); VerifySeconds and
+	// ConfirmSeconds the parts of it check counted as verifying (the
+	// checking mode's runs on the verification backend) and confirming
+	// (the plain build's runs on the timing backend); the rest is mostly
+	// compiling.
+	CheckSeconds   float64 `json:"check_seconds"`
 	VerifySeconds  float64 `json:"verify_seconds"`
 	ConfirmSeconds float64 `json:"confirm_seconds"`
 }
@@ -389,6 +392,8 @@ func (w *sweep) prepareDir() error {
 // are what variants are compared with).
 func (w *sweep) control(ctx context.Context) error {
 	w.progress(Event{Stage: "control", Msg: "checking the baseline against itself"})
+	start := time.Now()
+	defer func() { w.res.CheckSeconds += time.Since(start).Seconds() }()
 	var verify backend.Backend
 	if !w.plan.Verify.Off {
 		verify = w.opts.Verify
@@ -641,7 +646,9 @@ func (w *sweep) check(ctx context.Context, v *variants.Variant) (verdict, error)
 		return verdict{}, err
 	}
 	w.taken("checking", k)
+	start := time.Now()
 	r, err := w.session.Check(ctx, *w.checkVariant(v))
+	w.res.CheckSeconds += time.Since(start).Seconds()
 	if err != nil {
 		return verdict{}, err
 	}

@@ -532,8 +532,9 @@ func summary(o *SweepOptions, r *search.Result, took time.Duration) {
 		fmt.Fprintf(w, "proof violated: %d variants made only of operators that claim to keep outputs failed their checks; this is a bug in metalab, not in the kernel: please report it (see the variants' logs in %s)\n",
 			r.ProofViolated, filepath.Join(r.Dir, search.LogsDir))
 	}
-	if r.VerifySeconds > 0 || r.ConfirmSeconds > 0 {
-		fmt.Fprintf(w, "checking: %.1f s verifying, %.1f s confirming\n", r.VerifySeconds, r.ConfirmSeconds)
+	if r.CheckSeconds > 0 {
+		fmt.Fprintf(w, "checking: %.1f s building, verifying and confirming: %.1f s of it verifying, %.1f s confirming, the rest compiling\n",
+			r.CheckSeconds, r.VerifySeconds, r.ConfirmSeconds)
 	}
 	if r.TimingSeconds > 0 {
 		fmt.Fprintf(w, "timing: %.1f s in measurements, %.1f s of it sample time by the backend's clock (%.1f %%)\n",
