@@ -105,15 +105,26 @@ func resultsRun(ctx context.Context, opts *ResultsOptions) error {
 	out := output{Store: st.Path(), Plan: st.PlanHash(), Baseline: st.Baseline(), Rows: []store.Row{}}
 	cases := []string{opts.Query.Case}
 	if c := opts.Query.Case; c != "" {
-		if p, err := search.ParsePlan(st.PlanJSON()); err == nil && !slices.Contains(p.Checked, c) {
-			cases = nil
+		// The plan's cases: the timed ones (confirmed and timed) and the
+		// verification's.
+		var all []string
+		if p, err := search.ParsePlan(st.PlanJSON()); err == nil {
+			all = slices.Clone(p.Cases)
 			for _, name := range p.Checked {
+				if !slices.Contains(all, name) {
+					all = append(all, name)
+				}
+			}
+		}
+		if all != nil && !slices.Contains(all, c) {
+			cases = nil
+			for _, name := range all {
 				if strings.Contains(name, c) {
 					cases = append(cases, name)
 				}
 			}
 			if len(cases) == 0 {
-				return cmdutil.FlagErrorf("--case %q names none of the plan's cases (%s)", c, strings.Join(p.Checked, "; "))
+				return cmdutil.FlagErrorf("--case %q names none of the plan's cases (%s)", c, strings.Join(all, "; "))
 			}
 			out.Cases = cases
 		}
