@@ -78,7 +78,7 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 					continue
 				}
 				w("| %s | %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", code(v.Name), cell(c.Case), u.format(t.MedianA), u.format(t.MedianB),
-					change(t), ci(t.CI), t.Pairs, cell(dash(c.Bitwise)), tgBytes(in.BaselineTGBytes, v.TGBytes), cell(dash(v.Verdict)))
+					change(t), ci(t.CI), t.Pairs, cell(bitwise(in, c.Bitwise)), tgBytes(in.BaselineTGBytes, v.TGBytes), cell(dash(v.Verdict)))
 			}
 		}
 		w("\nchange: the median of the per-pair ratios after/before, minus one (negative is faster)")
@@ -124,7 +124,7 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 				if r.Label != "" {
 					name = cell(r.Label) + " " + name
 				}
-				w("| %s | %s | %s | %s | %d | %s |\n", name, u.format(r.Timing.MedianA), u.format(r.Timing.MedianB), change(&r.Timing), r.Timing.Pairs, cell(dash(r.Bitwise)))
+				w("| %s | %s | %s | %s | %d | %s |\n", name, u.format(r.Timing.MedianA), u.format(r.Timing.MedianB), change(&r.Timing), r.Timing.Pairs, cell(bitwise(in, r.Bitwise)))
 			}
 			w("\nExploratory timings choose what to confirm; they are not the decision.\n\n")
 		}
@@ -292,6 +292,15 @@ func decisionLine(in *Input) string {
 		s += "; " + strings.Join(rest, ", ")
 	}
 	return s + "."
+}
+
+// bitwise is a timed row's bitwise status, saying "not verified" when
+// the variants were confirmed only.
+func bitwise(in *Input, status string) string {
+	if !in.Verified && in.Verification != "" && status != "" {
+		return status + ", not verified"
+	}
+	return dash(status)
 }
 
 // A unit is how a table shows durations.
