@@ -47,6 +47,7 @@ type ptrFacts struct {
 	typeName   func(string) bool
 	decls      map[string][]declRec // every declaration of a name, in order
 	block      []int                // for each token, the '{' of the innermost block holding it, or -1
+	ends       map[int]int          // blockEnd's results
 }
 
 // A declRec is one declaration of a name: where, whether it is a pointer,
@@ -107,10 +108,7 @@ func (p *ptrFacts) record(ts []vtok, k int, ptr bool) {
 	}
 	lo, hi := 0, len(ts)
 	if b := p.block[k]; b >= 0 {
-		lo, hi = b, closeTok(ts, b)
-		if hi < 0 {
-			hi = len(ts)
-		}
+		lo, hi = b, p.blockEnd(ts, b)
 	}
 	// A parameter is visible in the body after its list.
 	if insideParens(ts, k) {
@@ -126,9 +124,7 @@ func (p *ptrFacts) record(ts []vtok, k int, ptr bool) {
 				if cp := closeTok(ts, j); cp > 0 {
 					for x := cp + 1; x < len(ts) && x < cp+48; x++ {
 						if ts[x].Text == "{" {
-							if e := closeTok(ts, x); e > 0 && (p.block[x] == p.block[k] || p.block[k] < 0 || p.block[x] >= 0) {
-								lo, hi = x, e
-							}
+							lo, hi = x, p.blockEnd(ts, x)
 							break
 						}
 						if ts[x].Text == ";" || ts[x].Text == "}" {
@@ -271,6 +267,20 @@ func (p *ptrFacts) pointerStorage(ts []vtok, lo, hi int) string {
 	return ""
 }
 
+// blockEnd returns the index of the '}' closing the '{' at ts[b] (or the
+// end of the tokens), once per block.
+func (p *ptrFacts) blockEnd(ts []vtok, b int) int {
+	if e, ok := p.ends[b]; ok {
+		return e
+	}
+	e := closeTok(ts, b)
+	if e < 0 {
+		e = len(ts)
+	}
+	p.ends[b] = e
+	return e
+}
+
 // nameKindAt judges the name used at ts[k] by the declaration C++ finds
 // there: the last one before it whose scope holds it; by all its
 // declarations when none does.
@@ -307,7 +317,7 @@ func (v *vetter) pointerRules(ts []vtok, p *ptrFacts) {
 func (v *vetter) ptrFacts(ts []vtok) *ptrFacts {
 	p := &ptrFacts{ptrDecl: map[string]bool{}, otherDecl: map[string]bool{}, ptrAlias: map[string]bool{}, ptrRet: map[string]bool{},
 		funcs: map[string]bool{}, defined: map[string]bool{}, ptrHolders: map[string]bool{}, deducible: map[string]bool{},
-		decls: map[string][]declRec{}, block: make([]int, len(ts))}
+		decls: map[string][]declRec{}, block: make([]int, len(ts)), ends: map[int]int{}}
 	var stack []int
 	for k, t := range ts {
 		if t.Kind == msl.Punct && t.Text == "}" && len(stack) > 0 {
@@ -1662,6 +1672,12 @@ type forger struct {
 // judged on their own (pointer types may not be one).
 func (v *vetter) deducedPointerRule(ts []vtok, p *ptrFacts) {
 	forgers := map[string][]forger{}
+	byText := map[string][]int{}
+	for k, t := range ts {
+		if t.Kind == msl.Ident {
+			byText[t.Text] = append(byText[t.Text], k)
+		}
+	}
 	for _, f := range v.files {
 		for _, fn := range f.Funcs {
 			if fn.Template == nil || fn.Body == nil {
@@ -1674,7 +1690,7 @@ func (v *vetter) deducedPointerRule(ts []vtok, p *ptrFacts) {
 						idx = append(idx, i)
 					}
 				}
-				if len(idx) > 0 && castsTo(ts, f, fn.Pos, fn.End, tp) {
+				if len(idx) > 0 && castsTo(ts, byText[tp], f, fn.Pos, fn.End, tp) {
 					forgers[fn.Name] = append(forgers[fn.Name], forger{params: idx, tparam: tp})
 				}
 			}
@@ -1712,8 +1728,9 @@ func (v *vetter) deducedPointerRule(ts []vtok, p *ptrFacts) {
 // castsTo reports whether the tokens of file f between offsets lo and hi
 // hold a cast to the type name tp that may convert an integer: (tp)x,
 // tp(x), reinterpret_cast<tp>, as_type<tp>.
-func castsTo(ts []vtok, f *msl.File, lo, hi int, tp string) bool {
-	for k, t := range ts {
+func castsTo(ts []vtok, uses []int, f *msl.File, lo, hi int, tp string) bool {
+	for _, k := range uses {
+		t := ts[k]
 		if t.at.f != f || t.at.off < lo || t.at.off >= hi || t.Text != tp {
 			continue
 		}
