@@ -201,8 +201,10 @@ inline uint8_t conflict(uint16_t rec_thread, uint16_t rec_sgep, int t, int sg, u
 }
 
 // report_conflict reports a conflict of the current access (at addr, n
-// bytes) with a recorded one. A write after a write, neither atomic, is
-// judged after the store (see PendingWrite); one pending write per access.
+// bytes) with a recorded one. A write after a write of another simd group,
+// neither atomic, is judged after the store (see PendingWrite); one pending
+// write per access. Lanes of one simd group are a lockstep warning either
+// way.
 void report_conflict(Worker* w, uint8_t kind, uint8_t space, int32_t buffer, const char* name, int64_t offset,
                      size_t n, bool write, bool atomic, uint32_t pc, bool other_write, bool other_atomic,
                      uint64_t other_group, int other_thread, uint32_t other_pc, unsigned char* addr) {
@@ -224,7 +226,7 @@ void report_conflict(Worker* w, uint8_t kind, uint8_t space, int32_t buffer, con
     f.note = "a threadgroup_barrier at line " + std::to_string(w->unfenced_line) +
              " does not order threadgroup memory (mem_flags without mem_threadgroup)";
   }
-  if (write && other_write && !atomic && !other_atomic && addr && n <= sizeof t_write.before) {
+  if (write && other_write && !atomic && !other_atomic && kind != kFindLockstep && addr && n <= sizeof t_write.before) {
     if (t_write.active) {
       if (t_write.addr == addr) return;  // another byte of the same access
       settle_write();
