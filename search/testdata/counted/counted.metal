@@ -1,4 +1,4 @@
-// A kernel for the check after timing on the cpu backend: every dispatch
+// A kernel for the check after timing (search's first-dispatch test): every dispatch
 // counts itself in runs[tid], and the output is the input. runs is not
 // reset between the dispatches of one run (a timing sample), only between
 // runs.

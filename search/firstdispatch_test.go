@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"metalab/backend"
+	"metalab/backend/backendtest"
 	"metalab/backend/cpu/cputest"
 	"metalab/check"
 	"metalab/measure"
@@ -15,17 +17,25 @@ import (
 	"metalab/spec"
 )
 
-// TestCPUFailAfterTiming sweeps a real kernel on the cpu backend with a
-// variant that writes the correct bytes only on the first dispatch of a
-// run, through a device buffer the dispatches of a sample share: its
-// verification (the checking build) and its confirmation (the plain
-// build) run one dispatch and pass; its timed samples run two, and the
-// check after the measurement catches it.
-func TestCPUFailAfterTiming(t *testing.T) {
+// TestFailAfterTimingFirstDispatch sweeps a real kernel with a variant
+// that writes the correct bytes only on the first dispatch of a run,
+// through a device buffer the dispatches of a sample share: its
+// verification (the checking build on the cpu backend) and its
+// confirmation (the plain build on the timing backend) run one dispatch
+// and pass; its timed samples run two, and the check after the
+// measurement catches it. The timing backend is METALAB_TEST_BACKEND's
+// (the cpu backend by default; cuda on a GPU machine, where
+// scripts/gpu-tests runs it, verified on the cpu backend).
+func TestFailAfterTimingFirstDispatch(t *testing.T) {
 	if testing.Short() {
-		t.Skip("compiles four programs with the C++ compiler")
+		t.Skip("compiles four programs")
 	}
-	be := cputest.Shared(t)
+	be := backendtest.Selected(t)
+	var verify backend.Backend
+	verifyName := ""
+	if backendtest.Name() != "cpu" {
+		verify, verifyName = cputest.Shared(t), "cpu"
+	}
 	useTestOps(t)
 	dir := t.TempDir()
 	for _, name := range []string{"counted.metal", "counted.yaml"} {
@@ -50,7 +60,7 @@ func TestCPUFailAfterTiming(t *testing.T) {
 	}
 	ph := Phase{Pairs: 2, Warmup: 1, MaxReruns: 0, Dispatches: 2}
 	p, err := NewPlan(s, specBytes, f, os.ReadFile, PlanOptions{
-		Functions: []string{"counted"}, Backend: "cpu", Sets: []string{"quick"},
+		Functions: []string{"counted"}, Backend: be.Name(), Sets: []string{"quick"}, VerifyBackend: verifyName,
 		Search:  Settings{Strategy: "ablate", Ops: []string{"test-first-dispatch-only"}, Choices: "all", Seed: 1},
 		Explore: ph, Confirm: Phase{Pairs: measure.DefaultRule().MinPairs, Warmup: 1, Top: 1, Dispatches: 2}, Rule: measure.DefaultRule(),
 	})
@@ -58,7 +68,7 @@ func TestCPUFailAfterTiming(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "sweep")
-	res, err := Run(context.Background(), Options{Plan: p, Spec: s, File: f, Backend: be, Dir: out, Version: "test"})
+	res, err := Run(context.Background(), Options{Plan: p, Spec: s, File: f, Backend: be, Verify: verify, Dir: out, Version: "test"})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
