@@ -59,6 +59,7 @@ type declRec struct {
 	stars      int    // the '*'s of its declarator
 	array      bool   // an array
 	holder     string // its type (or pointee type) when that holds pointers
+	auto       bool   // declared auto (or decltype): its type is not visible
 }
 
 // declShape counts the '*'s before the name at ts[k] in its declaration
@@ -106,6 +107,12 @@ func (p *ptrFacts) record(ts []vtok, k int, ptr bool) {
 	} else {
 		p.otherDecl[name] = true
 	}
+	p.recordOnly(ts, k, ptr)
+}
+
+// recordOnly notes the declaration at ts[k] for lookups in scope only.
+func (p *ptrFacts) recordOnly(ts []vtok, k int, ptr bool) {
+	name := ts[k].Text
 	lo, hi := 0, len(ts)
 	if b := p.block[k]; b >= 0 {
 		lo, hi = b, p.blockEnd(ts, b)
@@ -137,8 +144,16 @@ func (p *ptrFacts) record(ts []vtok, k int, ptr bool) {
 		}
 	}
 	stars, holder := p.declShape(ts, k)
+	auto := false
+	for j := k - 1; j >= 0 && j > k-8; j-- {
+		if x := ts[j].Text; x == "auto" || x == "decltype" {
+			auto = true
+		} else if x == ";" || x == "{" || x == "}" || x == "(" || x == "," {
+			break
+		}
+	}
 	p.decls[name] = append(p.decls[name], declRec{at: k, lo: lo, hi: hi, ptr: ptr, space: declSpace(ts, k), stars: stars,
-		array: k+1 < len(ts) && ts[k+1].Text == "[", holder: holder})
+		array: k+1 < len(ts) && ts[k+1].Text == "[", holder: holder, auto: auto})
 }
 
 // declAt returns the declaration C++ finds for the name used at ts[k]
@@ -251,6 +266,8 @@ func (p *ptrFacts) pointerStorage(ts []vtok, lo, hi int) string {
 			return "the address of the pointer " + ts[lo+1].Text
 		case d.holder != "":
 			return "the address of " + ts[lo+1].Text + ", whose type " + d.holder + " holds pointers"
+		case d.auto:
+			return "the address of " + ts[lo+1].Text + ", whose type (auto) vetting cannot see and which may hold pointers (a lambda's captures do)"
 		}
 	case t.Kind == msl.Ident && hi == lo+1:
 		d := p.declAt(t.Text, lo)
@@ -432,7 +449,11 @@ func (v *vetter) ptrFacts(ts []vtok) *ptrFacts {
 			if ptr {
 				p.ptrRet[t.Text] = true
 			}
-			continue // a function, or a variable initialised with (...)
+			// A function, or a variable initialised with (...): its
+			// declaration is kept for lookups in scope, but says nothing
+			// of the name elsewhere.
+			p.recordOnly(ts, k, ptr)
+			continue
 		}
 		p.record(ts, k, ptr)
 	}
@@ -509,6 +530,16 @@ func (p *ptrFacts) namesAlias(ts []vtok, lo, hi int) bool {
 	return false
 }
 
+// namesHolder reports whether ts[lo:hi] names a type that holds pointers.
+func (p *ptrFacts) namesHolder(ts []vtok, lo, hi int) bool {
+	for j := lo; j < hi && j < len(ts); j++ {
+		if ts[j].Kind == msl.Ident && p.ptrHolders[ts[j].Text] {
+			return true
+		}
+	}
+	return false
+}
+
 // hasTopStar reports whether ts[lo:hi] holds a '*' outside template
 // arguments and brackets: a pointer declarator.
 func hasTopStar(ts []vtok, lo, hi int) bool {
@@ -549,8 +580,9 @@ func (p *ptrFacts) holders(ts []vtok) {
 	type body struct {
 		name   string
 		union  bool
-		lo, hi int
-		at     vtok
+		lo, hi  int
+		at      vtok
+		tparams map[string]bool // a template's type parameters: a member of one may be a pointer
 	}
 	var bodies []body
 	for k, t := range ts {
@@ -584,7 +616,18 @@ func (p *ptrFacts) holders(ts []vtok) {
 		if e < 0 {
 			continue
 		}
-		bodies = append(bodies, body{name: name, union: t.Text == "union", lo: j + 1, hi: e, at: t})
+		var tparams map[string]bool
+		if k > 0 && (ts[k-1].Text == ">" || ts[k-1].Text == ">>") {
+			if lt := openAngle(ts, k-1); lt > 0 && ts[lt-1].Text == "template" {
+				tparams = map[string]bool{}
+				for x := lt + 1; x < k-1; x++ {
+					if ts[x].Kind == msl.Ident && !cppKeywords[ts[x].Text] && (ts[x+1].Text == "," || ts[x+1].Text == ">" || ts[x+1].Text == "=") {
+						tparams[ts[x].Text] = true
+					}
+				}
+			}
+		}
+		bodies = append(bodies, body{name: name, union: t.Text == "union", lo: j + 1, hi: e, at: t, tparams: tparams})
 	}
 	direct := func(b body) bool {
 		depth := 0
@@ -606,6 +649,10 @@ func (p *ptrFacts) holders(ts []vtok) {
 				}
 			}
 			if depth == 0 && ts[j].Kind == msl.Ident && p.ptrAlias[ts[j].Text] {
+				return true
+			}
+			// T v; in a template: T may be a pointer type.
+			if depth == 0 && b.tparams[ts[j].Text] && j+2 < b.hi && ts[j+1].Kind == msl.Ident && (ts[j+2].Text == ";" || ts[j+2].Text == "," || ts[j+2].Text == "[" || ts[j+2].Text == "=") && (j == b.lo || ts[j-1].Text == ";" || ts[j-1].Text == "{" || ts[j-1].Text == "}" || ts[j-1].Text == ":") {
 				return true
 			}
 		}
@@ -954,8 +1001,8 @@ func (v *vetter) identPtrRule(ts []vtok, k int, p *ptrFacts) {
 		}
 		ptr := hasTopStar(ts, k+2, gt) || p.namesAlias(ts, k+2, gt) || gt > k+2 && ts[k+2].Text == "decltype"
 		if name == "as_type" || name == "bit_cast" {
-			if ptr {
-				v.report(t, "%s to a pointer type: Metal's as_type reinterprets only scalar and vector types that are not pointers", name)
+			if ptr || p.namesHolder(ts, k+2, gt) {
+				v.report(t, "%s to a pointer type (or a type holding pointers): Metal's as_type reinterprets only scalar and vector types that are not pointers", name)
 				return
 			}
 			if p.kind(ts, gt+2, rp) == kPtr {
@@ -989,9 +1036,17 @@ func (v *vetter) identPtrRule(ts []vtok, k int, p *ptrFacts) {
 	}
 	// A pointer alias or a deducible template parameter used as a
 	// functional cast: P(x).
-	if p.ptrAlias[name] && k+1 < len(ts) && ts[k+1].Text == "(" && !member(ts, k) && !declaresAt(ts, k) {
-		if rp := closeTok(ts, k+1); rp > 0 && !literalOperand(ts, k+2, rp) {
-			v.checkCast(ts, k, k+2, rp, true, p, "functional cast")
+	if p.ptrAlias[name] && k+1 < len(ts) && !member(ts, k) && !declaresAt(ts, k) {
+		lp := k + 1
+		if ts[lp].Text == "<" { // an alias template: Ptr<float>(n)
+			if gt := closeAngle(ts, lp); gt > 0 {
+				lp = gt + 1
+			}
+		}
+		if lp < len(ts) && ts[lp].Text == "(" {
+			if rp := closeTok(ts, lp); rp > 0 && !literalOperand(ts, lp+1, rp) {
+				v.checkCast(ts, k, lp+1, rp, true, p, "functional cast")
+			}
 		}
 	}
 	// Pointer types as template arguments.
