@@ -578,8 +578,8 @@ func starEndsType(n vtok) bool {
 // a reference, or a struct that has one, and refuses unions that hold any.
 func (p *ptrFacts) holders(ts []vtok) {
 	type body struct {
-		name   string
-		union  bool
+		name    string
+		union   bool
 		lo, hi  int
 		at      vtok
 		tparams map[string]bool // a template's type parameters: a member of one may be a pointer
