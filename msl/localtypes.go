@@ -1,5 +1,7 @@
 package msl
 
+import "strings"
+
 // localTypes returns the names that are types inside fn only: its type
 // template parameters (typename T, class U) and the aliases its body
 // declares. A value template parameter (int N) is not one.
@@ -40,4 +42,79 @@ func (f *File) funcAt(pos int) *Func {
 		}
 	}
 	return nil
+}
+
+// TemplateArgs returns the template arguments that every explicit
+// instantiation of the scope's kernel template gives alike (N_READS = 4
+// when each instantiation passes 4), by parameter name; nil when the
+// function is not a kernel template or none is instantiated. Facts that
+// use them (a loop's trip count over N_READS) hold for every
+// instantiation. A helper template is left alone: a call may instantiate
+// it with other arguments.
+func (sc *Scope) TemplateArgs() map[string]string {
+	if sc.targsDone {
+		return sc.targs
+	}
+	sc.targsDone = true
+	fn := sc.Func
+	if fn.Kind != Kernel || len(fn.Template) == 0 {
+		return nil
+	}
+	var insts []*Instantiation
+	for _, in := range sc.File.Instantiations {
+		if in.Func == fn.Name {
+			insts = append(insts, in)
+		}
+	}
+	if len(insts) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for i, name := range fn.Template {
+		val, same := "", true
+		for k, in := range insts {
+			a := ""
+			switch {
+			case i < len(in.Args):
+				a = in.Args[i]
+			case i < len(fn.TemplateDefaults):
+				a = fn.TemplateDefaults[i]
+			}
+			if a == "" || k > 0 && a != val {
+				same = false
+				break
+			}
+			val = a
+		}
+		if same {
+			out[name] = val
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	sc.targs = out
+	return out
+}
+
+// BoundIn describes the template parameters TemplateArgs binds that the
+// source range [pos, end) names, for messages: "N_READS = 4 in every
+// instantiation", or "".
+func (sc *Scope) BoundIn(pos, end int) string {
+	ta := sc.TemplateArgs()
+	if len(ta) == 0 {
+		return ""
+	}
+	var parts []string
+	seen := map[string]bool{}
+	for _, t := range sc.File.SigTokens(pos, end) {
+		if a, ok := ta[t.Text]; ok && t.Kind == Ident && !seen[t.Text] {
+			seen[t.Text] = true
+			parts = append(parts, t.Text+" = "+a)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ", ") + " in every instantiation"
 }

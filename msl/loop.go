@@ -58,7 +58,7 @@ type loopMemo struct {
 
 func (sc *Scope) countLoop1(s *For) (*Loop, string) {
 	f, fn := sc.File, sc.Func
-	env := &Env{File: f, Func: fn, At: s.Pos}
+	env := &Env{File: f, Func: fn, At: s.Pos, TemplateArgs: sc.TemplateArgs()}
 	init := f.SigTokens(s.Init.Pos, s.Init.End)
 	cond := f.SigTokens(s.Cond.Pos, s.Cond.End)
 	post := f.SigTokens(s.Post.Pos, s.Post.End)

@@ -78,6 +78,8 @@ type Scope struct {
 	casts      map[*Var]bool   // castDerived, memoised
 	local      map[string]bool // localTypes of Func
 	localDone  bool
+	targs      map[string]string // TemplateArgs
+	targsDone  bool
 	types      map[string]bool // IsTypeName, by name
 	pures      map[string]bool // IsPureCall, by name
 	scenConsts *[]string       // scenarioConsts, once per function

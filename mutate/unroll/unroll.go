@@ -125,7 +125,11 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, s *msl.F
 		return
 	}
 	_ = src
-	p.Report(mutate.Site{Pos: s.Pos, End: header, Message: fmt.Sprintf("for loop over %s, trip count %d", l.Var, l.Trips), Choices: choices})
+	msg := fmt.Sprintf("for loop over %s, trip count %d", l.Var, l.Trips)
+	if b := sc.BoundIn(s.Pos, header); b != "" {
+		msg += " (" + b + ")"
+	}
+	p.Report(mutate.Site{Pos: s.Pos, End: header, Message: msg, Choices: choices})
 }
 
 // full returns the choice that replaces the loop by one block per
