@@ -297,6 +297,7 @@ type File struct {
 	unknownAt map[int]string     // statement offset → unknown macro used just before it
 	origin    []int32            // for an expansion, pairs of (offset here, offset in parent) per token; sorted
 	parseErr  error              // what parseFile found wrong
+	done      <-chan struct{}    // SetContext's; closed when the analyses are to stop
 }
 
 // Position returns the file:line:col position of a byte offset.

@@ -107,6 +107,10 @@ func (sc *Scope) ThreadFootprints(stmts []Stmt) *Footprints {
 		fp.Unknown = append(fp.Unknown, UnknownFor{first, first, "statements not found in the function"})
 		return fp
 	}
+	if sc.File.Canceled() {
+		fp.Unknown = append(fp.Unknown, UnknownFor{first, first, "interrupted"})
+		return fp
+	}
 	needed := sc.slice(path, first, stmts)
 	n := 1 << len(consts)
 	total := 0
@@ -126,6 +130,10 @@ func (sc *Scope) ThreadFootprints(stmts []Stmt) *Footprints {
 		}
 		f := &Footprint{Scenario: scen, Geometry: geo, Touches: map[*Var][]Touch{}}
 		for t := 0; t < threads; t++ {
+			if t%64 == 0 && sc.File.Canceled() {
+				fp.Unknown = append(fp.Unknown, UnknownFor{first, first, "interrupted"})
+				return fp
+			}
 			if total > maxTotalSteps {
 				p, e := stmts[0].Span()
 				fp.Unknown = append(fp.Unknown, UnknownFor{p, e, fmt.Sprintf("more than %d statements to follow over all threads", maxTotalSteps)})
@@ -532,7 +540,19 @@ type blockIndex struct {
 	writers map[*Var][]int // ascending child indices
 	jumps   []int          // ascending child indices
 	starts  []int
-	ordered bool // children start in ascending order and do not overlap
+	ordered bool       // children start in ascending order and do not overlap
+	ivs     []Interval // Intervals, once asked for
+}
+
+// Intervals is the package-level Intervals, memoised: a mutation that
+// looks at every barrier of a block asks for its intervals once per
+// barrier. The result is shared; callers must not change it.
+func (sc *Scope) Intervals(b *Block) []Interval {
+	bi := sc.blockIdx(b)
+	if bi.ivs == nil {
+		bi.ivs = Intervals(b)
+	}
+	return bi.ivs
 }
 
 func (sc *Scope) blockIdx(b *Block) *blockIndex {
@@ -611,6 +631,12 @@ func (in *interp) stmt(s Stmt) {
 	if in.steps > maxSteps {
 		p, e := s.Span()
 		in.unknownf(p, e, "too many statements to follow")
+		in.stopped = true
+		return
+	}
+	if in.steps%cancelEvery == 0 && in.sc.File.Canceled() {
+		p, e := s.Span()
+		in.unknownf(p, e, "interrupted")
 		in.stopped = true
 		return
 	}

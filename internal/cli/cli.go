@@ -102,6 +102,12 @@ func Run(f *cmdutil.Factory, args []string) ExitCode {
 	// runs (runners included) and report what finished.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// After the first signal the default handling is back: a second
+	// Ctrl-C ends the process at once.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK

@@ -152,7 +152,7 @@ func dedupe(s []string) []string {
 // reaches outside the block: only the function body's intervals may run
 // to its start or end.
 func Around(sc *msl.Scope, blk *msl.Block, b msl.Stmt) (before, after []msl.Stmt, prev, next msl.Stmt, why string) {
-	ivs := msl.Intervals(blk)
+	ivs := sc.Intervals(blk) // memoised: Around is asked of every barrier
 	k := -1
 	for i, iv := range ivs {
 		if iv.After == b {

@@ -42,7 +42,7 @@ func run(p *mutate.Pass) error {
 				return true
 			}
 			at, end, before, after := placement(src, s.Pos)
-			l, _ := msl.CountLoop(p.File, p.Func, s)
+			l, _ := p.Scope().CountLoop(s) // the pass's scope: one per function, not one per loop
 			msg := "for loop, trip count unknown"
 			if l != nil {
 				msg = fmt.Sprintf("for loop, trip count %d", l.Trips)

@@ -102,6 +102,51 @@ func ErrorKind(err error) string {
 	return "error"
 }
 
+// Interrupted returns nil while ctx is live, and once it is done (Ctrl-C,
+// SIGTERM) an error that says what was not done: the message for a command
+// that stops with nothing to show. It is an "interrupted" error
+// (ErrorKind), exit status 1.
+func Interrupted(ctx context.Context, what string) error {
+	if ctx == nil || ctx.Err() == nil {
+		return nil
+	}
+	return &interruptedError{what: what, err: ctx.Err()}
+}
+
+// An interruptedError is context.Canceled (errors.Is) that says what was
+// not done.
+type interruptedError struct {
+	what string
+	err  error
+}
+
+func (e *interruptedError) Error() string { return "interrupted before " + e.what }
+func (e *interruptedError) Unwrap() error { return e.err }
+
+// Interruptible runs fn, the part of a command that reads and analyses and
+// writes nothing, and returns its error. When ctx is done first it returns
+// Interrupted(ctx, what) at once, whatever fn is doing, and leaves fn to
+// the process's exit: a command stops within moments of Ctrl-C even in an
+// analysis that does not look at ctx. When fn finishes but ctx is done,
+// the analysis may have given up half way (msl.File.SetContext): that is
+// Interrupted too.
+func Interruptible(ctx context.Context, what string, fn func() error) error {
+	if ctx == nil {
+		return fn()
+	}
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		if ierr := Interrupted(ctx, what); ierr != nil {
+			return ierr
+		}
+		return err
+	case <-ctx.Done():
+		return Interrupted(ctx, what)
+	}
+}
+
 // ExactArgs is cobra.ExactArgs returning a *FlagError that names the
 // expected arguments.
 func ExactArgs(n int, names string) cobra.PositionalArgs {

@@ -3,6 +3,7 @@
 package mutate
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -20,6 +21,7 @@ import (
 type MutateOptions struct {
 	IO        *cmdutil.IOStreams
 	ReadFile  func(string) ([]byte, error)
+	Ctx       context.Context                      // done on Ctrl-C or SIGTERM: nothing is written; nil means never
 	WriteFile func(path string, data []byte) error // atomic
 
 	File        string
@@ -55,7 +57,7 @@ the message names); 1 other failures; 2 usage errors.`,
 		Example: "  metalab mutate kernels/example.metal --fn reduce --apply unroll-pragma/reduce/0-1a2b3c=count4 -o /tmp/v.metal",
 		Args:    cmdutil.ExactArgs(1, "<kernel.metal>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.File = args[0]
+			opts.File, opts.Ctx = args[0], cmd.Context()
 			if err := cmdutil.CheckMacros(opts.Defines, opts.Undefs); err != nil {
 				return err
 			}
@@ -107,34 +109,43 @@ type jsonOut struct {
 }
 
 func mutateRun(opts *MutateOptions) error {
-	// The same defines as 'metalab sites -D', so its site ids resolve here.
-	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, cmdutil.Macros{Defines: opts.Defines, Undefs: opts.Undefs, IncludeDirs: opts.IncludeDirs})
-	if err != nil {
-		return err
-	}
-	cmdutil.PrintWarnings(opts.IO.ErrOut, f)
-	owned, err := mutate.Funcs(f, opts.Fns)
-	if err != nil {
-		return &cmdutil.FlagError{Err: err}
-	}
-	// --fn may name a function by its name, Owner::name or a host_name;
-	// a site id names it by its name.
-	for _, r := range opts.Refs {
-		if !slices.ContainsFunc(owned, func(fn *msl.Func) bool { return fn.Name == r.Func }) {
-			return cmdutil.FlagErrorf("site %s is in function %s, which is not an --fn", r, r.Func)
+	// Interrupted, nothing is written: the proofs may have given up half
+	// way.
+	var v *variants.Variant
+	err := cmdutil.Interruptible(opts.Ctx, "the variant was built; nothing was written", func() error {
+		// The same defines as 'metalab sites -D', so its site ids resolve here.
+		f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, cmdutil.Macros{Defines: opts.Defines, Undefs: opts.Undefs, IncludeDirs: opts.IncludeDirs})
+		if err != nil {
+			return err
 		}
-	}
-	var muts []*mutate.Mutation
-	for _, r := range opts.Refs {
-		if m := all.Lookup(r.Mutation); m != nil && !slices.Contains(muts, m) {
-			muts = append(muts, m)
+		cmdutil.PrintWarnings(opts.IO.ErrOut, f)
+		if opts.Ctx != nil {
+			f.SetContext(opts.Ctx)
 		}
-	}
-	found, err := mutate.Find(f, muts, opts.Fns)
-	if err != nil {
+		owned, err := mutate.Funcs(f, opts.Fns)
+		if err != nil {
+			return &cmdutil.FlagError{Err: err}
+		}
+		// --fn may name a function by its name, Owner::name or a host_name;
+		// a site id names it by its name.
+		for _, r := range opts.Refs {
+			if !slices.ContainsFunc(owned, func(fn *msl.Func) bool { return fn.Name == r.Func }) {
+				return cmdutil.FlagErrorf("site %s is in function %s, which is not an --fn", r, r.Func)
+			}
+		}
+		var muts []*mutate.Mutation
+		for _, r := range opts.Refs {
+			if m := all.Lookup(r.Mutation); m != nil && !slices.Contains(muts, m) {
+				muts = append(muts, m)
+			}
+		}
+		found, err := mutate.Find(f, muts, opts.Fns)
+		if err != nil {
+			return err
+		}
+		v, err = variants.Build(f, found, opts.Refs)
 		return err
-	}
-	v, err := variants.Build(f, found, opts.Refs)
+	})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@
 package sites
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"metalab/internal/cli/cmdutil"
+	"metalab/msl"
 	"metalab/mutate"
 	"metalab/mutate/all"
 )
@@ -19,6 +21,7 @@ import (
 type SitesOptions struct {
 	IO       *cmdutil.IOStreams
 	ReadFile func(string) ([]byte, error)
+	Ctx      context.Context // done on Ctrl-C or SIGTERM: the listing stops; nil means never
 
 	File        string
 	Fns         []string
@@ -50,7 +53,7 @@ other flags and says which changed.`,
 		Example: "  metalab sites kernels/example.metal --fn reduce -D BLOCK=64\n  metalab sites kernels/example.metal --op unroll-pragma --why",
 		Args:    cmdutil.ExactArgs(1, "<kernel.metal>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.File = args[0]
+			opts.File, opts.Ctx = args[0], cmd.Context()
 			if err := cmdutil.CheckMacros(opts.Defines, opts.Undefs); err != nil {
 				return err
 			}
@@ -115,19 +118,31 @@ type jsonOut struct {
 }
 
 func sitesRun(opts *SitesOptions) error {
-	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, cmdutil.Macros{Defines: opts.Defines, Undefs: opts.Undefs, IncludeDirs: opts.IncludeDirs})
-	if err != nil {
+	var f *msl.File
+	var found []*mutate.FoundSite
+	var skips []*mutate.FoundSkip
+	// Interrupted, nothing is listed: the proofs may have given up half
+	// way.
+	err := cmdutil.Interruptible(opts.Ctx, "the sites of "+opts.File+" were listed", func() error {
+		var err error
+		f, err = cmdutil.LoadKernel(opts.ReadFile, opts.File, cmdutil.Macros{Defines: opts.Defines, Undefs: opts.Undefs, IncludeDirs: opts.IncludeDirs})
+		if err != nil {
+			return err
+		}
+		cmdutil.PrintWarnings(opts.IO.ErrOut, f)
+		if opts.Ctx != nil {
+			f.SetContext(opts.Ctx)
+		}
+		if _, err := mutate.Funcs(f, opts.Fns); err != nil {
+			return &cmdutil.FlagError{Err: err}
+		}
+		muts := all.Mutations
+		if len(opts.Ops) > 0 {
+			muts = slices.DeleteFunc(slices.Clone(muts), func(m *mutate.Mutation) bool { return !slices.Contains(opts.Ops, m.Name) })
+		}
+		found, skips, err = mutate.FindAll(f, muts, opts.Fns)
 		return err
-	}
-	cmdutil.PrintWarnings(opts.IO.ErrOut, f)
-	if _, err := mutate.Funcs(f, opts.Fns); err != nil {
-		return &cmdutil.FlagError{Err: err}
-	}
-	muts := all.Mutations
-	if len(opts.Ops) > 0 {
-		muts = slices.DeleteFunc(slices.Clone(muts), func(m *mutate.Mutation) bool { return !slices.Contains(opts.Ops, m.Name) })
-	}
-	found, skips, err := mutate.FindAll(f, muts, opts.Fns)
+	})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@
 package tgmem
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -22,6 +23,7 @@ const Limit = 16 << 10
 type TgmemOptions struct {
 	IO       *cmdutil.IOStreams
 	ReadFile func(string) ([]byte, error)
+	Ctx      context.Context // done on Ctrl-C or SIGTERM: reading stops; nil means never
 
 	File        string
 	Fns         []string // kernel function names or host_names; empty means all
@@ -58,7 +60,7 @@ entry points like any other; headers read through -I give their sizes.`,
 		Example: "  metalab tgmem kernels/example.metal\n  metalab tgmem kernels/example.metal --fn reduce -D TG_SIZE=128\n  metalab tgmem ggml-metal.metal -I include --limit 16KiB --strict",
 		Args:    cmdutil.ExactArgs(1, "<kernel.metal>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.File = args[0]
+			opts.File, opts.Ctx = args[0], cmd.Context()
 			if err := cmdutil.CheckMacros(opts.Defines, opts.Undefs); err != nil {
 				return err
 			}
@@ -142,7 +144,12 @@ type jsonOut struct {
 }
 
 func tgmemRun(opts *TgmemOptions) error {
-	f, err := cmdutil.LoadKernel(opts.ReadFile, opts.File, cmdutil.Macros{Defines: opts.Defines, Undefs: opts.Undefs, IncludeDirs: opts.IncludeDirs})
+	var f *msl.File
+	err := cmdutil.Interruptible(opts.Ctx, opts.File+" was read", func() error {
+		var err error
+		f, err = cmdutil.LoadKernel(opts.ReadFile, opts.File, cmdutil.Macros{Defines: opts.Defines, Undefs: opts.Undefs, IncludeDirs: opts.IncludeDirs})
+		return err
+	})
 	if err != nil {
 		return err
 	}
