@@ -86,8 +86,12 @@ func Start(c Config) (*Proc, error) {
 	}
 	// The runner is in its working directory by now: removing it leaves
 	// nothing behind in TMPDIR however the runner ends, and nothing can be
-	// created in it.
-	os.Remove(scratch)
+	// created in it. A wrapper (compute-sanitizer, an emulator) may need
+	// its working directory (compute-sanitizer fails to start without
+	// one): its directory goes at Close.
+	if len(c.Wrap) == 0 {
+		os.Remove(scratch)
+	}
 	go func() {
 		// Wait closes the stdout pipe only after the process exits and
 		// stderr has been copied, so the log is complete once exited closes.
