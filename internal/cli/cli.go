@@ -147,7 +147,7 @@ func classify(err error) ExitCode {
 	switch {
 	case errors.As(err, &flagErr):
 		return ExitUsage
-	case errors.As(err, &envErr):
+	case errors.As(err, &envErr) || cmdutil.OutOfSpace(err):
 		return ExitEnv
 	case errors.As(err, &conflict):
 		return ExitConflict

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -94,7 +95,7 @@ func ErrorKind(err error) string {
 	switch {
 	case errors.As(err, &fe):
 		return "usage"
-	case errors.As(err, &env):
+	case errors.As(err, &env) || OutOfSpace(err):
 		return "environment"
 	case errors.Is(err, context.Canceled):
 		return "interrupted"
@@ -145,6 +146,25 @@ func Interruptible(ctx context.Context, what string, fn func() error) error {
 	case <-ctx.Done():
 		return Interrupted(ctx, what)
 	}
+}
+
+// OutOfSpace reports whether err is the machine's and not the job's: a
+// full disk (ENOSPC, and SQLite's "database or disk is full"), a quota
+// exceeded (EDQUOT) or a read-only file system (EROFS) where output is
+// written. Such an error exits with status 3, as an EnvError does.
+func OutOfSpace(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	// SQLite's result codes: SQLITE_FULL is 13 (its extended codes keep
+	// it in the low byte).
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 13
 }
 
 // ExactArgs is cobra.ExactArgs returning a *FlagError that names the
