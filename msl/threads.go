@@ -954,7 +954,7 @@ func (in *interp) eval(x Expr) ival {
 		v := in.sc.resolve(x)
 		if v == nil {
 			if !x.constDone {
-				env := &Env{File: in.sc.File, Func: in.sc.Func, At: x.Pos}
+				env := &Env{File: in.sc.File, Func: in.sc.Func, At: x.Pos, TemplateArgs: in.sc.TemplateArgs()}
 				x.constVal, x.constOK = env.Eval(x.Name)
 				x.constDone = true
 			}
@@ -992,7 +992,7 @@ func (in *interp) eval(x Expr) ival {
 			return ival{base: v}
 		}
 		if v.Const && v.Kind == GlobalVar || v.Const && v.Decl != nil && v.Ptr == 0 {
-			env := &Env{File: in.sc.File, Func: in.sc.Func, At: x.Pos}
+			env := &Env{File: in.sc.File, Func: in.sc.Func, At: x.Pos, TemplateArgs: in.sc.TemplateArgs()}
 			if n, ok := env.Eval(x.Name); ok {
 				c, _ := clsOf(v.Elem)
 				return intVal(n, c)
@@ -1467,7 +1467,7 @@ func (in *interp) retype(v ival, elem string) ival {
 		}
 		return ival{known: v.known, base: v.base, n: v.n}
 	}
-	env := &Env{File: in.sc.File, Func: in.sc.Func}
+	env := &Env{File: in.sc.File, Func: in.sc.Func, TemplateArgs: in.sc.TemplateArgs()}
 	bs, _, ok1 := env.Layout(be)
 	es, _, ok2 := env.Layout(ee)
 	if !ok1 || !ok2 || bs <= 0 || es <= 0 || es%bs != 0 {
