@@ -5,6 +5,27 @@
 // bytes), and leave every input buffer as the baseline leaves it, for
 // every case of the chosen sets (by default the spec's DefaultSets).
 //
+// # The two-part verdict
+//
+// A variant is verified on the verification backend (Options.Verify, or
+// the backend itself when it has a checking mode) in the checking mode, on
+// the verification cases (Options.VerifySets), and confirmed on the run's
+// backend in the plain build, the one Programs gives for timing, on every
+// case (Options.Sets). It passes when both parts pass (Result.Verification,
+// Result.Confirmation); it stops at the first that fails (Result.Stopped).
+// On one backend both builds run every case, and a variant whose builds
+// give different bytes fails (FailBuildsDisagree). With Options.NoVerify
+// variants are confirmed only, and every result says they are not verified.
+//
+// # Baseline findings
+//
+// The baseline's own findings do not stop the check (unless
+// Options.StrictBaseline): the control reports them once
+// (Result.BaselineFindings), and a variant fails only for a finding whose
+// site (kind, kernel, memory and both accesses' source lines, mapped to the
+// baseline's through Variant.Edits or a line diff) the baseline does not
+// have, or for one in code it changed.
+//
 // # The checking mode
 //
 // Unless Options.NoDetect, every case runs in the backend's checking mode
@@ -28,8 +49,8 @@
 // Before any variant is judged, the baseline's spec is checked against its
 // kernels (spec.Instance.CheckKernels) and the baseline runs plainly and in
 // the checking mode on the same inputs (and, with the race probe, under
-// every order). If those runs differ or the checking mode finds a fault in
-// the baseline, no variant is judged: the report says so.
+// every order), and plainly twice on a run backend of its own. If those
+// runs differ, no variant is judged: the report says so.
 //
 // # Results
 //
