@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"metalab/backend"
 	"metalab/internal/cli/cmdutil"
+	"metalab/internal/inputfile"
 	"metalab/mutate"
 	"metalab/mutate/all"
 	"metalab/spec"
@@ -35,7 +35,7 @@ func addCompletions(cmd *cobra.Command) {
 		if s, err := spec.Load(args[0]); err == nil {
 			kernel = s.Source // sweep takes a spec: its source's functions
 		}
-		f, err := cmdutil.LoadKernel(os.ReadFile, kernel, cmdutil.Macros{})
+		f, err := cmdutil.LoadKernel(inputfile.ReadFile, kernel, cmdutil.Macros{})
 		if err != nil {
 			return nil
 		}
@@ -45,7 +45,7 @@ func addCompletions(cmd *cobra.Command) {
 		if len(args) == 0 {
 			return nil
 		}
-		f, err := cmdutil.LoadKernel(os.ReadFile, args[0], cmdutil.Macros{})
+		f, err := cmdutil.LoadKernel(inputfile.ReadFile, args[0], cmdutil.Macros{})
 		if err != nil {
 			return nil
 		}
