@@ -114,19 +114,23 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, b *msl.B
 // dimensional threadgroups when no geometry was given and the kernel reads
 // its thread position; the threads per threadgroup when one was), or "".
 func Assuming(fps ...*msl.Footprints) string {
-	var as []string
+	var as, geos []string
 	for _, fp := range fps {
 		as = append(as, fp.Assumes...)
 		for _, sf := range fp.Scenarios {
 			if sf.Geometry != (msl.Dims{}) {
-				as = append(as, sf.Geometry.String()+" threads per threadgroup")
+				geos = append(geos, sf.Geometry.String())
 			}
 		}
+	}
+	as = dedupe(as)
+	if len(geos) > 0 {
+		as = append(as, strings.Join(dedupe(geos), ", ")+" threads per threadgroup")
 	}
 	if len(as) == 0 {
 		return ""
 	}
-	return " (assuming " + strings.Join(dedupe(as), ", ") + ")"
+	return " (assuming " + strings.Join(as, ", ") + ")"
 }
 
 func startOf(s msl.Stmt) int {

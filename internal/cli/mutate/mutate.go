@@ -33,6 +33,7 @@ type MutateOptions struct {
 	Defines     []string // -D NAME=VALUE
 	Undefs      []string // -U NAME
 	IncludeDirs []string // -I DIR
+	Spec        string   // --spec: the spec the sites were listed under (sites --spec)
 }
 
 // NewCmdMutate returns the mutate command; runF, if non-nil, replaces the
@@ -92,6 +93,7 @@ the message names); 1 other failures; 2 usage errors.`,
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "write the variant to `FILE` instead of standard output")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
 	cmdutil.AddMacroFlags(cmd.Flags(), &opts.Defines, &opts.Undefs, &opts.IncludeDirs)
+	cmd.Flags().StringVar(&opts.Spec, "spec", "", "resolve sites listed with 'metalab sites --spec `SPEC`' (barrier changes proven for its threads per threadgroup)")
 	return cmd
 }
 
@@ -139,7 +141,11 @@ func mutateRun(opts *MutateOptions) error {
 				muts = append(muts, m)
 			}
 		}
-		found, err := mutate.Find(f, muts, opts.Fns)
+		geo, err := cmdutil.SpecGeometry(opts.Spec)
+		if err != nil {
+			return err
+		}
+		found, _, err := mutate.FindAllWith(f, muts, opts.Fns, mutate.Options{Threads: geo})
 		if err != nil {
 			return err
 		}

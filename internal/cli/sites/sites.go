@@ -31,6 +31,7 @@ type SitesOptions struct {
 	Defines     []string // -D NAME=VALUE
 	Undefs      []string // -U NAME
 	IncludeDirs []string // -I DIR
+	Spec        string   // --spec: prove barrier changes for its threads per threadgroup
 }
 
 // NewCmdSites returns the sites command; runF, if non-nil, replaces the
@@ -73,6 +74,7 @@ other flags and says which changed.`,
 	cmd.Flags().BoolVar(&opts.Why, "why", false, "also list skipped places and why")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
 	cmdutil.AddMacroFlags(cmd.Flags(), &opts.Defines, &opts.Undefs, &opts.IncludeDirs)
+	cmd.Flags().StringVar(&opts.Spec, "spec", "", "prove barrier changes for the threads per threadgroup of `SPEC`'s stages and cases (two and three dimensions) instead of assuming one-dimensional threadgroups; pass the same --spec to mutate")
 	return cmd
 }
 
@@ -140,7 +142,11 @@ func sitesRun(opts *SitesOptions) error {
 		if len(opts.Ops) > 0 {
 			muts = slices.DeleteFunc(slices.Clone(muts), func(m *mutate.Mutation) bool { return !slices.Contains(opts.Ops, m.Name) })
 		}
-		found, skips, err = mutate.FindAll(f, muts, opts.Fns)
+		geo, err := cmdutil.SpecGeometry(opts.Spec)
+		if err != nil {
+			return err
+		}
+		found, skips, err = mutate.FindAllWith(f, muts, opts.Fns, mutate.Options{Threads: geo})
 		return err
 	})
 	if err != nil {
