@@ -249,7 +249,7 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	// The TU is written under a unique name and renamed into place, so a
 	// second process compiling the same key never reads a half-written file.
 	cppPath := filepath.Join(soDir, key+".cpp")
-	if err := buildcache.WriteAtomic(cppPath, in.cpp); err != nil {
+	if err := buildcache.WriteAtomic(cppPath, in.cpp); err != nil { // kept with the object
 		return "", envErr(err)
 	}
 	// The compiler writes only in a private directory (its output and
@@ -260,6 +260,13 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	}
 	defer os.RemoveAll(tmpDir)
 	out := filepath.Join(tmpDir, "kernel.so")
+	// The compiler reads its own copy of the TU: the sandbox's rule names
+	// the file it was given, and another process compiling the same key
+	// may rename a new so/KEY.cpp into place meanwhile.
+	cppPath = filepath.Join(tmpDir, key+".cpp")
+	if err := os.WriteFile(cppPath, in.cpp, 0o644); err != nil {
+		return "", envErr(err)
+	}
 	steps := [][]string{append(append(append([]string{}, b.cxx[1:]...), args...), "-o", out, cppPath)}
 	if in.check {
 		// Compile and link apart: linking with -fsanitize would pull in the
