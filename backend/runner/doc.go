@@ -6,10 +6,12 @@
 // this package is what the two backends share of it:
 //
 //   - Start and Proc: starting a runner in its own process group with a
-//     private scratch directory, one request at a time (Call) with a
+//     private working directory (removed as soon as the runner is in it,
+//     so none is left in TMPDIR), one request at a time (Call) with a
 //     timeout, and the translation of a runner that died into the kernel's
 //     backend.Failure by its exit status (BadAccess, Sandbox, Timeout,
-//     Crash) or into ErrProtocol;
+//     Crash; a memory fault of kernel code outside the runner's layout is
+//     a BadAccess, death by SIGSYS a Sandbox failure) or into ErrProtocol;
 //   - Encoder and Decoder for payloads, and the protocol's numbers;
 //   - Load and Execute: the LOAD request, and a run's RESET, BUFFER,
 //     DISPATCH and READ sequence;
