@@ -634,6 +634,12 @@ func (w *effWalker) call(x *CallExpr, cond bool) {
 // given a pointer to shared memory may read and write it.
 func (w *effWalker) pointerArgs(x *CallExpr, name string, cond bool) {
 	for i, a := range x.Args {
+		if i == 0 && matrixResults[name] {
+			// simdgroup_multiply(d, a, b) and the like write their
+			// first argument, a matrix passed by reference.
+			w.lvalue(a, false, cond)
+			continue
+		}
 		w.expr(a, cond)
 		if castBuiltins[name] || w.sc.isType(name) {
 			continue
@@ -652,6 +658,10 @@ func (w *effWalker) pointerArgs(x *CallExpr, name string, cond bool) {
 		w.e.Accesses = append(w.e.Accesses, Access{Expr: a, Var: root, Space: root.Space, Read: read, Write: write, Cond: cond, Stmt: w.stmt})
 	}
 }
+
+// matrixResults are the library functions that write their first
+// argument by reference.
+var matrixResults = map[string]bool{"simdgroup_load": true, "simdgroup_multiply": true, "simdgroup_multiply_accumulate": true}
 
 // pointerArg returns the memory variable an argument hands a call by
 // address (a pointer, an array, p + i, &a[i], a cast of one), or nil for a
