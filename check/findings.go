@@ -168,6 +168,8 @@ func place(in *spec.Instance, st *spec.Stage, f backend.Finding) string {
 		return fmt.Sprintf("threadgroup array %s byte %d", name, f.Offset)
 	case "threadgroup-host":
 		return fmt.Sprintf("[[threadgroup(%d)]] memory byte %d", f.Buffer, f.Offset)
+	case "outside":
+		return fmt.Sprintf("address %#x (%s)", uint64(f.Offset), f.Note)
 	}
 	if f.Array != "" {
 		return fmt.Sprintf("array %s: %s", f.Array, f.Note)

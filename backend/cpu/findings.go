@@ -178,6 +178,9 @@ func describeFatal(f backend.Finding) string {
 		fmt.Fprintf(&b, "%s array %s", f.Space, f.Array)
 	case "threadgroup-host":
 		fmt.Fprintf(&b, "[[threadgroup(%d)]] memory", f.Buffer)
+	case "outside":
+		fmt.Fprintf(&b, "%s: %d bytes at address %#x, by %s at %s", f.Note, f.Size, uint64(f.Offset), f.Access.Where(), f.Access.Pos())
+		return b.String()
 	default:
 		b.WriteString(f.Array)
 	}

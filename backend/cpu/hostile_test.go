@@ -24,14 +24,20 @@ var hostileDispatch = backend.Dispatch{
 
 // compileHostile compiles a kernel of testdata/tu/hostile.cpp for the
 // checking mode: no translator or vetting stands between it and the
-// runner, so only the sandbox does.
+// runner, so only the sandbox and the checking mode do.
 func compileHostile(t *testing.T, b *Backend, kernel string) backend.Program {
+	return compileHostileBuild(t, b, kernel, true)
+}
+
+// compileHostileBuild compiles it for the checking mode (check) or as the
+// plain build, where the sandbox stands alone.
+func compileHostileBuild(t *testing.T, b *Backend, kernel string, check bool) backend.Program {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join("testdata", "tu", "hostile.cpp"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := b.CompileCPP(context.Background(), CPPSource{Name: "hostile.cpp", CPP: src, Kernel: kernel, Check: true})
+	p, err := b.CompileCPP(context.Background(), CPPSource{Name: "hostile.cpp", CPP: src, Kernel: kernel, Check: check})
 	if err != nil {
 		t.Fatalf("compile hostile.cpp/%s: %v", kernel, err)
 	}
@@ -133,28 +139,46 @@ func TestHostileKernels(t *testing.T) {
 		{"write_log", outcome{kind: backend.BadAccess, msg: "address 0x20000"}},
 		{"host_file", outcome{kind: backend.Sandbox, msg: "openat"}},
 	} {
-		t.Run(tt.kernel, func(t *testing.T) {
-			p := compileHostile(t, b, tt.kernel)
-			res, err := p.Run(context.Background(), hostileDispatch)
-			if tt.want.kind != "" {
-				f := wantFailure(t, err, tt.want.kind, tt.want.msg)
-				t.Logf("%s: %s: %s", tt.kernel, f.Kind, f.Msg)
-				if strings.Contains(f.Log, "HOSTILE-TEXT") {
-					t.Errorf("the kernel's own text reached the runner's log:\n%s", f.Log)
-				}
-			} else {
-				if err != nil {
-					t.Fatalf("run: %v", err)
-				}
-				got := u32s(res.Outputs[0])
-				for i, w := range tt.want.out {
-					if got[i] != w {
-						t.Errorf("out[%d] = %d, want %d (out %v)", i, got[i], w, got[:len(tt.want.out)])
-					}
+		// In the plain build only the sandbox stands: the outcomes above. In
+		// the checking build the checking mode stops every store outside the
+		// buffers, threadgroup memory and the thread's own stack before it
+		// happens, whatever it would have hit.
+		builds := []bool{false, true}
+		for _, check := range builds {
+			tt := tt
+			if check {
+				switch tt.kernel {
+				case "patch_hooks_rw", "patch_got", "blind_checker", "forged_write", "code_write", "other_objects", "write_log":
+					tt.want = outcome{kind: backend.BadAccess, msg: "a write outside every buffer, threadgroup array and the thread's own stack"}
 				}
 			}
-			raceStillCaught(t, b)
-		})
+			name := tt.kernel + "/plain"
+			if check {
+				name = tt.kernel + "/checking"
+			}
+			t.Run(name, func(t *testing.T) {
+				p := compileHostileBuild(t, b, tt.kernel, check)
+				res, err := p.Run(context.Background(), hostileDispatch)
+				if tt.want.kind != "" {
+					f := wantFailure(t, err, tt.want.kind, tt.want.msg)
+					t.Logf("%s: %s: %s", tt.kernel, f.Kind, f.Msg)
+					if strings.Contains(f.Log, "HOSTILE-TEXT") {
+						t.Errorf("the kernel's own text reached the runner's log:\n%s", f.Log)
+					}
+				} else {
+					if err != nil {
+						t.Fatalf("run: %v", err)
+					}
+					got := u32s(res.Outputs[0])
+					for i, w := range tt.want.out {
+						if got[i] != w {
+							t.Errorf("out[%d] = %d, want %d (out %v)", i, got[i], w, got[:len(tt.want.out)])
+						}
+					}
+				}
+				raceStillCaught(t, b)
+			})
+		}
 	}
 
 	// Host effects.

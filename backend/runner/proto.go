@@ -63,7 +63,7 @@ var (
 		1: backend.FindRace, 2: backend.FindUninit, 3: backend.FindBounds, 4: backend.FindLockstep, 5: backend.FindDivergent,
 		6: backend.FindMemNone, 7: backend.FindSameValue,
 	}
-	Spaces = map[uint8]string{1: "device", 2: "threadgroup", 3: "threadgroup-host", 4: "thread", 5: ""}
+	Spaces = map[uint8]string{1: "device", 2: "threadgroup", 3: "threadgroup-host", 4: "thread", 5: "", 6: "outside"}
 )
 
 // An Encoder builds one request payload.

@@ -129,6 +129,7 @@ enum Space : uint8_t {
   kSpaceHostThreadgroup = 3,  // [[threadgroup(n)]] memory (buffer = n)
   kSpaceThread = 4,       // a thread-private array
   kSpaceUnknown = 5,
+  kSpaceOutside = 6,      // no buffer, threadgroup array or the thread's stack: a forged pointer
 };
 
 // Exit statuses of a runner that died because of the kernel.

@@ -752,7 +752,7 @@ func TestRaceChecking(t *testing.T) {
 		note  string
 	}{
 		{"racy", backend.FindRace, ""},
-		{"race_mem_none", backend.FindRace, "does not order threadgroup memory"},
+		{"race_mem_none", backend.FindMemNone, "does not order threadgroup memory"},
 		{"race_collective", backend.FindRace, ""},
 		{"race_fixed", "", ""},
 		{"simd_slices", "", ""},
@@ -778,7 +778,7 @@ func TestRaceChecking(t *testing.T) {
 				if f.Kind != tt.want {
 					// A race between simd groups comes with lockstep
 					// conflicts of the lanes inside each; nothing else.
-					if f.Kind != backend.FindLockstep || tt.want != backend.FindRace {
+					if f.Kind != backend.FindLockstep || (tt.want != backend.FindRace && tt.want != backend.FindMemNone) {
 						t.Errorf("%s under %s: unexpected %s finding %+v", tt.entry, o, f.Kind, f)
 					}
 					continue
@@ -787,7 +787,7 @@ func TestRaceChecking(t *testing.T) {
 				if f.Other == nil || f.Access.Line == 0 || f.Other.Line == 0 || f.Array == "" {
 					t.Errorf("%s %s: report lacks a line or the array: %+v other %+v", tt.entry, o, f, f.Other)
 				}
-				if tt.want == backend.FindRace && f.Access.SIMDGroup == f.Other.SIMDGroup {
+				if (tt.want == backend.FindRace || tt.want == backend.FindMemNone) && f.Access.SIMDGroup == f.Other.SIMDGroup {
 					t.Errorf("%s %s: a race within one simd group: %+v other %+v", tt.entry, o, f, f.Other)
 				}
 				if tt.want == backend.FindLockstep && f.Access.SIMDGroup != f.Other.SIMDGroup {

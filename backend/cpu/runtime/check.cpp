@@ -361,12 +361,32 @@ void dev_access(Worker* w, int index, DevBuf& b, size_t off, size_t n, bool writ
   }
 }
 
+// private_write stops a store of n bytes at addr, outside the buffers and
+// threadgroup memory, unless it lies in the running thread's own stack.
+void private_write(uintptr_t addr, size_t n, uintptr_t ret) {
+  Worker* w = tls_worker;
+  if (!w || !w->cur || !w->job) return;
+  const FiberSlot* f = w->cur;
+  uintptr_t lo = reinterpret_cast<uintptr_t>(f->stack_map);
+  if (addr >= lo && addr - lo <= f->stack_map_len && n <= f->stack_map_len - (addr - lo)) return;
+  fatal_bounds(w, kSpaceOutside, -1, "", int64_t(addr), n, true, pc_of(w->job->kernel, ret),
+               "a write outside every buffer, threadgroup array and the thread's own stack (a forged pointer)");
+}
+
 // on_access checks one access of n bytes at addr; ret is the return
 // address of the hook, inside the kernel's code.
 void on_access(uintptr_t addr, size_t n, bool write, bool read, bool atomic, uintptr_t ret) {
   settle_write();  // the store of the previous hook's access is done
   const Layout& L = g_layout;
-  if (addr - L.lo >= L.span) return;  // thread-private or the kernel's own constants
+  if (addr - L.lo >= L.span) {
+    // Thread-private memory or the kernel's own constants. A kernel writes
+    // nothing else outside its buffers and threadgroup memory (Metal has no
+    // writable program-scope variables): a store anywhere but the thread's
+    // own stack would reach the runner's state, this checker's included,
+    // and is stopped before it happens.
+    if (write) private_write(addr, n, ret);
+    return;
+  }
   Worker* w = tls_worker;
   if (!w || !w->cur || !w->job) return;
   const Kernel* k = w->job->kernel;

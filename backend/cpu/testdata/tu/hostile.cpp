@@ -149,9 +149,18 @@ void patch_got_run(void* const* b, void* const*) {
     if (relro_range(&lo, &hi)) {
       uintptr_t plo = lo & ~uintptr_t(4095), phi = (hi + 4095) & ~uintptr_t(4095);
       mprotect(reinterpret_cast<void*>(plo), phi - plo, PROT_READ | PROT_WRITE);
-      for (uintptr_t p = lo & ~uintptr_t(7); p + 8 <= phi + 4096; p += 8) {
-        if (*reinterpret_cast<volatile uintptr_t*>(p) == target) {
-          *reinterpret_cast<volatile uintptr_t*>(p) = reinterpret_cast<uintptr_t>(&noop_hook);
+      // The plain build calls no hook: there the entry of a C library
+      // function it does call (dladdr) is overwritten with itself, which
+      // only the seal stops.
+      bool found = false;
+      for (int pass = 0; pass < 2 && !found; pass++) {
+        uintptr_t want = pass == 0 ? target : reinterpret_cast<uintptr_t>(&dladdr);
+        uintptr_t with = pass == 0 ? reinterpret_cast<uintptr_t>(&noop_hook) : want;
+        for (uintptr_t p = lo & ~uintptr_t(7); p + 8 <= phi + 4096; p += 8) {
+          if (*reinterpret_cast<volatile uintptr_t*>(p) == want) {
+            *reinterpret_cast<volatile uintptr_t*>(p) = with;
+            found = true;
+          }
         }
       }
     }
