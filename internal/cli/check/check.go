@@ -32,6 +32,8 @@ type CheckOptions struct {
 	// NewBackend returns the backend called name; nil means the built-in
 	// backends (cpu).
 	NewBackend func(name string) (backend.Backend, error)
+	// CompileTimeout bounds one compile (--compile-timeout).
+	CompileTimeout time.Duration
 
 	Spec     string
 	Variants []string
@@ -126,6 +128,7 @@ unwritable cache, a verification backend that cannot run here).`,
 	}
 	cmd.Flags().StringArrayVar(&opts.Variants, "variant", nil, "variant source `FILE` (repeatable)")
 	cmd.Flags().StringVar(&opts.Source, "source", "", "the spec's source `FILE` the variants replace (default: the spec's source:)")
+	cmdutil.AddCompileTimeoutFlag(cmd.Flags(), &opts.CompileTimeout)
 	cmd.Flags().StringVar(&opts.Backend, "backend", "cpu", "backend `NAME` to compile and run on: cpu, cuda, metal, or auto (the first of metal, cuda, cpu that runs here)")
 	cmd.Flags().StringSliceVar(&opts.Cases, "cases", nil, "case set `NAME` (repeatable or comma-separated; default: the spec's defaults, else quick, else all)")
 	cmd.Flags().StringVar(&tgLimit, "tg-limit", "16KiB", "static threadgroup memory `LIMIT` (16384, 16KiB, 8K)")
@@ -263,6 +266,7 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	if mk == nil {
 		mk = func(name string) (backend.Backend, error) { return cmdutil.ChooseBackend(ctx, name) }
 	}
+	mk = withCompileTimeout(mk, opts.CompileTimeout)
 	be, err := mk(opts.Backend)
 	if err != nil {
 		return err
@@ -346,4 +350,16 @@ func writeReport(opts *CheckOptions, rep *checkpkg.Report) error {
 		return cmdutil.WriteJSON(opts.IO.Out, rep)
 	}
 	return rep.WriteText(opts.IO.Out)
+}
+
+// withCompileTimeout wraps mk so that every backend it makes, the
+// verification backend's included, compiles under the limit d.
+func withCompileTimeout(mk func(string) (backend.Backend, error), d time.Duration) func(string) (backend.Backend, error) {
+	return func(name string) (backend.Backend, error) {
+		b, err := mk(name)
+		if err == nil {
+			cmdutil.ApplyCompileTimeout(b, d)
+		}
+		return b, err
+	}
 }

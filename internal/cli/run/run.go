@@ -30,6 +30,8 @@ type RunOptions struct {
 	// NewBackend returns the backend called name; nil means the built-in
 	// backends (cpu).
 	NewBackend func(name string) (backend.Backend, error)
+	// CompileTimeout bounds one compile (--compile-timeout).
+	CompileTimeout time.Duration
 
 	Spec    string
 	Sets    []string // --cases: case sets
@@ -91,6 +93,7 @@ usage errors.`,
 	cmd.Flags().StringArrayVar(&opts.Cases, "case", nil, "only case `NAME` or SET/NAME (repeatable)")
 	cmd.Flags().StringVar(&opts.Variant, "variant", "", "run variant source `FILE` in place of the spec's main source")
 	cmd.Flags().StringVar(&opts.Dump, "dump", "", "write the buffers under `DIR` (required)")
+	cmdutil.AddCompileTimeoutFlag(cmd.Flags(), &opts.CompileTimeout)
 	cmd.Flags().StringVar(&opts.Backend, "backend", "cpu", "backend `NAME` to compile and run on: cpu, cuda, metal, or auto (the first of metal, cuda, cpu that runs here)")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "per-case `DURATION` limit (default 30m)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write the dump's index as JSON")
@@ -248,6 +251,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
+	cmdutil.ApplyCompileTimeout(be, opts.CompileTimeout)
 	if ok, why := be.Available(ctx); !ok {
 		return &backend.EnvError{Op: "backend " + be.Name() + " is not available", Err: errors.New(why)}
 	}

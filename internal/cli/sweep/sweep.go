@@ -29,6 +29,8 @@ type SweepOptions struct {
 	// NewBackend returns the backend called name; nil means the built-in
 	// backends.
 	NewBackend func(ctx context.Context, name string) (backend.Backend, error)
+	// CompileTimeout bounds one compile (--compile-timeout).
+	CompileTimeout time.Duration
 	Version    string
 	// Terminal forces progress bars on (true) or off (false); nil means
 	// bars when standard error is a terminal.
@@ -163,6 +165,7 @@ verification backend (no C++ compiler for cpu), before any work.`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&opts.Functions, "fn", nil, "the owned function `NAME` (repeatable): only it is mutated and its stages timed")
 	cmdutil.AddMacroFlags(fl, &opts.Macros.Defines, &opts.Macros.Undefs, &opts.Macros.IncludeDirs)
+	cmdutil.AddCompileTimeoutFlag(fl, &opts.CompileTimeout)
 	fl.StringVar(&opts.Backend, "backend", "cpu", "backend `NAME`: cpu, cuda, metal, or auto")
 	fl.StringVar(&opts.Strategy, "strategy", "ablate", "search `STRATEGY`: "+strings.Join(search.Strategies, ", "))
 	fl.StringSliceVar(&opts.Ops, "ops", nil, "operators `OP,...` whose sites are searched (default: every operator)")
@@ -399,6 +402,14 @@ func load(ctx context.Context, o *SweepOptions) (*search.Options, error) {
 	mk := o.NewBackend
 	if mk == nil {
 		mk = cmdutil.ChooseBackend
+	}
+	mk0 := mk
+	mk = func(ctx context.Context, name string) (backend.Backend, error) {
+		b, err := mk0(ctx, name)
+		if err == nil {
+			cmdutil.ApplyCompileTimeout(b, o.CompileTimeout)
+		}
+		return b, err
 	}
 	be, err := mk(ctx, o.Backend)
 	if err != nil {
