@@ -31,7 +31,7 @@ type SweepOptions struct {
 	NewBackend func(ctx context.Context, name string) (backend.Backend, error)
 	// CompileTimeout bounds one compile (--compile-timeout).
 	CompileTimeout time.Duration
-	Version    string
+	Version        string
 	// Terminal forces progress bars on (true) or off (false); nil means
 	// bars when standard error is a terminal.
 	Terminal *bool
