@@ -20,6 +20,7 @@ import (
 	"metalab/msl"
 	"metalab/mutate"
 	"metalab/mutate/all"
+	"metalab/mutate/geometry"
 	"metalab/search/store"
 	"metalab/spec"
 )
@@ -74,16 +75,21 @@ type Plan struct {
 	// TimedStages are the entries whose time a sample sums: the stages
 	// running an owned function (every stage when none does). Stages
 	// after the last of them do not run when timing.
-	TimedStages []string     `json:"timed_stages"`
-	Explore     Phase        `json:"explore"`
-	Confirm     Phase        `json:"confirm"`
-	TGLimit     int          `json:"tg_limit_bytes"`
-	Checking    bool         `json:"checking_mode"` // races, uninitialised reads and bounds are checked
-	Race        bool         `json:"race"`          // thread orders are probed too
-	Strict      bool         `json:"strict"`        // warnings fail
-	Search      Settings     `json:"search"`
-	Rule        measure.Rule `json:"rule"`
-	RuleSHA256  string       `json:"rule_sha256"`
+	TimedStages []string `json:"timed_stages"`
+	Explore     Phase    `json:"explore"`
+	Confirm     Phase    `json:"confirm"`
+	TGLimit     int      `json:"tg_limit_bytes"`
+	Checking    bool     `json:"checking_mode"` // races, uninitialised reads and bounds are checked
+	Race        bool     `json:"race"`          // thread orders are probed too
+	Strict      bool     `json:"strict"`        // warnings fail
+	Search      Settings `json:"search"`
+	// Geometry is the threads per threadgroup every case of the spec
+	// dispatches each entry with: the barrier proofs hold for these
+	// shapes (two- and three-dimensional ones too). A plan without it
+	// proves for one-dimensional threadgroups, as sweeps did before.
+	Geometry   map[string][]msl.Dims `json:"geometry,omitempty"`
+	Rule       measure.Rule          `json:"rule"`
+	RuleSHA256 string                `json:"rule_sha256"`
 }
 
 // A Verification is the first part of every variant's verdict: it runs
@@ -468,6 +474,11 @@ func NewPlan(s *spec.Spec, specBytes []byte, f *msl.File, readFile func(string) 
 	if p.Path == "" {
 		p.Path = DefaultPath(s.Source, "")
 	}
+	geom, err := geometry.Of(s)
+	if err != nil {
+		return nil, err
+	}
+	p.Geometry = geom
 	if p.TGLimit == 0 {
 		p.TGLimit = check.DefaultTGLimit
 	}

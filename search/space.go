@@ -64,7 +64,7 @@ func NewSpace(f *msl.File, p *Plan) (*Space, error) {
 	if len(muts) == 0 {
 		muts = all.Mutations
 	}
-	sites, _, err := mutate.FindAll(f, muts, p.Functions)
+	sites, _, err := mutate.FindAllWith(f, muts, p.Functions, mutate.Options{Threads: p.Geometry})
 	if err != nil {
 		return nil, err
 	}
