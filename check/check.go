@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"metalab/backend"
 	"metalab/internal/edit"
+	"metalab/internal/inputfile"
 	"metalab/msl"
 	"metalab/spec"
 )
@@ -69,7 +69,7 @@ type Options struct {
 	// baseline run of that case, at least MinVariantTimeout, so a hanging
 	// variant is caught soon on small cases and a slow case is not cut short.
 	Timeout time.Duration
-	// ReadFile reads the baseline sources; nil means os.ReadFile.
+	// ReadFile reads the baseline sources; nil means inputfile.ReadFile (regular files within the input limit).
 	ReadFile func(string) ([]byte, error)
 	// Progress, if set, is told what runs: one line per case of each
 	// variant.
@@ -269,7 +269,7 @@ func (c *checker) sourceTGMem(text []byte, st *spec.Stage) int {
 		return n
 	}
 	n = -1
-	if f, err := msl.ParseOptions(st.Source, text, msl.Options{Defines: st.Defines, IncludeDirs: st.IncludeDirs, ReadFile: os.ReadFile}); err == nil {
+	if f, err := msl.ParseOptions(st.Source, text, msl.Options{Defines: st.Defines, IncludeDirs: st.IncludeDirs, ReadFile: inputfile.ReadFile}); err == nil {
 		m, err := msl.ThreadgroupMemory(f, st.Entry, msl.Env{File: f, Defines: st.Defines})
 		if err == nil && m.Known {
 			n = int(m.Total)
@@ -344,7 +344,7 @@ func NewSession(ctx context.Context, opts Options) (*Session, error) {
 		opts.Orders = DefaultOrders
 	}
 	if opts.ReadFile == nil {
-		opts.ReadFile = os.ReadFile
+		opts.ReadFile = inputfile.ReadFile
 	}
 	info := opts.Backend.Info(ctx)
 	c := &checker{opts: opts, run: opts.Backend, sources: map[string][]byte{}, cache: map[string]backend.Program{}, compErr: map[string]error{},

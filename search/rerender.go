@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"metalab/internal/inputfile"
 	"metalab/measure"
 	"metalab/msl"
 	"metalab/report"
@@ -54,14 +55,14 @@ func (sw *Sweep) load() error {
 	}
 	sw.Plan = p
 	snap := filepath.Join(sw.Dir, BaselineDir, filepath.Base(p.Kernel))
-	src, err := os.ReadFile(snap)
+	src, err := inputfile.ReadFile(snap)
 	if err != nil {
 		return fmt.Errorf("baseline snapshot: %w", err)
 	}
 	if got := sha(src); got != p.Baseline {
 		return fmt.Errorf("baseline snapshot %s has sha256 %s, the plan's baseline is %s: it was changed", snap, got[:12], p.Baseline[:12])
 	}
-	if sw.File, err = ParseKernel(p, src, os.ReadFile); err != nil {
+	if sw.File, err = ParseKernel(p, src, inputfile.ReadFile); err != nil {
 		return err
 	}
 	sw.Space, err = NewSpace(sw.File, p)

@@ -15,6 +15,7 @@ import (
 
 	"metalab/backend"
 	"metalab/check"
+	"metalab/internal/inputfile"
 	"metalab/measure"
 	"metalab/msl"
 	"metalab/patches"
@@ -54,7 +55,7 @@ type Options struct {
 	Repo     string
 	Shard    Shard
 	Version  string                          // metalab's version, for the manifest
-	ReadFile func(string) ([]byte, error)    // reads the spec's sources; nil means os.ReadFile
+	ReadFile func(string) ([]byte, error)    // reads the spec's sources; nil means inputfile.ReadFile
 	Progress func(Event)                     // optional
 	Log      func(variant, line string)      // optional: every line written to a variant's log
 	now      func() time.Time                // for tests; nil means time.Now
@@ -213,7 +214,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("sweep: the %s strategy chooses each step by the results of the last, so it cannot be split into shards; shard ablate or loo", opts.Plan.Search.Strategy)
 	}
 	if opts.ReadFile == nil {
-		opts.ReadFile = os.ReadFile
+		opts.ReadFile = inputfile.ReadFile
 	}
 	w := &sweep{opts: opts, plan: opts.Plan, built: map[string]*variants.Variant{}, now: opts.now, insts: map[string]*spec.Instance{}, checking: "control"}
 	if w.now == nil {

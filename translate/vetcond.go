@@ -3,12 +3,12 @@ package translate
 import (
 	"go/token"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"metalab/internal/inputfile"
 	"metalab/msl"
 )
 
@@ -726,7 +726,7 @@ func (v *vetter) includeA(in *finst, at srcPos, rest string, reg tri, unknown bo
 		v.fail(at, "include %q: file larger than %d bytes", spec, maxIncludeSize)
 		return nil, false
 	}
-	body, err := os.ReadFile(found)
+	body, err := inputfile.ReadFile(found)
 	if err != nil {
 		v.fail(at, "include %q: %v", spec, err)
 		return nil, false
