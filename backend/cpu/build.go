@@ -416,19 +416,13 @@ func (b *Backend) compilerCmd(args []string, tmpDir string, timeout time.Duratio
 
 // compileTimeoutValue is the compile time limit in force.
 func (b *Backend) compileTimeoutValue() time.Duration {
-	if d := time.Duration(b.compileTimeout.Load()); d > 0 {
-		return d
-	}
-	if b.opts.CompileTimeout > 0 {
-		return b.opts.CompileTimeout
-	}
-	return buildcache.DefaultCompileTimeout
+	return b.compileTimeout.Value(b.opts.CompileTimeout)
 }
 
 // SetCompileTimeout sets the compile time limit: a compile (or the
 // preprocessor's run) that takes longer is a compile-timeout failure. 0
 // restores Options.CompileTimeout, else the default of 120 s.
-func (b *Backend) SetCompileTimeout(d time.Duration) { b.compileTimeout.Store(int64(d)) }
+func (b *Backend) SetCompileTimeout(d time.Duration) { b.compileTimeout.Set(d) }
 
 // firstError returns the compiler's first error line, or a generic message.
 func firstError(log, name string) string {

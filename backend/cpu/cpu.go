@@ -108,10 +108,10 @@ type Backend struct {
 	incs            []string
 	runnerPath      string
 
-	compilerRuns   atomic.Int64 // kernel compiler invocations, for tests
-	compileTimeout atomic.Int64 // SetCompileTimeout's, in nanoseconds; 0: Options'
-	runnerDefines  []string     // extra runner build flags, for tests (e.g. the portable fibers)
-	runnerWrap     []string     // command the runner is started under, for tests (e.g. an emulator)
+	compilerRuns   atomic.Int64            // kernel compiler invocations, for tests
+	compileTimeout buildcache.CompileLimit // SetCompileTimeout's, else Options'
+	runnerDefines  []string                // extra runner build flags, for tests (e.g. the portable fibers)
+	runnerWrap     []string                // command the runner is started under, for tests (e.g. an emulator)
 
 	runMu sync.Mutex            // serialises runner requests; guards live, tick and every program's runner
 	live  map[*program]struct{} // programs holding a runner

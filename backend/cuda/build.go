@@ -343,17 +343,11 @@ func firstError(log, name string) string {
 
 // compileTimeoutValue is the time limit of one nvcc run for a kernel.
 func (b *Backend) compileTimeoutValue() time.Duration {
-	if d := time.Duration(b.compileTimeout.Load()); d > 0 {
-		return d
-	}
-	if b.opts.CompileTimeout > 0 {
-		return b.opts.CompileTimeout
-	}
-	return buildcache.DefaultCompileTimeout
+	return b.compileTimeout.Value(b.opts.CompileTimeout)
 }
 
 // SetCompileTimeout sets the time limit of one nvcc run for a kernel: a
 // compile that takes longer is a compile-timeout failure (nvcc and the
 // compilers it started are killed). 0 restores Options.CompileTimeout,
 // else the default of 120 s.
-func (b *Backend) SetCompileTimeout(d time.Duration) { b.compileTimeout.Store(int64(d)) }
+func (b *Backend) SetCompileTimeout(d time.Duration) { b.compileTimeout.Set(d) }

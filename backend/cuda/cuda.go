@@ -98,8 +98,8 @@ type Backend struct {
 	gpu        Hello
 	arch       string
 
-	compilerRuns   atomic.Int64 // nvcc invocations for kernels, for tests
-	compileTimeout atomic.Int64 // SetCompileTimeout's, in nanoseconds; 0: Options'
+	compilerRuns   atomic.Int64            // nvcc invocations for kernels, for tests
+	compileTimeout buildcache.CompileLimit // SetCompileTimeout's, else Options'
 
 	mu   sync.Mutex // guards proc and gen, and serialises runner requests
 	proc *runner.Proc
