@@ -453,6 +453,10 @@ func (p *parser) instMacro(name string, depth int) bool {
 	return v
 }
 
+// maxMacroNesting bounds how deep expansions found inside expansions are
+// followed for instantiations.
+const maxMacroNesting = 16
+
 // macroInstantiations expands the use of macro name in tokens [i, end) of
 // the significant tokens (end is one past its ')' or its name) and records
 // the explicit instantiations of the expansion, each spanning the use, and
@@ -464,6 +468,16 @@ func (p *parser) macroInstantiations(i, end int) int {
 		p.macroTokens = &n
 	}
 	if *p.macroTokens <= 0 {
+		return 0
+	}
+	// An expansion whose text uses a macro again is parsed inside the one
+	// before; a self-reproducing use would nest without end (each level's
+	// name lookups walk every level above it), so nesting stops here.
+	depth := 0
+	for f := p.f; f != nil && f.macro != ""; f = f.parent {
+		depth++
+	}
+	if depth >= maxMacroNesting {
 		return 0
 	}
 	pos := p.t[i].Pos
@@ -479,6 +493,7 @@ func (p *parser) macroInstantiations(i, end int) int {
 	}
 	sub := parseFile(p.f.Name, []byte(text), Options{Defines: p.f.CmdDefines}, nil, nil, func(x *File) {
 		x.parent, x.parentAt, x.macro, x.origin = p.f, pos, p.t[i].Text, origin
+		x.macroBudget = p.macroTokens
 		x.CmdDefines = p.f.CmdDefines
 	})
 	n := 0

@@ -119,7 +119,7 @@ func parseFile(filename string, src []byte, opts Options, inc *includer, setup f
 
 // parseTokens parses the tokens l lexed into f and returns the errors.
 func parseTokens(f *File, l *lexer) error {
-	p := &parser{f: f, src: l.str, errs: l.errs, enumSeen: map[string]bool{}, hides: map[string]string{}, pragmas: map[string]*string{}, lexDefs: l.defs}
+	p := &parser{f: f, src: l.str, errs: l.errs, enumSeen: map[string]bool{}, hides: map[string]string{}, pragmas: map[string]*string{}, lexDefs: l.defs, macroTokens: f.macroBudget}
 	nsig, ndirs := 0, 0
 	for _, t := range l.toks {
 		switch t.Kind {

@@ -289,15 +289,19 @@ type File struct {
 	funcs map[string]*Func     // first definition with a body, by name; built by Parse
 	idx   *fileIndex           // name lookups for evaluation and entry points; built by Parse
 
-	outer     map[string]*Define // a header's view of the macros its includer defined before the #include
-	includer  *File              // for a header, the file that included it first: its names are in scope after the header's own
-	parent    *File              // the file a macro expansion was parsed from; its names are in scope
-	parentAt  int                // offset in parent of the macro use
-	macro     string             // for an expansion, the macro used
-	unknownAt map[int]string     // statement offset → unknown macro used just before it
-	origin    []int32            // for an expansion, pairs of (offset here, offset in parent) per token; sorted
-	parseErr  error              // what parseFile found wrong
-	done      <-chan struct{}    // SetContext's; closed when the analyses are to stop
+	outer    map[string]*Define // a header's view of the macros its includer defined before the #include
+	includer *File              // for a header, the file that included it first: its names are in scope after the header's own
+	parent   *File              // the file a macro expansion was parsed from; its names are in scope
+	parentAt int                // offset in parent of the macro use
+	// macroBudget is the macro-use expansion budget a macro's expansion
+	// shares with the file it came from, so that expansions nested in
+	// expansions are bounded as a whole (nil: a budget of its own).
+	macroBudget *int
+	macro       string          // for an expansion, the macro used
+	unknownAt   map[int]string  // statement offset → unknown macro used just before it
+	origin      []int32         // for an expansion, pairs of (offset here, offset in parent) per token; sorted
+	parseErr    error           // what parseFile found wrong
+	done        <-chan struct{} // SetContext's; closed when the analyses are to stop
 }
 
 // Position returns the file:line:col position of a byte offset.
