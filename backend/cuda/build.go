@@ -279,10 +279,10 @@ func (b *Backend) compileObject(ctx context.Context, in CUSource, arch string, l
 		return "", envErr(err)
 	}
 	if _, err := os.Stat(so); err == nil {
-		// A damaged object the runner may have loaded: start from a fresh
-		// runner, which will load the rebuilt file.
+		// A damaged object a runner may have loaded: start from fresh
+		// runners, which will load the rebuilt file.
 		b.mu.Lock()
-		b.stopRunner()
+		b.pool.Close()
 		b.mu.Unlock()
 	}
 	cuPath := filepath.Join(soDir, key+".cu")

@@ -178,18 +178,29 @@ func runnerBackend(t *testing.T) *Backend {
 
 // TestRunnerWithoutGPU starts the cuda runner where there is no GPU: it
 // must say so in its HELLO, and refuse what needs a GPU after checking what
-// does not (the object loads and is a cuda kernel object).
+// does not (the object loads and is a cuda kernel object). A runner loads
+// one kernel object in its life: each object gets a runner of its own, and
+// a second object is refused.
 func TestRunnerWithoutGPU(t *testing.T) {
 	b := runnerBackend(t)
 	ctx := context.Background()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	p, err := b.runner(ctx)
+	start := func() *runner.Proc {
+		p, err := b.startRunner(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Close)
+		return p
+	}
+	p := start()
+	gpu, err := parseHello(p.HelloReply)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.gpu.Ready || b.gpu.Error == "" || !strings.Contains(p.Hello, "no GPU") {
-		t.Fatalf("HELLO = %q (%+v), want no GPU and why", p.Hello, b.gpu)
+	if gpu.Ready || gpu.Error == "" || !strings.Contains(p.Hello, "no GPU") {
+		t.Fatalf("HELLO = %q (%+v), want no GPU and why", p.Hello, gpu)
 	}
 	t.Logf("runner: %s", p.Hello)
 	so, err := b.compileObject(ctx, tuSource(t, "groups.cu", ""), testArch(), false)
@@ -209,11 +220,18 @@ func TestRunnerWithoutGPU(t *testing.T) {
 		{filepath.Join(t.TempDir(), "missing.so"), "reduce", "dlopen:"},
 	}
 	for _, tt := range tests {
-		_, err := p.Load(ctx, tt.so, tt.kernel, 0, loadTimeout)
+		r := p
+		if tt.so != so {
+			r = start()
+		}
+		_, err := r.Load(ctx, tt.so, tt.kernel, 0, loadTimeout)
 		var re *runner.Error
 		if !errors.As(err, &re) || !strings.Contains(re.Msg, tt.want) {
 			t.Errorf("LOAD %s %s = %v, want an ERR reply containing %q", filepath.Base(tt.so), tt.kernel, err, tt.want)
 		}
+	}
+	if _, err := p.Load(ctx, other, "reduce", 0, loadTimeout); err == nil || !strings.Contains(err.Error(), "already loaded") {
+		t.Errorf("a second kernel object in one runner: %v, want it refused (already loaded)", err)
 	}
 	// The runner is alive after all that.
 	if _, err := p.Call(ctx, runner.MsgReset, nil, loadTimeout); err != nil {

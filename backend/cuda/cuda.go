@@ -78,7 +78,10 @@ type Options struct {
 }
 
 // A Backend compiles kernels with nvcc and runs them on an NVIDIA GPU.
-// Programs of one Backend share one runner process; requests to it are
+// Every program (every compiled variant) runs in a runner process of its
+// own, so nothing one kernel does to its runner reaches another's results;
+// at most maxLiveRunners are kept (the least recently used program's is
+// stopped and started again when it next runs). Requests to runners are
 // serialised.
 type Backend struct {
 	opts Options
@@ -101,10 +104,18 @@ type Backend struct {
 	compilerRuns   atomic.Int64            // nvcc invocations for kernels, for tests
 	compileTimeout buildcache.CompileLimit // SetCompileTimeout's, else Options'
 
-	mu   sync.Mutex // guards proc and gen, and serialises runner requests
-	proc *runner.Proc
-	gen  int // incremented each time a runner is started
-	log  *raceLog
+	// mu serialises the requests to runners and guards gpu after setup.
+	// Every program has a runner process of its own (pool): no two
+	// programs, no two variants, share a process.
+	mu   sync.Mutex
+	pool *runner.Pool
+	// launch is held while a kernel runs (a dispatch) and while a runner
+	// is started ahead of its use: a CUDA context's start does not
+	// overlap a timed run.
+	launch  sync.Mutex
+	logMu   sync.Mutex
+	logs    map[*runner.Proc]*raceLog // racecheck's report of each runner
+	testEnv []string                  // added to the runner's environment, for tests
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -118,6 +129,11 @@ const (
 	loadTimeout  = 60 * time.Second
 	startTimeout = 2 * time.Minute
 )
+
+// maxLiveRunners bounds the runner processes a Backend keeps, one per
+// recently used program (each holds a CUDA context and its kept copies,
+// a share of the GPU's memory: see the runner's -keep-share).
+const maxLiveRunners = 4
 
 // maxBufferIndex is the largest [[buffer(n)]] and [[threadgroup(n)]]
 // index: Metal's argument table has 31 entries.
@@ -140,7 +156,13 @@ func New(opts Options) *Backend {
 			opts.PreludeVersion = prelude.Version
 		}
 	}
-	return &Backend{opts: opts, pp: &translate.Preprocessor{CXX: strings.Fields(opts.CXX)}}
+	b := &Backend{opts: opts, pp: &translate.Preprocessor{CXX: strings.Fields(opts.CXX)}}
+	b.pool = &runner.Pool{Max: maxLiveRunners, Start: b.startRunner, Ahead: func(ctx context.Context) (*runner.Proc, error) {
+		b.launch.Lock()
+		defer b.launch.Unlock()
+		return b.startRunner(ctx)
+	}}
+	return b
 }
 
 // Name returns "cuda".
@@ -198,9 +220,17 @@ func (b *Backend) setupDevice(ctx context.Context) error {
 	b.runnerPath = path
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, err := b.runner(ctx); err != nil {
+	r, err := b.startRunner(ctx)
+	if err != nil {
 		return err
 	}
+	b.gpu, err = parseHello(r.HelloReply)
+	if err != nil {
+		r.Close()
+		return err
+	}
+	// The runner that found the GPU is the first program's.
+	b.pool.Keep(r)
 	if !b.gpu.Ready {
 		return fmt.Errorf("no usable NVIDIA GPU: %s", b.gpu.Error)
 	}
@@ -321,11 +351,13 @@ func (b *Backend) Runner(ctx context.Context) (string, error) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	p, err := b.runner(ctx)
+	p, err := b.pool.Take(ctx)
 	if err != nil {
 		return "", err
 	}
-	return p.Hello, nil
+	hello := p.Hello
+	b.pool.Keep(p)
+	return hello, nil
 }
 
 // CacheDir returns the directory holding the cuda runner, headers and
@@ -346,25 +378,13 @@ func (b *Backend) CacheSize() (int64, error) {
 	return buildcache.Size(root)
 }
 
-// Close stops the runner process. The Backend stays usable: the next
-// request starts a new one.
+// Close stops every runner process. The Backend stays usable: programs
+// start new runners when they next run.
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.stopRunner()
+	b.pool.Close()
 	return nil
-}
-
-// stopRunner stops the runner. The caller holds b.mu.
-func (b *Backend) stopRunner() {
-	if b.proc != nil {
-		b.proc.Close()
-		b.proc = nil
-	}
-	if b.log != nil {
-		b.log.close()
-		b.log = nil
-	}
 }
 
 // runnerEnv is the environment the runner gets: what the CUDA driver, the
@@ -382,29 +402,43 @@ func runnerEnv() []string {
 	return env
 }
 
-// runner returns the live runner process, starting one if needed. The
-// caller holds b.mu.
-func (b *Backend) runner(ctx context.Context) (*runner.Proc, error) {
-	if b.proc != nil && !b.proc.Dead() {
-		return b.proc, nil
-	}
-	b.stopRunner()
-	cfg := runner.Config{Path: b.runnerPath, Args: []string{"-device", strconv.Itoa(b.opts.Device)}, Env: runnerEnv()}
+// startRunner starts a runner and says hello; the caller holds b.mu or
+// b.launch (a start ahead of use). Each runner loads one program's kernel
+// object in its life.
+func (b *Backend) startRunner(ctx context.Context) (*runner.Proc, error) {
+	args := []string{"-device", strconv.Itoa(b.opts.Device), "-keep-share", strconv.Itoa(maxLiveRunners + 1)}
+	cfg := runner.Config{Path: b.runnerPath, Args: args, Env: append(runnerEnv(), b.testEnv...)}
+	var l *raceLog
 	if b.opts.Racecheck {
 		san, err := b.sanitizer()
 		if err != nil {
 			return nil, err
 		}
-		l, err := newRaceLog(b.root)
-		if err != nil {
+		if l, err = newRaceLog(b.root); err != nil {
 			return nil, &backend.EnvError{Op: "start racecheck", Err: err}
 		}
-		b.log = l
 		cfg.Wrap = append(append([]string{}, san...), racecheckArgs(l.path)...)
 	}
 	p, err := runner.Start(cfg)
 	if err != nil {
+		if l != nil {
+			l.close()
+		}
 		return nil, err
+	}
+	if l != nil {
+		b.logMu.Lock()
+		if b.logs == nil {
+			b.logs = map[*runner.Proc]*raceLog{}
+		}
+		b.logs[p] = l
+		b.logMu.Unlock()
+		p.OnClose = func() {
+			b.logMu.Lock()
+			delete(b.logs, p)
+			b.logMu.Unlock()
+			l.close()
+		}
 	}
 	reply, err := p.Call(ctx, runner.MsgHello, nil, startTimeout)
 	if err != nil {
@@ -417,19 +451,16 @@ func (b *Backend) runner(ctx context.Context) (*runner.Proc, error) {
 		return nil, fmt.Errorf("start the cuda runner: %w", err)
 	}
 	p.Hello = h.Text
+	p.HelloReply = reply
 	p.Keeps = true
-	b.gpu = h
-	b.proc = p
-	b.gen++
 	return p, nil
 }
 
-// procLog returns the current runner's stderr tail. The caller holds b.mu.
-func (b *Backend) procLog() string {
-	if b.proc == nil {
-		return ""
-	}
-	return b.proc.Log()
+// raceLogOf returns racecheck's report of runner p, or nil.
+func (b *Backend) raceLogOf(p *runner.Proc) *raceLog {
+	b.logMu.Lock()
+	defer b.logMu.Unlock()
+	return b.logs[p]
 }
 
 // A Hello is what the cuda runner says of itself and its GPU.

@@ -6,7 +6,16 @@
 // object against the cpu backend's metal_stdlib prelude and run by the
 // cuda runner: a child process, built with nvcc on first use from
 // runtime/runner.cpp, that speaks the cpu runner's framed protocol
-// (package runner). The runner, the installed headers and every compiled
+// (package runner). Every compiled program (every variant) has a runner
+// process of its own, which loads that program's kernel object and no
+// other (the runner refuses a second): nothing one kernel does to its
+// process (its memory, the CUDA context, the kept copies) reaches another
+// kernel's results. At most four are kept running, the least recently used
+// program's stopped and started again when it next runs; a program's
+// runner is started while nvcc compiles it, never while another kernel is
+// being timed, so its CUDA context's start-up is not paid after the
+// compile and does not share the GPU with a timed run. The runner, the
+// installed headers and every compiled
 // kernel are cached by content hash under <cache>/cuda (the cpu backend's
 // cache root), each object checked against the sha256 recorded when it was
 // built. Build and BuildCU compile without a GPU (nvcc alone), for tests
@@ -135,8 +144,9 @@
 // next time the key is bound, instead of receiving the bytes again; it
 // reads back no buffer marked Discard; and its device allocations outlive
 // a run, so a sample pays no cudaMalloc. Kept copies are evicted, least
-// recently used first, past a quarter of the GPU's memory (metalab then
-// sends the bytes again). Measured on an H200 with qsa_flash's full case
+// recently used first, past a quarter of the GPU's memory shared among the
+// runners kept at once (metalab then sends the bytes again); each program's
+// runner keeps its own, so a variant's first run uploads its inputs once. Measured on an H200 with qsa_flash's full case
 // at pos0=8192, 3 dispatches per sample: the kernels are 96 % of a 9-pair
 // control's wall time, where re-sending the buffers left them 14 % (at 1
 // dispatch per sample).

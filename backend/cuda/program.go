@@ -72,11 +72,14 @@ func (b *Backend) CompileCU(ctx context.Context, src CUSource) (backend.Program,
 	if err := b.device(ctx); err != nil {
 		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
 	}
+	// The program's runner starts while nvcc compiles: its CUDA context's
+	// start is not paid after the compile.
+	b.pool.Prestart()
 	so, err := b.compileObject(ctx, src, b.arch, b.opts.Racecheck)
 	if err != nil {
 		return nil, err
 	}
-	p := &program{b: b, so: so, kernel: src.Kernel, name: src.Name}
+	p := &program{b: b, so: so, kernel: src.Kernel, name: src.Name, lease: b.pool.NewLease()}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := p.load(ctx); err != nil {
@@ -85,8 +88,9 @@ func (b *Backend) CompileCU(ctx context.Context, src CUSource) (backend.Program,
 	return p, nil
 }
 
-// A program is a kernel loaded into its Backend's runner. It reloads
-// itself when the runner was restarted since it last loaded.
+// A program is a kernel loaded into a runner process of its own, which
+// loads no other kernel object. It starts a new runner (and loads its
+// kernel again) when its runner died or was stopped.
 type program struct {
 	b          *Backend
 	so, kernel string
@@ -96,7 +100,7 @@ type program struct {
 	staticShared      int // nvcc's static shared memory (cudaFuncGetAttributes)
 	resources         string
 	handle            uint32
-	gen               int // runner generation handle belongs to
+	lease             *runner.Lease // the program's runner; guarded by b.mu
 	closed            bool
 }
 
@@ -143,32 +147,42 @@ func (p *program) Resources() string {
 	return p.resources
 }
 
-// Close releases the program; the runner keeps the object loaded until it
-// restarts.
+// Close releases the program and stops its runner.
 func (p *program) Close() error {
 	p.b.mu.Lock()
 	p.closed = true
+	p.lease.Drop()
 	p.b.mu.Unlock()
 	return nil
 }
 
-// load loads the kernel into the current runner. The caller holds p.b.mu.
+// load makes sure the program has a live runner of its own with its
+// kernel loaded. The caller holds p.b.mu.
 func (p *program) load(ctx context.Context) error {
-	r, err := p.b.runner(ctx)
+	r, fresh, err := p.lease.Acquire(ctx)
 	if err != nil {
 		return err
 	}
-	if p.gen == p.b.gen {
+	if !fresh {
 		return nil
 	}
 	l, err := r.Load(ctx, p.so, p.kernel, 0, loadTimeout)
 	if err != nil {
+		p.lease.Drop()
 		return fmt.Errorf("load kernel %s: %w", p.kernel, err)
 	}
 	p.handle, p.tgMem, p.maxThreads, p.resources = l.Handle, l.TGMem, l.MaxThreads, l.Resources
 	p.staticShared = l.StaticShared
-	p.gen = p.b.gen
 	return nil
+}
+
+// procLog returns the program's runner's stderr tail. The caller holds
+// p.b.mu.
+func (p *program) procLog() string {
+	if r := p.lease.Proc(); r != nil {
+		return r.Log()
+	}
+	return ""
 }
 
 // Run binds d's buffers, launches the kernel d.Repeat times on one stream
@@ -192,7 +206,7 @@ func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 	if p.closed {
 		return nil, errors.New("run: program is closed")
 	}
-	return runner.Retry(ctx, func() (*backend.Result, error) { return p.run(ctx, d) }, p.b.procLog)
+	return runner.Retry(ctx, func() (*backend.Result, error) { return p.run(ctx, d) }, p.procLog)
 }
 
 // run is one attempt of Run. The caller holds p.b.mu.
@@ -211,17 +225,20 @@ func (p *program) run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 	if n := d.Threads.Count(); n <= 0 || n > p.maxThreads || d.Threads.X <= 0 || d.Threads.Y <= 0 || d.Threads.Z <= 0 {
 		return nil, fmt.Errorf("run %s: threadgroup %dx%dx%d, want 1..%d threads", p.kernel, d.Threads.X, d.Threads.Y, d.Threads.Z, p.maxThreads)
 	}
-	r := p.b.proc
+	r := p.lease.Proc()
+	log := p.b.raceLogOf(r)
 	var mark int64
-	if p.b.log != nil {
-		mark = p.b.log.size()
+	if log != nil {
+		mark = log.size()
 	}
+	p.b.launch.Lock()
 	reply, err := r.Execute(ctx, d.Buffers, runner.Dispatch{
 		Handle:  p.handle,
 		Groups:  [3]uint32{uint32(d.Threadgroups.X), uint32(d.Threadgroups.Y), uint32(d.Threadgroups.Z)},
 		Threads: [3]uint32{uint32(d.Threads.X), uint32(d.Threads.Y), uint32(d.Threads.Z)},
 		Repeat:  uint32(repeat),
 	}, timeout, loadTimeout)
+	p.b.launch.Unlock()
 	if err != nil {
 		var se *runner.StepError
 		if errors.As(err, &se) {
@@ -233,16 +250,16 @@ func (p *program) run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 		}
 		var f *backend.Failure
 		if errors.As(err, &f) {
-			if p.b.log != nil {
-				f.Findings = append(f.Findings, parseRacecheck(p.b.log.since(mark, false), p.name)...)
+			if log != nil {
+				f.Findings = append(f.Findings, parseRacecheck(log.since(mark, false), p.name)...)
 			}
 			return nil, f
 		}
 		return nil, fmt.Errorf("run %s: %w", p.kernel, err)
 	}
 	res := &backend.Result{Outputs: reply.Outputs, Total: reply.Total}
-	if p.b.log != nil {
-		res.Findings = parseRacecheck(p.b.log.since(mark, true), p.name)
+	if log != nil {
+		res.Findings = parseRacecheck(log.since(mark, true), p.name)
 	}
 	return res, nil
 }

@@ -33,11 +33,18 @@ type Proc struct {
 	// Hello is what the runner said of itself, for the caller to fill in
 	// after its HELLO request.
 	Hello string
+	// HelloReply is the HELLO reply's payload, for a backend whose runner
+	// says more of itself (the cuda runner's GPU).
+	HelloReply []byte
 	// Keeps says the runner keeps copies of keyed buffers (the cuda
 	// runner): Execute then binds a buffer with a Key by restoring the
 	// runner's copy instead of sending its bytes again.
 	Keeps bool
 	kept  map[string]int // keys the runner was asked to keep, with their sizes
+	// OnClose, when set, runs once Close has seen the process exit (a
+	// wrapper's report file removed, say).
+	OnClose func()
+	closed  sync.Once
 
 	timedOut  atomic.Bool
 	cancelled atomic.Bool
@@ -118,6 +125,11 @@ func (p *Proc) Close() {
 		<-p.exited
 	}
 	os.RemoveAll(p.scratch)
+	p.closed.Do(func() {
+		if p.OnClose != nil {
+			p.OnClose()
+		}
+	})
 }
 
 // An Error is an ERR reply: a kernel fault the runner survived (deadlock,

@@ -28,7 +28,7 @@
 //     files the cpu runner's filter forbids. The runner still exits when
 //     metalab goes away.
 //
-// Usage: runner [-device N]
+// Usage: runner [-device N] [-keep-share N]
 //        runner -tables OBJECT   print a kernel object's tables and exit
 #include <dlfcn.h>
 #include <signal.h>
@@ -342,12 +342,21 @@ int print_tables(const std::string& path) {
   return 0;
 }
 
+// g_loaded is the one kernel object this runner may load ("" before its
+// first LOAD): each program, each variant, has a runner of its own, so
+// nothing one kernel does to the process reaches another's results.
+std::string g_loaded;
+
 void do_load(Reader& r) {
   std::string path = r.str();
   std::string name = r.str();
   uint8_t flags = r.get<uint8_t>();
   if (!r.ok) return send_err(kErrUsage, "malformed LOAD");
   if (flags & kLoadChecking) return send_err(kErrUsage, "the cuda backend has no checking mode");
+  if (!g_loaded.empty() && path != g_loaded) {
+    return send_err(kErrUsage, "this runner already loaded " + g_loaded + ": each kernel object runs in a runner of its own");
+  }
+  g_loaded = path;
   int n = 0;
   std::string err;
   const mtl_rt::KernelInfo* infos = open_object(path, &n, &err);
@@ -455,7 +464,8 @@ unsigned char* take_allocation(size_t size, cudaError_t* e) {
 }
 
 // Copies kept on the device under a key (BUFFER sources keep and restore),
-// least recently used evicted past a quarter of the GPU's memory.
+// least recently used evicted past a quarter of the GPU's memory shared
+// among the runners metalab keeps at once (-keep-share N: a quarter / N).
 struct Kept {
   unsigned char* data = nullptr;
   size_t size = 0;
@@ -464,6 +474,7 @@ struct Kept {
 std::vector<std::pair<std::string, Kept>> g_kept;
 size_t g_kept_bytes = 0;
 uint64_t g_tick = 0;
+int g_keep_share = 1;
 
 Kept* find_kept(const std::string& key) {
   for (auto& k : g_kept)
@@ -495,7 +506,7 @@ void keep(const std::string& key, const unsigned char* src, size_t size) {
       break;
     }
   }
-  const size_t limit = g_dev.prop.totalGlobalMem / 4;
+  const size_t limit = g_dev.prop.totalGlobalMem / 4 / size_t(g_keep_share);
   if (size == 0 || size > limit) return;
   while (g_kept_bytes + size > limit && !g_kept.empty()) {
     size_t lru = 0;
@@ -736,6 +747,7 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : "";
     if (a == "-device") device = std::atoi(v), i++;
+    if (a == "-keep-share") g_keep_share = std::max(1, std::atoi(v)), i++;
     if (a == "-tables") return print_tables(v);
   }
   g_out = dup(1);

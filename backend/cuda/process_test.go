@@ -1,0 +1,220 @@
+package cuda
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"metalab/backend"
+	"metalab/backend/runner"
+)
+
+// The test binary doubles as a fake cuda runner: with
+// METALAB_FAKE_CUDA_RUNNER set it speaks the protocol as the cuda runner
+// does, without a GPU (see fakeCUDARunner).
+func TestMain(m *testing.M) {
+	if os.Getenv("METALAB_FAKE_CUDA_RUNNER") != "" {
+		os.Exit(fakeCUDARunner())
+	}
+	os.Exit(m.Run())
+}
+
+// fakeCUDARunner answers as the cuda runner would on a GPU: its HELLO
+// says a GPU is ready, it loads one kernel object in its life (refusing a
+// second, as runtime/runner.cpp does), and a dispatch writes the
+// process's id into the first four bytes of every device buffer read back.
+func fakeCUDARunner() int {
+	in := bufio.NewReader(os.Stdin)
+	out := os.Stdout
+	bufs := map[uint32][]byte{}
+	loaded := ""
+	reply := func(seq uint32, typ byte, payload []byte) {
+		var h [13]byte
+		binary.LittleEndian.PutUint32(h[0:], runner.ReplyMagic)
+		binary.LittleEndian.PutUint32(h[4:], seq)
+		binary.LittleEndian.PutUint32(h[8:], uint32(len(payload)))
+		h[12] = typ
+		out.Write(append(h[:], payload...))
+	}
+	fail := func(seq uint32, msg string) {
+		var e runner.Encoder
+		e.U8(runner.ErrUsage)
+		e.Str(msg)
+		e.U32(0)
+		reply(seq, runner.MsgErr, e.B)
+	}
+	for {
+		var h [13]byte
+		if _, err := io.ReadFull(in, h[:]); err != nil {
+			return 0
+		}
+		seq, n := binary.LittleEndian.Uint32(h[4:]), binary.LittleEndian.Uint32(h[8:])
+		payload := make([]byte, n)
+		if _, err := io.ReadFull(in, payload); err != nil {
+			return 72
+		}
+		d := runner.Decoder{B: payload}
+		var e runner.Encoder
+		switch h[12] {
+		case runner.MsgHello:
+			e.Str("fake cuda runner")
+			e.U8(1)
+			e.Str("")
+			e.Str("Fake GPU")
+			for _, x := range []uint32{9, 0, 13000, 13000, 132} {
+				e.U32(x)
+			}
+			e.U64(1 << 30)
+			e.U32(1024)
+			e.U64(48 << 10)
+			e.U64(227 << 10)
+			e.U32(1)
+			e.U32(0)
+			reply(seq, runner.MsgOK, e.B)
+		case runner.MsgLoad:
+			so, kernel := d.Str(), d.Str()
+			if loaded != "" && so != loaded {
+				fail(seq, "this runner already loaded "+loaded+": each kernel object runs in a runner of its own")
+				continue
+			}
+			loaded = so
+			e.U32(0)
+			e.U64(0)
+			e.U32(256)
+			e.U32(0)
+			e.Str("registers 8 for " + kernel)
+			e.U64(0)
+			reply(seq, runner.MsgOK, e.B)
+		case runner.MsgReset:
+			bufs = map[uint32][]byte{}
+			reply(seq, runner.MsgOK, nil)
+		case runner.MsgBuffer:
+			idx, kind, size, source := d.U32(), d.U8(), d.U64(), d.U8()
+			if source == runner.SourceKeep || source == runner.SourceRestore {
+				d.Str()
+			}
+			if kind == runner.BufDevice && (source == runner.SourceData || source == runner.SourceKeep) {
+				bufs[idx] = append([]byte(nil), d.B[:size]...)
+			}
+			reply(seq, runner.MsgOK, nil)
+		case runner.MsgDispatch:
+			for _, b := range bufs {
+				if len(b) >= 4 {
+					binary.LittleEndian.PutUint32(b, uint32(os.Getpid()))
+				}
+			}
+			e.U32(0)
+			e.U32(0)
+			e.U64(1000)
+			reply(seq, runner.MsgOK, e.B)
+		case runner.MsgRead:
+			reply(seq, runner.MsgOK, bufs[d.U32()])
+		default:
+			fail(seq, "unknown request")
+		}
+	}
+}
+
+// fakeBackend returns a Backend whose runners are fake cuda runners: its
+// programs run without nvcc or a GPU.
+func fakeBackend(t *testing.T) *Backend {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := New(Options{})
+	b.runnerPath = exe
+	b.testEnv = []string{"METALAB_FAKE_CUDA_RUNNER=1"}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// fakeProgram is what CompileCU makes of a compiled object so, loaded.
+func fakeProgram(t *testing.T, b *Backend, so string) *program {
+	t.Helper()
+	p := &program{b: b, so: so, kernel: "k", name: so, lease: b.pool.NewLease()}
+	b.mu.Lock()
+	err := p.load(context.Background())
+	b.mu.Unlock()
+	if err != nil {
+		t.Fatalf("load %s: %v", so, err)
+	}
+	return p
+}
+
+// runnerPid runs p once and returns the runner's process id, which the
+// fake runner writes into the output.
+func runnerPid(t *testing.T, p *program) uint32 {
+	t.Helper()
+	res, err := p.Run(context.Background(), backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 16)}},
+		Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: 1, Y: 1, Z: 1},
+		Timeout:      20 * time.Second,
+	})
+	if err != nil {
+		t.Fatalf("run %s: %v", p.so, err)
+	}
+	out := res.Outputs[0]
+	if len(out) < 4 {
+		t.Fatalf("run %s: output %v", p.so, out)
+	}
+	return binary.LittleEndian.Uint32(out)
+}
+
+// TestProgramsOwnRunners: no two programs (two variants) of a cuda
+// Backend share a runner process, however many there are (more than the
+// live runners kept); a program keeps its runner from run to run, and
+// one program's Close stops its runner only.
+func TestProgramsOwnRunners(t *testing.T) {
+	b := fakeBackend(t)
+	var progs []*program
+	for i := 0; i < maxLiveRunners+2; i++ {
+		progs = append(progs, fakeProgram(t, b, "/objects/variant"+string(rune('a'+i))+".so"))
+	}
+	owner := map[uint32]int{}
+	for round := 0; round < 2; round++ {
+		for i, p := range progs {
+			pid := runnerPid(t, p)
+			if pid == 0 {
+				t.Fatalf("program %d: no runner pid", i)
+			}
+			if j, ok := owner[pid]; ok && j != i {
+				t.Errorf("programs %d and %d ran in one runner process (%d)", j, i, pid)
+			}
+			owner[pid] = i
+		}
+	}
+	if n := b.pool.Live(); n > maxLiveRunners {
+		t.Errorf("%d runners live, want at most %d", n, maxLiveRunners)
+	}
+	// Between runs of one program (no other program's in between) its
+	// runner is the same: no CUDA context started per run.
+	p := progs[0]
+	first := runnerPid(t, p)
+	starts := b.pool.Starts()
+	for k := 0; k < 3; k++ {
+		if pid := runnerPid(t, p); pid != first {
+			t.Errorf("run %d of one program in runner %d, the first in %d", k, pid, first)
+		}
+	}
+	if n := b.pool.Starts() - starts; n != 0 {
+		t.Errorf("%d runners started for runs of a program that holds one", n)
+	}
+	q := progs[1]
+	qpid := runnerPid(t, q)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if pid := runnerPid(t, q); pid != qpid {
+		t.Errorf("another program's Close restarted this one's runner (%d, then %d)", qpid, pid)
+	}
+	if _, err := p.Run(context.Background(), backend.Dispatch{Threads: backend.Dim3{X: 1, Y: 1, Z: 1}}); err == nil {
+		t.Error("a closed program ran")
+	}
+}

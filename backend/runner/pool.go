@@ -1,0 +1,236 @@
+package runner
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// A Pool gives each program of a backend a runner process of its own: no
+// two programs (two variants) ever share a process, so nothing one kernel
+// does to its runner reaches another kernel's results. At most Max runners
+// are kept alive; past that the least recently used program's runner is
+// stopped, and started again (and its kernel loaded again) when that
+// program next runs. A runner may be started ahead of its use (Prestart),
+// while the program it will serve is being compiled, so that its start-up
+// (a CUDA context's, say) is not paid in series with the compile.
+//
+// A Pool's methods are safe for concurrent use; a Lease's are not: its
+// backend serialises the requests to its runners.
+type Pool struct {
+	// Start starts a runner and says hello; it must be set.
+	Start func(ctx context.Context) (*Proc, error)
+	// Ahead, when set, is what Prestart starts runners with instead of
+	// Start: a backend may have a start ahead of use wait for what it
+	// must not overlap (a timed run on the same GPU).
+	Ahead func(ctx context.Context) (*Proc, error)
+	// Max bounds the live runners held by slots (the spare aside); 0
+	// means 8.
+	Max int
+
+	mu       sync.Mutex
+	live     map[*Lease]struct{} // slots holding a runner
+	tick     uint64
+	spare    *Proc         // a started runner that loaded nothing, or nil
+	starting chan struct{} // closed when the spare being started is there, or nil
+	epoch    int           // incremented by Close: a spare started before is discarded
+	bg       sync.WaitGroup
+	starts   atomic.Int64
+}
+
+// A Lease is one program's place in a Pool: the runner only it uses.
+type Lease struct {
+	pool    *Pool
+	proc    *Proc
+	lastUse uint64
+}
+
+// NewLease returns a lease holding no runner yet.
+func (p *Pool) NewLease() *Lease { return &Lease{pool: p} }
+
+// Starts is the number of runner processes the pool started.
+func (p *Pool) Starts() int64 { return p.starts.Load() }
+
+// Live is the number of slots holding a runner.
+func (p *Pool) Live() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.live)
+}
+
+func (p *Pool) max() int {
+	if p.Max > 0 {
+		return p.Max
+	}
+	return 8
+}
+
+func (p *Pool) start(ctx context.Context, ahead bool) (*Proc, error) {
+	start := p.Start
+	if ahead && p.Ahead != nil {
+		start = p.Ahead
+	}
+	r, err := start(ctx)
+	if err == nil {
+		p.starts.Add(1)
+	}
+	return r, err
+}
+
+// Prestart starts a spare runner in the background unless one is there
+// or being started.
+func (p *Pool) Prestart() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if (p.spare != nil && !p.spare.Dead()) || p.starting != nil {
+		return
+	}
+	done := make(chan struct{})
+	p.starting = done
+	epoch := p.epoch
+	p.bg.Add(1)
+	go func() {
+		defer p.bg.Done()
+		r, err := p.start(context.Background(), true)
+		p.mu.Lock()
+		p.starting = nil
+		if err == nil && p.epoch == epoch && p.spare == nil {
+			p.spare, r = r, nil
+		}
+		p.mu.Unlock()
+		close(done)
+		if r != nil {
+			r.Close()
+		}
+	}()
+}
+
+// Keep offers r, a started runner that loaded nothing, as the spare; it
+// is closed when there is one already.
+func (p *Pool) Keep(r *Proc) {
+	p.mu.Lock()
+	if p.spare == nil && !r.Dead() {
+		p.spare, r = r, nil
+	}
+	p.mu.Unlock()
+	if r != nil {
+		r.Close()
+	}
+}
+
+// Take returns a started runner that loaded nothing, for the caller to
+// keep or close: the spare (waiting for one being started), or a new one.
+func (p *Pool) Take(ctx context.Context) (*Proc, error) { return p.fresh(ctx) }
+
+// fresh is Take.
+func (p *Pool) fresh(ctx context.Context) (*Proc, error) {
+	for {
+		p.mu.Lock()
+		r, wait := p.spare, p.starting
+		p.spare = nil
+		p.mu.Unlock()
+		if r != nil {
+			if !r.Dead() {
+				return r, nil
+			}
+			r.Close()
+			continue
+		}
+		if wait == nil {
+			return p.start(ctx, false)
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Proc returns the slot's runner, or nil.
+func (s *Lease) Proc() *Proc { return s.proc }
+
+// Acquire returns the slot's live runner; fresh says it was just started
+// (or taken as the spare) and has loaded nothing: the caller loads its
+// kernel, and calls Drop if that fails. A runner that died is replaced.
+func (s *Lease) Acquire(ctx context.Context) (r *Proc, fresh bool, err error) {
+	p := s.pool
+	p.mu.Lock()
+	p.tick++
+	s.lastUse = p.tick
+	if s.proc != nil && !s.proc.Dead() {
+		r = s.proc
+		p.mu.Unlock()
+		return r, false, nil
+	}
+	old := s.drop()
+	var victims []*Proc
+	for len(p.live) >= p.max() {
+		var v *Lease
+		for q := range p.live {
+			if v == nil || q.lastUse < v.lastUse {
+				v = q
+			}
+		}
+		victims = append(victims, v.drop())
+	}
+	p.mu.Unlock()
+	for _, v := range append(victims, old) {
+		if v != nil {
+			v.Close()
+		}
+	}
+	r, err = p.fresh(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	p.mu.Lock()
+	s.proc = r
+	if p.live == nil {
+		p.live = map[*Lease]struct{}{}
+	}
+	p.live[s] = struct{}{}
+	p.mu.Unlock()
+	return r, true, nil
+}
+
+// drop detaches the slot's runner and returns it. The caller holds
+// s.pool.mu.
+func (s *Lease) drop() *Proc {
+	r := s.proc
+	s.proc = nil
+	delete(s.pool.live, s)
+	return r
+}
+
+// Drop stops the slot's runner, if any; the next Acquire starts another.
+func (s *Lease) Drop() {
+	s.pool.mu.Lock()
+	r := s.drop()
+	s.pool.mu.Unlock()
+	if r != nil {
+		r.Close()
+	}
+}
+
+// Close stops every runner, the spare's too, and waits for a spare being
+// started. The pool stays usable.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	var rs []*Proc
+	for s := range p.live {
+		rs = append(rs, s.drop())
+	}
+	if p.spare != nil {
+		rs = append(rs, p.spare)
+		p.spare = nil
+	}
+	p.epoch++
+	p.mu.Unlock()
+	for _, r := range rs {
+		if r != nil {
+			r.Close()
+		}
+	}
+	p.bg.Wait()
+}

@@ -1,0 +1,104 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+// fakePool returns a Pool whose runners are fake runners in mode cpu.
+func fakePool(t *testing.T, max int) *Pool {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Pool{Max: max, Start: func(ctx context.Context) (*Proc, error) {
+		r, err := Start(Config{Path: exe, Env: []string{"METALAB_FAKE_RUNNER=cpu"}})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := r.Call(ctx, MsgHello, nil, 10*time.Second); err != nil {
+			r.Close()
+			return nil, err
+		}
+		return r, nil
+	}}
+	t.Cleanup(p.Close)
+	return p
+}
+
+func acquire(t *testing.T, s *Lease) (*Proc, bool) {
+	t.Helper()
+	r, fresh, err := s.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, fresh
+}
+
+// TestPoolRunnerPerSlot: every slot has a runner process of its own, kept
+// between its uses; past Max the least recently used slot's runner is
+// stopped and that slot gets a new one when it is next used.
+func TestPoolRunnerPerSlot(t *testing.T) {
+	p := fakePool(t, 2)
+	a, b, c := p.NewLease(), p.NewLease(), p.NewLease()
+	ra, fresh := acquire(t, a)
+	if !fresh {
+		t.Error("a slot's first runner is not fresh")
+	}
+	rb, _ := acquire(t, b)
+	if ra.Pid() == rb.Pid() {
+		t.Fatalf("two slots share runner process %d", ra.Pid())
+	}
+	if r, fresh := acquire(t, a); r != ra || fresh {
+		t.Errorf("a slot's second use got another runner (fresh %v)", fresh)
+	}
+	// c evicts b, the least recently used.
+	rc, _ := acquire(t, c)
+	if rc.Pid() == ra.Pid() || rc.Pid() == rb.Pid() {
+		t.Fatalf("a third slot shares a runner process (%d; others %d, %d)", rc.Pid(), ra.Pid(), rb.Pid())
+	}
+	if b.Proc() != nil || p.Live() != 2 {
+		t.Errorf("after a third slot with Max 2: b holds %v, %d live; want b evicted, 2 live", b.Proc(), p.Live())
+	}
+	rb2, fresh := acquire(t, b)
+	if !fresh || rb2.Pid() == rb.Pid() || rb2.Pid() == ra.Pid() || rb2.Pid() == rc.Pid() {
+		t.Errorf("an evicted slot's new runner: pid %d fresh %v (others %d %d %d)", rb2.Pid(), fresh, ra.Pid(), rb.Pid(), rc.Pid())
+	}
+	if n := p.Starts(); n != 4 {
+		t.Errorf("%d runners started, want 4", n)
+	}
+	// A runner that died is replaced.
+	rb2.Kill()
+	rb2.dead = true
+	if r, fresh := acquire(t, b); !fresh || r == rb2 {
+		t.Errorf("a dead runner was handed out again")
+	}
+}
+
+// TestPoolPrestart: a runner started ahead is the next slot's, and a
+// spare is never handed to two slots.
+func TestPoolPrestart(t *testing.T) {
+	p := fakePool(t, 4)
+	p.Prestart()
+	p.Prestart() // one at a time
+	a, b := p.NewLease(), p.NewLease()
+	ra, _ := acquire(t, a)
+	rb, _ := acquire(t, b)
+	if ra.Pid() == rb.Pid() {
+		t.Fatalf("two slots share runner process %d", ra.Pid())
+	}
+	if n := p.Starts(); n != 2 {
+		t.Errorf("%d runners started, want 2 (the spare, then one more)", n)
+	}
+	p.Close()
+	if a.Proc() != nil || b.Proc() != nil || p.Live() != 0 {
+		t.Error("Close left runners to slots")
+	}
+	// Usable after Close.
+	if r, fresh := acquire(t, a); r == nil || !fresh {
+		t.Error("no runner after Close")
+	}
+}
