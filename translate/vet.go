@@ -299,8 +299,8 @@ func (v *vetter) scan(in *finst, pf *msl.File, base int, text string, toks []msl
 	for i := 0; i < len(toks) && v.fatal == nil; i++ {
 		t := toks[i]
 		if t.Pos >= prevEnd {
-			if k := lineSplice(text[prevEnd:t.Pos]); k >= 0 {
-				v.refuse(srcPos{f: pf, off: base + prevEnd + k}, "", "a line splice (backslash-newline) outside a preprocessor directive is not allowed")
+			if k := joiningSplice(text[prevEnd:t.Pos], i > 0); k >= 0 {
+				v.refuse(srcPos{f: pf, off: base + prevEnd + k}, "", "a line splice (backslash-newline) outside a preprocessor directive is allowed only between tokens already apart (a blank or comment beside it): here it joins two pieces into one token")
 			}
 		}
 		prevEnd = t.End
@@ -324,6 +324,23 @@ func (v *vetter) scan(in *finst, pf *msl.File, base int, text string, toks []msl
 			v.toks = append(v.toks, vtok{Token: t, at: srcPos{f: pf, off: base + t.Pos}, origin: origin, skipped: skipped})
 		}
 	}
+}
+
+// joiningSplice returns the offset of a backslash-newline in gap, the text
+// between two tokens msl read apart, when the compiler could read the two
+// as one token: the gap holds nothing but splices (so as, a backslash, a
+// line break and m spell asm to the compiler). A splice beside a blank or a comment, as in a long
+// expression continued on the next line, joins nothing and is kept; so is
+// one before the first token (between is false).
+func joiningSplice(gap string, between bool) int {
+	k := lineSplice(gap)
+	if k < 0 || !between {
+		return -1
+	}
+	if strings.NewReplacer("\\\r\n", "", "\\\n", "").Replace(gap) != "" {
+		return -1
+	}
+	return k
 }
 
 // lineSplice returns the offset of a backslash-newline in gap, or -1.

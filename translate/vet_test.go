@@ -160,7 +160,7 @@ func TestVetRefuses(t *testing.T) {
 		{"asm through a macro", "#define A asm\nvoid f() { A(\"nop\"); }\n", nil, "3:1: inline assembly (asm) is not allowed in a Metal kernel (in the definition of macro A)"},
 		{"asm by pasting in one branch", "#ifdef __x86_64__\n#define P(a, b) a##b\n#else\n#define P(a, b)\n#endif\nvoid f() { P(a, sm) volatile(\"syscall\"); }\n", nil, "8:12: inline assembly (asm) is not allowed in a Metal kernel (in the expansion of macro P)"},
 		{"asm by an undefined macro in one branch", "#define P(a, b) a##b\n#ifdef __x86_64__\n#undef P\n#define P(a, b)\n#endif\nvoid f() { P(a, sm) volatile(\"syscall\"); }\n", nil, "8:12: inline assembly (asm) is not allowed in a Metal kernel (in the expansion of macro P)"},
-		{"line splice", "void f() { as\\\nm(\"nop\"); }\n", nil, "3:14: a line splice (backslash-newline) outside a preprocessor directive"},
+		{"line splice", "void f() { as\\\nm(\"nop\"); }\n", nil, "3:14: a line splice (backslash-newline) outside a preprocessor directive is allowed only between tokens already apart"},
 		{"digraph", "%:include <stdlib.h>\n", nil, "3:1: the digraph %: is not allowed"},
 		{"unknown directive", "#ident \"x\"\n", nil, "3:1: #ident is not a directive Metal kernels may use"},
 		{"define keyword", "#define return system(\"id\"); return\n", nil, "3:1: #define return: redefining a keyword is not allowed"},
@@ -186,6 +186,9 @@ func TestVetAllows(t *testing.T) {
 		src   string
 		files map[string]string
 	}{
+		{"line splice between tokens (ggml)", "kernel void k(device float* o [[buffer(0)]], uint il [[thread_position_in_grid]]) {\n  uint m = (il/4)>1 ? ((il/4)>2 ? 192 : 48) : \\\n                                  ((il/4)>0 ? 12 : 3);\n  o[il] = m + \\\r\n 1;\n}\n", nil},
+		{"metal internals (MLX, candle)", "template <typename T> struct __is_valid_simdgroup_type { static constexpr constant bool value = true; };\ninline float __metal_fabs(float x, bool) { return abs(x); }\n#define F(ctype) inline ctype myabs(ctype x) { return static_cast<ctype>(__metal_fabs(x, false)); }\nF(float)\n" +
+			"template <typename T> constexpr constant bool is_simd_t = __is_valid_simdgroup_type<T>::value;\nkernel void k(device float* o [[buffer(0)]]) { o[0] = myabs(-1.0f) + is_simd_t<float>; }\n", nil},
 		{"asm inside names", "kernel void k(device float* plasma [[buffer(0)]]) {\n  float asm_x = 1, basm = 2, asm_ = 3;\n  plasma[0] = asm_x + basm + asm_;\n}\n", nil},
 		{"attribute in comment and string", "// __attribute__((constructor)) asm(\"x\") system(\"id\")\n/* __builtin_trap(); extern \"C\" */\nconstant char msg[] = \"__attribute__((constructor)) asm system()\";\nkernel void k() {}\n", nil},
 		{"metal attributes", "struct P { float4 pos [[position]]; float c [[user(locn0)]]; };\n" +

@@ -102,7 +102,22 @@ func reservedAllowed(name string) bool {
 	if predefinedMacros[name] {
 		return true
 	}
+	if metalInternal(name) {
+		return true
+	}
 	return strings.HasSuffix(name, "__") && (strings.HasPrefix(name, "__METAL_") || strings.HasPrefix(name, "__HAVE_"))
+}
+
+// metalInternal reports whether a double-underscore name is one of the
+// internals of Apple's Metal headers that public kernels call directly: the
+// __metal_ functions behind metal_stdlib's math and simd functions (MLX's
+// bf16_math.h wraps __metal_fabs and its siblings) and the type traits
+// such as __is_valid_simdgroup_type (candle's reduce.metal). No host
+// compiler has builtins of these spellings, so they reach nothing past the
+// language; one metalab's metal_stdlib does not declare is refused as any
+// undeclared name is, by name.
+func metalInternal(name string) bool {
+	return strings.HasPrefix(name, "__metal_") || strings.HasPrefix(name, "__is_valid_") || strings.HasPrefix(name, "__is_metal_")
 }
 
 // dangerousReserved reports whether a reserved name reaches past the
