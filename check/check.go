@@ -78,6 +78,23 @@ type Options struct {
 	// first differing case: its inputs and the baseline's and the
 	// variant's outputs as .npy files, in DumpDir/<variant>/ (see Dump).
 	DumpDir string
+	// HeldOut is how many held-out cases each variant is judged on
+	// besides the listed ones, drawn from the spec's domains (see
+	// heldout.go); 0 draws none.
+	HeldOut int
+	// Seed, when SeedSet, is the run's seed for held-out cases and fresh
+	// seeds; otherwise a nonce is drawn for each run.
+	Seed    uint64
+	SeedSet bool
+	// FreshSeeds gives the listed cases input seeds drawn for the run
+	// instead of the spec's.
+	FreshSeeds bool
+	// Replay, when not nil, are the only cases judged (both parts), as
+	// their tokens say (spec.ParseToken); no held-out cases are drawn.
+	Replay []spec.Case
+	// ShrinkAttempts bounds the runs that shrink a failing held-out case;
+	// 0 means DefaultShrinkAttempts, below 0 no shrinking.
+	ShrinkAttempts int
 }
 
 // A Variant is a modified copy of one of the spec's sources.
@@ -104,7 +121,7 @@ const (
 	FailUninit   Status = "fail-uninit"           // threadgroup memory read before any thread of the threadgroup wrote it
 	FailLockstep Status = "fail-lockstep"         // lanes of one simd group conflict with no simd synchronisation, and the bytes differ (or Strict)
 	FailTGMem    Status = "fail-tgmem"            // over the threadgroup memory limit; not run
-	FailNondet   Status = "fail-nondeterministic" // control only: two baseline runs differ
+	FailNondet   Status = "fail-nondeterministic" // two identical runs (of the baseline, or of a variant) differ
 	CompileError Status = "compile-error"
 	Refused      Status = "refused" // the source contains what a Metal kernel cannot (asm, host calls, ...)
 	Sandbox      Status = "sandbox" // the kernel tried what the sandbox forbids
@@ -157,6 +174,14 @@ type Report struct {
 	Control        *Result   `json:"control"`
 	Variants       []*Result `json:"variants"`
 	Seconds        float64   `json:"seconds"`
+	// HeldOut is how many held-out cases each variant is drawn (0: none,
+	// the notes say so); HeldOutSeed the run's seed, to draw them again
+	// with --seed.
+	HeldOut     int    `json:"held_out"`
+	HeldOutSeed string `json:"held_out_seed,omitempty"`
+	FreshSeeds  bool   `json:"fresh_seeds,omitempty"`
+	// Replayed are the cases of a replay (Options.Replay), by token.
+	Replayed []string `json:"replayed,omitempty"`
 }
 
 // OK reports whether the control and every variant passed.
@@ -198,6 +223,11 @@ type Result struct {
 	// once per source site: they do not fail the control nor a variant
 	// that keeps them (unless Options.StrictBaseline).
 	BaselineFindings []Finding `json:"baseline_findings,omitempty"`
+	// HeldOut are the held-out cases the variant was judged on, or nil
+	// when none were drawn.
+	HeldOut *HeldOut `json:"held_out,omitempty"`
+	// Replay is the command that replays the smallest failing drawn case.
+	Replay string `json:"replay,omitempty"`
 }
 
 // A TGMem is the static threadgroup memory of one stage, baseline → variant.
@@ -302,6 +332,7 @@ type checker struct {
 	sources       map[string][]byte // baseline text by path
 	base          *sourceSet        // the baseline's sources
 	srcTG         map[string]int    // source estimates of threadgroup memory; see sourceTGMem
+	seed          uint64            // the run's seed (Options.Seed or a nonce)
 
 	mu        sync.Mutex          // guards cache, compErr, inflight, srcTG and textNames
 	textNames map[string][]string // the names a source's text was compiled under, by path and sha256
@@ -389,6 +420,7 @@ func NewSession(ctx context.Context, opts Options) (*Session, error) {
 		c.sources[st.Source] = text
 	}
 	c.base = &sourceSet{texts: c.sources}
+	c.seed = runSeed(opts)
 	byName := map[string]*spec.Instance{}
 	instances := func(sets []string) ([]string, bool, []*spec.Instance, error) {
 		defaults := false
@@ -398,6 +430,25 @@ func NewSession(ctx context.Context, opts Options) (*Session, error) {
 		cases, err := s.Cases(sets...)
 		if err != nil {
 			return nil, false, nil, err
+		}
+		if opts.Replay != nil {
+			cases, sets, defaults = opts.Replay, nil, false
+			for _, cs := range cases {
+				if err := s.CheckCase(cs); err != nil {
+					return nil, false, nil, err
+				}
+				if !slices.Contains(sets, cs.Set) {
+					sets = append(sets, cs.Set)
+				}
+			}
+		}
+		if opts.FreshSeeds {
+			base := c.baseSeed()
+			for i := range cases {
+				if cases[i].Seed == 0 {
+					cases[i] = spec.FreshSeed(cases[i], base)
+				}
+			}
 		}
 		var out []*spec.Instance
 		for _, cs := range cases {
@@ -431,8 +482,22 @@ func NewSession(ctx context.Context, opts Options) (*Session, error) {
 		Spec: s.Path, Source: s.Source, SourceSHA256: sha(c.sources[s.Source]), Backend: opts.Backend.Name(),
 		Sets: sets, DefaultSets: defaults, Cases: len(insts), TGLimit: opts.TGLimit, Race: opts.Race,
 		Detect: c.ver != nil, Verified: c.ver != nil, Strict: opts.Strict, StrictBaseline: opts.StrictBaseline,
-		Device: info.Device, Notes: notes,
+		Device: info.Device, Notes: notes, FreshSeeds: opts.FreshSeeds,
 	}}
+	switch {
+	case opts.Replay != nil:
+		for _, cs := range opts.Replay {
+			ss.report.Replayed = append(ss.report.Replayed, cs.Token())
+		}
+		ss.report.Notes = append(ss.report.Notes, fmt.Sprintf("replay: %d case(s), no held-out cases drawn", len(opts.Replay)))
+	case opts.HeldOut > 0 && s.HasDomains():
+		ss.report.HeldOut = opts.HeldOut
+		ss.report.HeldOutSeed = fmt.Sprintf("%d", c.seed)
+	case s.HasDomains():
+		ss.report.Notes = append(ss.report.Notes, "held-out cases are off (--held-out 0): variants are judged on the listed cases only")
+	case opts.HeldOut > 0:
+		ss.report.Notes = append(ss.report.Notes, "the spec declares no domains: no held-out cases are drawn, variants are judged on the listed cases only")
+	}
 	if c.ver != nil {
 		vs := opts.VerifySets
 		if len(vs) == 0 && c.same {

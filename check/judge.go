@@ -463,7 +463,10 @@ func (c *checker) differential(fs []Finding, m *siteMapper) {
 		if f.Warning {
 			continue
 		}
-		if !changed && c.baseSites[site] && !c.opts.StrictBaseline {
+		c.mu.Lock()
+		baseSite := c.baseSites[site]
+		c.mu.Unlock()
+		if !changed && baseSite && !c.opts.StrictBaseline {
 			f.Baseline = true
 			f.Msg = "baseline finding: " + f.Msg
 		}
@@ -471,7 +474,11 @@ func (c *checker) differential(fs []Finding, m *siteMapper) {
 			f.Msg += " (in code the variant changed)"
 		}
 		if !f.Baseline && !changed && f.Kind == backend.FindRace {
-			if mn := string(backend.FindMemNone) + strings.TrimPrefix(site, string(f.Kind)); c.baseSites[mn] {
+			c.mu.Lock()
+			mn := string(backend.FindMemNone) + strings.TrimPrefix(site, string(f.Kind))
+			memNone := c.baseSites[mn]
+			c.mu.Unlock()
+			if memNone {
 				f.Msg += "; the baseline orders this pair with an execution barrier (a baseline finding, mem-none-order), the variant with nothing"
 			}
 		}
@@ -696,6 +703,11 @@ func (c *checker) variant(ctx context.Context, v Variant, judge bool) (*Result, 
 			addPart(p, cr)
 			collectWarnings(r, cr)
 		}
+		if p.Status == Pass {
+			if err := c.heldOut(ctx, r, v, src, m, p); err != nil {
+				return nil, err
+			}
+		}
 		p.Seconds = time.Since(vstart).Seconds()
 		if p.Status != Pass {
 			c.settle(r)
@@ -737,6 +749,21 @@ func (c *checker) variant(ctx context.Context, v Variant, judge bool) (*Result, 
 				return nil, err
 			}
 		}
+		if cr.Status == Pass && i == 0 {
+			// Determinism: the same variant on the same case, again.
+			again, err := c.plainRun(ctx, c.run, src, in, limit)
+			if err != nil {
+				st, msg, _, err := c.caseFailure(ctx, r.Name, Crash, err)
+				if err != nil {
+					return nil, err
+				}
+				cr.Status, cr.Msg = st, "the second of two identical runs: "+msg
+			} else if d := Compare(in, got, again); d != nil {
+				cr.Status, cr.Mismatch = FailNondet, d
+				cr.Msg = "the variant is not deterministic: two identical runs of case " + caseName(in) +
+					" give different bytes (want: the first run, got: the second): " + d.String()
+			}
+		}
 		if cr.Status == Pass && c.opts.Race && c.ver == nil {
 			if err := c.probe(ctx, c.run, src, in, got, limit, &cr); err != nil {
 				st, msg, _, err := c.caseFailure(ctx, r.Name, Crash, err)
@@ -747,6 +774,11 @@ func (c *checker) variant(ctx context.Context, v Variant, judge bool) (*Result, 
 			}
 		}
 		addPart(p, cr)
+	}
+	if p.Status == Pass && c.ver == nil {
+		if err := c.heldOut(ctx, r, v, src, nil, p); err != nil {
+			return nil, err
+		}
 	}
 	p.Seconds = time.Since(cstart).Seconds()
 	c.settle(r)

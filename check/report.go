@@ -56,6 +56,19 @@ func (r *Report) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if r.HeldOut > 0 {
+		fmt.Fprintf(w, "\nheld-out cases: up to %d per variant, drawn from the spec's domains (seed %s)\n", r.HeldOut, r.HeldOutSeed)
+		for _, v := range r.Variants {
+			if h := v.HeldOut; h != nil {
+				fmt.Fprintf(w, "  %s: %d judged, %d skipped", v.Name, h.Judged, h.Skipped)
+				var names []string
+				for _, d := range h.Cases {
+					names = append(names, d.Case)
+				}
+				fmt.Fprintf(w, ": %s\n", strings.Join(names, " "))
+			}
+		}
+	}
 	if c := r.Control; c != nil && len(c.BaselineFindings) > 0 {
 		fmt.Fprintf(w, "\nbaseline findings: %d, the baseline's own; they fail neither the control nor a variant that keeps them (see docs/checking.md)\n", len(c.BaselineFindings))
 		for i, f := range c.BaselineFindings {
@@ -120,6 +133,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		for _, msg := range v.Warnings {
 			fmt.Fprintf(w, "  warning: %s\n", msg)
+		}
+		if h := v.HeldOut; h != nil && h.Shrunk != nil {
+			fmt.Fprintf(w, "  held-out case failed; smallest failing case (%d shrink runs): %s\n", h.ShrinkRuns, h.Shrunk.Case)
+		}
+		if v.Replay != "" {
+			fmt.Fprintf(w, "  replay: %s\n", v.Replay)
 		}
 		if v.Dump != "" {
 			fmt.Fprintf(w, "  dump: %s (inputs, baseline and variant outputs as .npy)\n", v.Dump)

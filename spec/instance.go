@@ -346,7 +346,11 @@ func (s *Spec) buffer1(bs *BufferSpec, set *Set, c Case, vars map[string]any) (*
 	if o, ok := set.gen[bs.Name]; ok {
 		g = g.merge(o)
 	}
-	return b, generate(full, b.Type, b.Count, extra, g, vars, newRNG(s.Seed, c.Name, bs.Name))
+	seed := s.Seed
+	if c.Seed != 0 {
+		seed = c.Seed
+	}
+	return b, generate(full, b.Type, b.Count, extra, g, vars, newRNG(seed, c.Name, bs.Name))
 }
 
 func (s *Spec) stage1(ss *StageSpec, set *Set, vars map[string]any) (*Stage, error) {

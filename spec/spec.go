@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"go/token"
@@ -30,7 +31,12 @@ type Spec struct {
 	// Defaults are the case sets to run when none is named, as the spec's
 	// defaults: key declares them; nil when it declares none (see
 	// DefaultSets).
-	Defaults   []string
+	Defaults []string
+	// Domains are the values case variables may take (the domains:
+	// key), in the order declared; held-out cases are drawn from them.
+	Domains []*Domain
+	// Digest is the sha256 of the spec's bytes.
+	Digest     [32]byte
 	dispatches *Expr
 	sourcePos  token.Position
 	vars       []namedExpr
@@ -117,12 +123,18 @@ type Case struct {
 	Set  string
 	Name string
 	Vars []Var // in the order written
+	// Seed, when not 0, replaces the spec's seed for the case's input
+	// bytes (fresh seeds, held-out cases).
+	Seed uint64
+	// HeldOut says the case was drawn from the domains, not listed.
+	HeldOut bool
 }
 
 // A Var is one case variable binding.
 type Var struct {
 	Name  string
-	Value any // int, float64 or bool
+	Value any            // int, float64 or bool
+	Pos   token.Position // where a listed case writes it; zero otherwise
 }
 
 type namedExpr struct {
@@ -164,6 +176,7 @@ func Parse(name string, data []byte) (*Spec, error) {
 		return nil, err
 	}
 	s := p.spec(doc.Content[0])
+	s.Digest = sha256.Sum256(data)
 	if err := p.errs.Err(); err != nil {
 		return nil, err
 	}
@@ -405,7 +418,7 @@ func (p *parser) constants(n *yaml.Node, bare bool) []constant {
 func (p *parser) spec(root *yaml.Node) *Spec {
 	s := &Spec{Path: p.file, Dir: filepath.Dir(p.file), Seed: 1, Structs: map[string]*Type{}}
 	f := p.fields(root, "spec", "source", "includes", "seed", "dispatches", "vars", "let", "defines",
-		"constants", "structs", "buffers", "stages", "sets", "defaults")
+		"constants", "structs", "buffers", "stages", "sets", "defaults", "domains")
 	if n := f["source"]; n != nil {
 		s.Source = resolvePath(s.Dir, p.str(n, "source"))
 		s.sourcePos = p.pos(n)
@@ -456,8 +469,14 @@ func (p *parser) spec(root *yaml.Node) *Spec {
 	if n := f["defaults"]; n != nil {
 		p.defaults(s, n)
 	}
+	if n := f["domains"]; n != nil {
+		p.domains(s, n)
+	}
 	if len(p.errs) == 0 {
 		p.checkVars(s, root)
+	}
+	if len(p.errs) == 0 {
+		p.checkDomains(s)
 	}
 	return s
 }
@@ -913,7 +932,7 @@ func (p *parser) sets(s *Spec, n *yaml.Node) {
 					if !ok {
 						p.errorf(v[1], "%s: case variable %q: want a number or a boolean, got %s", what, v[0].Value, clip(v[1].Value))
 					}
-					cs.Vars = append(cs.Vars, Var{v[0].Value, val})
+					cs.Vars = append(cs.Vars, Var{v[0].Value, val, p.pos(v[1])})
 				}
 				if cs.Name == "" {
 					cs.Name = defaultCaseName(cs.Vars)

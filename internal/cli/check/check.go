@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -53,7 +54,18 @@ type CheckOptions struct {
 	Race           bool
 	JSON           bool
 	Timeout        time.Duration // per run; 0 means check's defaults (see check.Options)
+	// HeldOut is --held-out: held-out cases per variant; -1 (the
+	// default) means DefaultHeldOut when the spec declares domains.
+	HeldOut    int
+	Seed       uint64 // --seed, when SeedSet
+	SeedSet    bool
+	FreshSeeds bool
+	Replay     []string // --replay: tokens, or files of them (or a check --json report)
 }
+
+// DefaultHeldOut is the number of held-out cases per variant when the
+// spec declares domains and --held-out is not given.
+const DefaultHeldOut = 4
 
 // NewCmdCheck returns the check command; runF, if non-nil, replaces the
 // run function (tests capture the parsed options with it).
@@ -120,6 +132,10 @@ unwritable cache, a verification backend that cannot run here).`,
 				return cmdutil.FlagErrorf("--tg-limit: %v", err)
 			}
 			opts.TGLimit = n
+			opts.SeedSet = cmd.Flags().Changed("seed")
+			if opts.HeldOut < -1 {
+				return cmdutil.FlagErrorf("--held-out %d: want a count, 0 to turn held-out cases off", opts.HeldOut)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -141,6 +157,10 @@ unwritable cache, a verification backend that cannot run here).`,
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on warnings too (lanes of one simd group relying on lockstep)")
 	cmd.Flags().BoolVar(&opts.Race, "race", false, "also run under several thread and simd-group orders and fail on any difference")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
+	cmd.Flags().IntVar(&opts.HeldOut, "held-out", -1, "held-out `N` cases per variant drawn from the spec's domains (default 4 when the spec declares domains; 0 turns them off)")
+	cmd.Flags().Uint64Var(&opts.Seed, "seed", 0, "the run's `SEED` for held-out cases and fresh seeds (default: a nonce per run)")
+	cmd.Flags().BoolVar(&opts.FreshSeeds, "fresh-seeds", false, "give the listed cases input seeds drawn for this run instead of the spec's")
+	cmd.Flags().StringArrayVar(&opts.Replay, "replay", nil, "judge only the case a replay `TOKEN` names (or every token in a FILE, or the failing cases of a check --json report); repeatable")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 0, "per-run `DURATION` limit (default: 30m for the baseline, 10x the baseline's time for a variant, at least 1m)")
 	return cmd
 }
@@ -278,7 +298,19 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
+	replay, err := replayCases(opts)
+	if err != nil {
+		return err
+	}
+	heldOut := opts.HeldOut
+	if heldOut < 0 {
+		heldOut = 0
+		if s.HasDomains() {
+			heldOut = DefaultHeldOut
+		}
+	}
 	rep, err := checkpkg.Run(ctx, checkpkg.Options{
+		HeldOut: heldOut, Seed: opts.Seed, SeedSet: opts.SeedSet, FreshSeeds: opts.FreshSeeds, Replay: replay,
 		Spec: s, Variants: variants, Backend: be, Sets: opts.Cases, TGLimit: opts.TGLimit,
 		Verify: ver, VerifySets: opts.VerifyCases, NoVerify: opts.NoVerify || opts.NoDetect, StrictBaseline: opts.StrictBaseline,
 		Strict: opts.Strict, Race: opts.Race, Timeout: opts.Timeout, ReadFile: opts.ReadFile,
@@ -362,4 +394,54 @@ func withCompileTimeout(mk func(string) (backend.Backend, error), d time.Duratio
 		}
 		return b, err
 	}
+}
+
+// replayCases reads --replay: each value is a token, or a file holding
+// tokens (one a line, # comments) or a check --json report, whose
+// variants' smallest failing drawn cases are replayed.
+func replayCases(opts *CheckOptions) ([]spec.Case, error) {
+	var out []spec.Case
+	for _, r := range opts.Replay {
+		toks := []string{r}
+		if !strings.Contains(r, "@") {
+			data, err := opts.ReadFile(r)
+			if err != nil {
+				return nil, cmdutil.FlagErrorf("--replay %s: not a token (set/name@seed/VAR=value,...) and %v", r, err)
+			}
+			toks = replayTokens(data)
+			if len(toks) == 0 {
+				return nil, cmdutil.FlagErrorf("--replay %s: no replay token in the file", r)
+			}
+		}
+		for _, t := range toks {
+			c, err := spec.ParseToken(t)
+			if err != nil {
+				return nil, cmdutil.FlagErrorf("--replay: %v", err)
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func replayTokens(data []byte) []string {
+	var rep checkpkg.Report
+	if json.Unmarshal(data, &rep) == nil && rep.Spec != "" {
+		var out []string
+		for _, v := range rep.Variants {
+			if v.HeldOut != nil && v.HeldOut.Shrunk != nil {
+				out = append(out, v.HeldOut.Shrunk.Token)
+			}
+		}
+		return out
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out
 }
