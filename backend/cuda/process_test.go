@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"testing"
@@ -217,4 +218,67 @@ func TestProgramsOwnRunners(t *testing.T) {
 	if _, err := p.Run(context.Background(), backend.Dispatch{Threads: backend.Dim3{X: 1, Y: 1, Z: 1}}); err == nil {
 		t.Error("a closed program ran")
 	}
+}
+
+// TestGPURunnerPerProgram: on the GPU, two programs of one Backend run in
+// two runner processes, and it says what a program's runner costs to start
+// (a process and a CUDA context, with its HELLO) and to start and load
+// again after it was stopped.
+func TestGPURunnerPerProgram(t *testing.T) {
+	b := gpuBackend(t, Options{})
+	p1 := compileCU(t, b, "groups.cu", "reduce").(*program)
+	p2 := compileCU(t, b, "groups.cu", "reduce").(*program)
+	d := backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 4*256)}, {Index: 1, Data: make([]byte, 4), Output: true}},
+		Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: 256, Y: 1, Z: 1},
+	}
+	run(t, p1, d)
+	run(t, p2, d)
+	b.mu.Lock()
+	r1, r2 := p1.lease.Proc(), p2.lease.Proc()
+	b.mu.Unlock()
+	if r1 == nil || r2 == nil || r1.Pid() == r2.Pid() {
+		t.Fatalf("two programs' runners: %v and %v, want two processes", r1, r2)
+	}
+	const n = 5
+	var starts, reloads, warm []time.Duration
+	for i := 0; i < n; i++ {
+		b.mu.Lock()
+		t0 := time.Now()
+		r, err := b.startRunner(context.Background())
+		starts = append(starts, time.Since(t0))
+		b.mu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+	}
+	for i := 0; i < n; i++ {
+		b.mu.Lock()
+		p1.lease.Drop()
+		b.mu.Unlock()
+		t0 := time.Now()
+		run(t, p1, d)
+		reloads = append(reloads, time.Since(t0))
+		t0 = time.Now()
+		run(t, p1, d)
+		warm = append(warm, time.Since(t0))
+	}
+	ms := func(ds []time.Duration) string {
+		var sum, lo, hi time.Duration
+		for i, x := range ds {
+			sum += x
+			if i == 0 || x < lo {
+				lo = x
+			}
+			if x > hi {
+				hi = x
+			}
+		}
+		return fmt.Sprintf("mean %.1f ms (min %.1f, max %.1f, n=%d)", float64(sum)/float64(len(ds))/1e6, float64(lo)/1e6, float64(hi)/1e6, len(ds))
+	}
+	t.Logf("runner start-up (process, CUDA context, HELLO): %s", ms(starts))
+	t.Logf("a stopped program's next run (start, LOAD, first run): %s", ms(reloads))
+	t.Logf("a program's run on its live runner: %s", ms(warm))
 }
