@@ -323,3 +323,18 @@ func (f *File) Root() *File {
 	}
 	return f
 }
+
+// Headers returns the headers f reads names from, each once, in include
+// order: its includes and theirs. Their functions, declarations and
+// macros are in their own Files, positioned in their own sources.
+func (f *File) Headers() []*File { return f.headers() }
+
+// DefineAt returns the #define of name in effect at offset at of f (at >
+// 0): the last one before it unless an #undef of name follows that, else
+// what f's includer defined before including f; nil when none is.
+func (f *File) DefineAt(name string, at int) *Define {
+	if at <= 0 {
+		at = 1
+	}
+	return f.lookupDefine(name, at)
+}

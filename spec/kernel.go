@@ -400,21 +400,24 @@ type fcInfo struct {
 	name, typ, at string
 }
 
-// functionConstants lists the function constants f declares.
+// functionConstants lists the function constants f and the headers it
+// includes declare (MLX declares has_mask in sdpa_vector.h).
 func functionConstants(f *msl.File) []fcInfo {
 	var out []fcInfo
-	for _, d := range f.Globals {
-		if !slices.ContainsFunc(d.Attrs, func(a *msl.Attr) bool { return a.Name == "function_constant" }) {
-			continue
-		}
-		typ := strings.TrimSpace(d.Type)
-		if s, ok := canonScalar(typ); ok {
-			typ = s
-		} else if s, ok := kernelScalars[typ]; ok {
-			typ = s
-		}
-		for _, n := range d.Names {
-			out = append(out, fcInfo{name: n.Name, typ: typ, at: f.Position(n.NamePos).String()})
+	for _, g := range append([]*msl.File{f}, f.Headers()...) {
+		for _, d := range g.Globals {
+			if !slices.ContainsFunc(d.Attrs, func(a *msl.Attr) bool { return a.Name == "function_constant" }) {
+				continue
+			}
+			typ := strings.TrimSpace(d.Type)
+			if s, ok := canonScalar(typ); ok {
+				typ = s
+			} else if s, ok := kernelScalars[typ]; ok {
+				typ = s
+			}
+			for _, n := range d.Names {
+				out = append(out, fcInfo{name: n.Name, typ: typ, at: g.Position(n.NamePos).String()})
+			}
 		}
 	}
 	return out
@@ -509,49 +512,72 @@ func guardedConstants(f *msl.File) map[string]bool {
 			}
 		}
 	}
-	scan(sigTokens(f.Tokens))
-	for _, d := range f.Defines {
-		if toks, err := msl.Lex(f.Name, []byte(d.Body)); err == nil {
-			scan(sigTokens(toks))
+	for _, g := range append([]*msl.File{f}, f.Headers()...) {
+		scan(sigTokens(g.Tokens))
+		for _, d := range g.Defines {
+			if toks, err := msl.Lex(g.Name, []byte(d.Body)); err == nil {
+				scan(sigTokens(toks))
+			}
 		}
 	}
 	return out
 }
 
 // reachedNames returns the identifiers that fn's body uses, directly or
-// through the helpers, file-scope declarations and macros it names, except
-// the arguments of is_function_constant_defined. Member names (after . or
-// ->) do not lead to functions of that name.
+// through the helpers, file-scope declarations and macros it names, in f
+// and the headers it includes, except the arguments of
+// is_function_constant_defined. Member names (after . or ->) do not lead
+// to functions of that name; a qualified call (GEMVKernel::run, or
+// GEMVKernel<T>::run) leads to the members of that struct only, where it
+// has one of the name. A name leads to the macro of that name in effect
+// where it is used (ggml #undefs and redefines its FC_ macros, and uses
+// names as local variables that it #defines only further on), a macro's
+// body to those in effect at the use that expanded it.
 func reachedNames(f *msl.File, fn *msl.Func) map[string]bool {
-	funcs := map[string][]*msl.Func{}
-	for _, g := range f.Funcs {
-		if g.Body != nil {
-			funcs[g.Name] = append(funcs[g.Name], g)
+	type fnAt struct {
+		g    *msl.Func
+		file *msl.File
+	}
+	type declAt struct {
+		d    *msl.Decl
+		file *msl.File
+	}
+	files := append([]*msl.File{f}, f.Headers()...)
+	funcs := map[string][]fnAt{}
+	globals := map[string][]declAt{}
+	for _, file := range files {
+		for _, g := range file.Funcs {
+			if g.Body != nil {
+				funcs[g.Name] = append(funcs[g.Name], fnAt{g, f.FileOf(g)})
+			}
+		}
+		for _, d := range file.Globals {
+			for _, n := range d.Names {
+				globals[n.Name] = append(globals[n.Name], declAt{d, file})
+			}
 		}
 	}
-	globals := map[string][]*msl.Decl{}
-	for _, d := range f.Globals {
-		for _, n := range d.Names {
-			globals[n.Name] = append(globals[n.Name], d)
-		}
-	}
-	defines := map[string][]*msl.Define{}
-	for _, d := range f.Defines {
-		defines[d.Name] = append(defines[d.Name], d)
+	// A piece of code to read: tokens of file (positioned in it), or of a
+	// macro body expanded at offset at of file.
+	type piece struct {
+		file *msl.File
+		toks []msl.Token
+		at   int
 	}
 	names := map[string]bool{}
 	seen := map[any]bool{}
-	var queue [][]msl.Token
-	span := func(lo, hi int) []msl.Token {
-		i := sort.Search(len(f.Tokens), func(i int) bool { return f.Tokens[i].Pos >= lo })
-		j := sort.Search(len(f.Tokens), func(j int) bool { return f.Tokens[j].Pos >= hi })
-		return sigTokens(f.Tokens[i:max(i, j)])
+	var queue []piece
+	span := func(file *msl.File, lo, hi int) piece {
+		i := sort.Search(len(file.Tokens), func(i int) bool { return file.Tokens[i].Pos >= lo })
+		j := sort.Search(len(file.Tokens), func(j int) bool { return file.Tokens[j].Pos >= hi })
+		return piece{file: file, toks: sigTokens(file.Tokens[i:max(i, j)]), at: -1}
 	}
 	seen[fn] = true
-	queue = append(queue, span(fn.Body.Lbrace, fn.Body.Rbrace+1))
+	queue = append(queue, span(f.FileOf(fn), fn.Body.Lbrace, fn.Body.Rbrace+1))
 	for len(queue) > 0 {
-		ts := queue[0]
+		pc := queue[0]
 		queue = queue[1:]
+		ts := pc.toks
 		for i, t := range ts {
 			if t.Kind != msl.Ident {
 				continue
@@ -562,28 +588,64 @@ func reachedNames(f *msl.File, fn *msl.Func) map[string]bool {
 			names[t.Text] = true
 			member := i >= 1 && (ts[i-1].Text == "." || ts[i-1].Text == "->")
 			if !member {
-				for _, g := range funcs[t.Text] {
-					if !seen[g] {
-						seen[g] = true
-						queue = append(queue, span(g.Body.Lbrace, g.Body.Rbrace+1))
+				cands := funcs[t.Text]
+				if q := qualifier(ts, i); q != "" && slices.ContainsFunc(cands, func(c fnAt) bool { return c.g.Owner == q }) {
+					cands = slices.DeleteFunc(slices.Clone(cands), func(c fnAt) bool { return c.g.Owner != q })
+				}
+				for _, g := range cands {
+					if !seen[g.g] {
+						seen[g.g] = true
+						queue = append(queue, span(g.file, g.g.Body.Lbrace, g.g.Body.Rbrace+1))
 					}
 				}
 			}
 			for _, d := range globals[t.Text] {
-				if !seen[d] {
-					seen[d] = true
-					queue = append(queue, span(d.Pos, d.End))
+				if !seen[d.d] {
+					seen[d.d] = true
+					queue = append(queue, span(d.file, d.d.Pos, d.d.End))
 				}
 			}
-			for _, d := range defines[t.Text] {
-				if !seen[d] {
-					seen[d] = true
-					if toks, err := msl.Lex(f.Name, []byte(d.Body)); err == nil {
-						queue = append(queue, sigTokens(toks))
-					}
+			at := pc.at
+			if at < 0 {
+				at = t.Pos
+			}
+			if d := pc.file.DefineAt(t.Text, at); d != nil && !seen[d] {
+				seen[d] = true
+				if toks, err := msl.Lex(f.Name, []byte(d.Body)); err == nil {
+					queue = append(queue, piece{file: pc.file, toks: sigTokens(toks), at: at})
 				}
 			}
 		}
 	}
 	return names
+}
+
+// qualifier returns Q when the name at ts[i] is written Q::name or
+// Q<...>::name, else "".
+func qualifier(ts []msl.Token, i int) string {
+	if i < 2 || ts[i-1].Text != "::" {
+		return ""
+	}
+	k := i - 2
+	if ts[k].Text == ">" || ts[k].Text == ">>" {
+		depth := 0
+		for ; k >= 0; k-- {
+			switch ts[k].Text {
+			case ">":
+				depth++
+			case ">>":
+				depth += 2
+			case "<":
+				depth--
+			}
+			if depth <= 0 {
+				break
+			}
+		}
+		k--
+	}
+	if k < 0 || ts[k].Kind != msl.Ident {
+		return ""
+	}
+	return ts[k].Text
 }
