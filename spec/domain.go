@@ -38,11 +38,14 @@ func (p *parser) domains(s *Spec, n *yaml.Node) {
 		what := fmt.Sprintf("domain %q", name)
 		d := &Domain{Var: name, Pos: p.pos(kv[0]), MultipleOf: 1, Min: math.MinInt64, Max: math.MaxInt64}
 		f := p.fields(kv[1], what, "min", "max", "multiple_of", "values", "le", "ge")
+		bad := false
 		num := func(k string) (int64, bool) {
 			if f[k] == nil {
 				return 0, false
 			}
-			return p.integer(f[k], what+" "+k)
+			v, ok := p.integer(f[k], what+" "+k)
+			bad = bad || !ok
+			return v, ok
 		}
 		if v, ok := num("min"); ok {
 			d.Min = v
@@ -64,7 +67,12 @@ func (p *parser) domains(s *Spec, n *yaml.Node) {
 				for _, c := range vn.Content {
 					if v, ok := p.integer(c, what+" values"); ok {
 						d.Values = append(d.Values, v)
+					} else {
+						bad = true
 					}
+				}
+				if len(d.Values) == 0 {
+					continue
 				}
 				slices.Sort(d.Values)
 				d.Values = slices.Compact(d.Values)
@@ -77,6 +85,10 @@ func (p *parser) domains(s *Spec, n *yaml.Node) {
 			}
 		} else if f["min"] == nil || f["max"] == nil {
 			p.errorf(kv[1], "%s: want min and max, or values", what)
+			continue
+		}
+		if bad {
+			s.Domains = append(s.Domains, d) // reported; known to the relations after it
 			continue
 		}
 		for _, k := range []string{"le", "ge"} {
@@ -428,7 +440,14 @@ func (s *Spec) Shrink(c Case) []Case {
 				}
 			}
 		} else {
-			for _, x := range []int64{d.Min, d.Min + (v-d.Min)/2, v - (v-d.Min)/4, v - d.MultipleOf} {
+			// The smallest value the other variables allow.
+			lo, _ := d.bounds(cur)
+			for _, e := range s.Domains {
+				if e.Le == d.Var {
+					lo = max(lo, cur[e.Var])
+				}
+			}
+			for _, x := range []int64{lo, lo + (v-lo)/2, v - (v-lo)/4, v - d.MultipleOf} {
 				x = ceilMultiple(x, d.MultipleOf)
 				if x < v {
 					cands = append(cands, x)

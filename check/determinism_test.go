@@ -1,0 +1,63 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"metalab/backend"
+	"metalab/backend/fake"
+)
+
+// A flaky backend is the fake backend whose plain programs of a source
+// that says "flaky" give other bytes on every second run.
+type flaky struct{ *fake.Backend }
+
+func (b *flaky) Compile(ctx context.Context, src backend.Source) (backend.Program, error) {
+	p, err := b.Backend.Compile(ctx, src)
+	if err != nil || src.Check || !bytes.Contains(src.Text, []byte("flaky")) {
+		return p, err
+	}
+	return &flakyProgram{Program: p}, nil
+}
+
+type flakyProgram struct {
+	backend.Program
+	runs int
+}
+
+func (p *flakyProgram) Run(ctx context.Context, d backend.Dispatch) (*backend.Result, error) {
+	r, err := p.Program.Run(ctx, d)
+	p.runs++
+	if err == nil && p.runs%2 == 0 {
+		for i, out := range r.Outputs {
+			r.Outputs[i] = bytes.Repeat([]byte{0x77}, len(out))
+		}
+	}
+	return r, err
+}
+
+// TestVariantDeterminism: a variant whose bytes change between two
+// identical runs of one case fails fail-nondeterministic, with both
+// results in its mismatch; a steady one passes.
+func TestVariantDeterminism(t *testing.T) {
+	s := setup(t, testSpec, copyKernel)
+	rep := run(t, Options{Spec: s, Backend: &flaky{fake.New()}, Variants: []Variant{
+		variant("flaky", copyKernel+"// flaky\n"),
+		variant("steady", copyKernel+"// steady\n"),
+	}})
+	if rep.Control.Status != Pass {
+		t.Fatalf("control %s %s", rep.Control.Status, rep.Control.Msg)
+	}
+	fl, st := rep.Variants[0], rep.Variants[1]
+	if fl.Status != FailNondet || fl.Mismatch == nil || fl.Mismatch.Want == "" || fl.Mismatch.Got == "" {
+		t.Errorf("flaky: %s %q mismatch %+v; want %s with both runs' values", fl.Status, fl.Msg, fl.Mismatch, FailNondet)
+	}
+	if !strings.Contains(fl.Msg, "two identical runs") {
+		t.Errorf("flaky: message %q", fl.Msg)
+	}
+	if st.Status != Pass {
+		t.Errorf("steady: %s %s", st.Status, st.Msg)
+	}
+}
