@@ -310,6 +310,11 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 			if m := buildcache.EnvironmentFault(log.String()); m != "" {
 				return "", envErr(fmt.Errorf("%s\n%s", m, log.String()))
 			}
+			if m := reportLine(log.String(), "compile limit: "); m != "" {
+				// The compile sandbox stopped a compiler that ran too
+				// many processes: the source's (or its compiler's) doing.
+				return "", &backend.Failure{Kind: backend.CompileError, Msg: fmt.Sprintf("%s: %s", in.name, m), Log: log.String()}
+			}
 			if strings.Contains(log.String(), "compile sandbox: ") {
 				return "", envErr(fmt.Errorf("the compile sandbox failed\n%s", log.String()))
 			}
@@ -373,8 +378,22 @@ func memoryExhausted(log string) string {
 	return ""
 }
 
+// reportLine returns the first line of log that starts with prefix, or "".
+func reportLine(log, prefix string) string {
+	for _, line := range strings.Split(log, "\n") {
+		if strings.HasPrefix(line, prefix) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
 // compileFSizeLimit bounds a file the sandboxed compiler writes.
 const compileFSizeLimit = 4 << 30
+
+// compileProcLimit bounds the processes a sandboxed compile runs at once
+// (the driver, cc1plus, as, collect2, ld: a handful).
+const compileProcLimit = 64
 
 // sandboxPrefix is the command that runs a compiler in the compile sandbox
 // (runtime/sandbox.cpp: the runner acting as a launcher), writing only in
@@ -395,7 +414,7 @@ func (b *Backend) sandboxPrefix(timeout time.Duration, write ...string) []string
 	// single-threaded compiler reaches first.
 	cpu := int64(timeout/time.Second) + 10
 	pre := []string{b.runnerPath, "-compile-sandbox", "-cpu", strconv.FormatInt(cpu, 10),
-		"-fsize", strconv.FormatInt(compileFSizeLimit, 10)}
+		"-fsize", strconv.FormatInt(compileFSizeLimit, 10), "-procs", strconv.Itoa(compileProcLimit)}
 	if mem > 0 {
 		pre = append(pre, "-memory", strconv.FormatInt(mem, 10))
 	}

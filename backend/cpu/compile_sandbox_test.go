@@ -169,3 +169,89 @@ func TestCompileSandboxLauncher(t *testing.T) {
 		t.Errorf("an unknown command: %v\n%s", err, out)
 	}
 }
+
+// forkBomb is a shell command that starts 200 sleeping processes at once
+// and waits for them (about 30 s where nothing stops it).
+const forkBomb = `i=0; while [ $i -lt 200 ]; do sleep 29.75 & i=$((i+1)); done; wait`
+
+// noSleepersLeft fails when a process of forkBomb outlived its compile.
+func noSleepersLeft(t *testing.T) {
+	t.Helper()
+	var left []string
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if left = processesWith(t, "29.75"); len(left) == 0 {
+			return
+		}
+	}
+	t.Errorf("%d processes outlived the stopped compile, e.g. %s", len(left), left[0])
+	for _, l := range left {
+		var pid int
+		if _, err := fmt.Sscanf(l, "%d:", &pid); err == nil {
+			if p, err := os.FindProcess(pid); err == nil {
+				p.Kill()
+			}
+		}
+	}
+}
+
+// TestCompileSandboxProcessLimit: a command in the compile sandbox that
+// runs more processes at once than -procs allows is stopped at once,
+// everything it started with it, with a "compile limit:" line; one that
+// stays within the limit runs, its exit status passed on.
+func TestCompileSandboxProcessLimit(t *testing.T) {
+	b := newBackend(t, Options{})
+	run := func(args ...string) (string, int, time.Duration) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, b.runnerPath, append([]string{"-compile-sandbox", "-procs", "16", "--"}, args...)...)
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code, time.Since(start)
+	}
+	out, code, took := run("sh", "-c", forkBomb)
+	if code != 125 || !strings.Contains(out, "compile limit: the compiler ran more than 16 processes") || took > 10*time.Second {
+		t.Errorf("200 processes under -procs 16: exit %d after %v, %q; want stopped at once (exit 125) with a compile limit line", code, took, out)
+	}
+	noSleepersLeft(t)
+	if out, code, _ := run("sh", "-c", "sleep 0.1 & sleep 0.1 & wait; exit 3"); code != 3 {
+		t.Errorf("a command within the limit: exit %d, want its own 3\n%s", code, out)
+	}
+	// What a command leaves running when it ends goes with it.
+	if out, code, took := run("sh", "-c", "sleep 29.75 & exit 0"); code != 0 || took > 10*time.Second {
+		t.Errorf("a command that leaves a process behind: exit %d after %v\n%s", code, took, out)
+	}
+	noSleepersLeft(t)
+}
+
+// TestCompileProcessLimit: a compiler that forks 200 processes while it
+// compiles a kernel (a wrapper of the real one) is stopped by the compile
+// sandbox, and the compile is a CompileError naming the limit, not a hang.
+func TestCompileProcessLimit(t *testing.T) {
+	testenvCXX := newBackend(t, Options{}).cxx[0]
+	script := filepath.Join(t.TempDir(), "forking-cxx")
+	text := "#!/bin/sh\nfor a in \"$@\"; do\n  case \"$a\" in *.cpp)\n    if grep -q METALAB_TEST_FORKS \"$a\" 2>/dev/null; then " +
+		forkBomb + "; exit 0; fi;;\n  esac\ndone\nexec " + testenvCXX + " \"$@\"\n"
+	if err := os.WriteFile(script, []byte(text), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := newBackend(t, Options{CXX: script})
+	src, err := os.ReadFile(filepath.Join("testdata", "tu", "faults.cpp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tu := append([]byte(fmt.Sprintf("// METALAB_TEST_FORKS %d\n", time.Now().UnixNano())), src...)
+	start := time.Now()
+	_, err = b.CompileCPP(context.Background(), CPPSource{Name: "forks.cpp", CPP: tu, Kernel: "copy"})
+	f := wantFailure(t, err, backend.CompileError, "compile limit")
+	if !strings.HasPrefix(f.Msg, "forks.cpp: ") || time.Since(start) > 15*time.Second {
+		t.Errorf("after %v: %q, want the source's name and the limit, at once", time.Since(start), f.Msg)
+	}
+	noSleepersLeft(t)
+}

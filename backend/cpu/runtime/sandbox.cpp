@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -37,6 +38,7 @@
 #include "runner.h"
 
 #if defined(__linux__)
+#include <dirent.h>
 #include <fcntl.h>
 #include <link.h>
 #include <linux/audit.h>
@@ -48,6 +50,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #endif
 
 using namespace mtl_proto;
@@ -466,7 +469,18 @@ std::string filter_syscalls() {
 // every input file, and each -read PATH), write only the -write
 // directories, and make no TCP connection. Options: -read PATH, -write DIR,
 // -memory BYTES (RLIMIT_DATA), -cpu SECONDS (RLIMIT_CPU), -fsize BYTES
-// (RLIMIT_FSIZE). It never returns: it runs COMMAND or exits 126.
+// (RLIMIT_FSIZE), -procs N (processes at once). It never returns: it runs
+// COMMAND or exits 126.
+//
+// With -procs the launcher stays, as COMMAND's parent and the subreaper of
+// everything it starts (so a process that leaves its parent or its
+// process group is still counted), and counts COMMAND's descendants every
+// few milliseconds; past N it stops them all, says so on stderr in one
+// line starting "compile limit:" and exits kExitCompileProcs. When COMMAND
+// ends, what it left running is stopped and the launcher exits as COMMAND
+// did. RLIMIT_NPROC cannot do this: it counts every process of the user,
+// and binds no process of root. The driver's own children (cc1plus, as,
+// collect2, ld) are a handful at a time.
 
 #if defined(__linux__)
 namespace {
@@ -487,9 +501,118 @@ bool is_file(const std::string& p) {
 }  // namespace
 #endif
 
+#if defined(__linux__)
+namespace {
+
+// kExitCompileProcs is the launcher's exit status when it stopped a
+// command for running too many processes.
+constexpr int kExitCompileProcs = 125;
+
+// children appends the child processes of every thread of pid.
+void children(pid_t pid, std::vector<pid_t>* out) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task", int(pid));
+  DIR* d = opendir(path);
+  if (!d) return;
+  while (struct dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    char file[128];
+    snprintf(file, sizeof file, "/proc/%d/task/%s/children", int(pid), e->d_name);
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[4096];
+    std::string text;
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) text.append(buf, size_t(n));
+    close(fd);
+    const char* p = text.c_str();
+    while (*p) {
+      char* end = nullptr;
+      long c = std::strtol(p, &end, 10);
+      if (end == p) break;
+      if (c > 0) out->push_back(pid_t(c));
+      p = end;
+    }
+  }
+  closedir(d);
+}
+
+// descendants lists every process below this one.
+std::vector<pid_t> descendants() {
+  std::vector<pid_t> all;
+  children(getpid(), &all);
+  for (size_t i = 0; i < all.size() && all.size() < 100000; i++) children(all[i], &all);
+  return all;
+}
+
+// stop_all kills every descendant and reaps them, again until none is
+// left (a process that forks as it is killed leaves a child to the next
+// round: a killed process forks no more).
+void stop_all() {
+  for (int round = 0; round < 10000; round++) {
+    std::vector<pid_t> ds = descendants();
+    for (pid_t p : ds) kill(p, SIGKILL);
+    int st;
+    while (waitpid(-1, &st, WNOHANG) > 0) {
+    }
+    if (ds.empty() && waitpid(-1, &st, WNOHANG) < 0 && errno == ECHILD) return;
+    if (ds.empty()) usleep(1000);
+  }
+}
+
+// supervise forks: the child returns, to sandbox itself and run the
+// command; the launcher counts the command's processes (see above) and
+// never returns.
+void supervise(uint64_t procs) {
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
+    Line().str("compile sandbox: cannot become a subreaper: ").str(std::strerror(errno)).emit();
+    _exit(126);
+  }
+  pid_t parent = getpid();
+  pid_t child = fork();
+  if (child < 0) {
+    Line().str("compile sandbox: fork: ").str(std::strerror(errno)).emit();
+    _exit(126);
+  }
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != parent) _exit(126);
+    return;
+  }
+  int status = 0;
+  for (;;) {
+    int st;
+    bool done = false;
+    for (pid_t w; (w = waitpid(-1, &st, WNOHANG)) > 0;) {
+      if (w == child) status = st, done = true;
+    }
+    if (done) break;
+    std::vector<pid_t> ds = descendants();
+    if (ds.size() > procs) {
+      // Stopped first, reported after: the report's write cannot give a
+      // fork bomb time.
+      stop_all();
+      Line().str("compile limit: the compiler ran more than ").uint(procs).str(" processes at once (").uint(ds.size()).str(" seen); stopped").emit();
+      _exit(kExitCompileProcs);
+    }
+    usleep(2000);
+  }
+  stop_all();
+  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    signal(sig, SIG_DFL);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    kill(getpid(), sig);
+  }
+  _exit(126);
+}
+
+}  // namespace
+#endif
+
 int exec_sandboxed(int argc, char** argv, int first) {
   std::vector<std::string> reads, writes;
-  uint64_t memory = 0, cpu = 0, fsize = 0;
+  uint64_t memory = 0, cpu = 0, fsize = 0, procs = 0;
   int i = first;
   for (; i < argc; i++) {
     std::string a = argv[i];
@@ -507,6 +630,8 @@ int exec_sandboxed(int argc, char** argv, int first) {
       cpu = std::strtoull(v, nullptr, 10), i++;
     } else if (a == "-fsize") {
       fsize = std::strtoull(v, nullptr, 10), i++;
+    } else if (a == "-procs") {
+      procs = std::strtoull(v, nullptr, 10), i++;
     } else {
       Line().str("compile sandbox: unknown option ").str(a.c_str()).emit();
       _exit(126);
@@ -517,6 +642,9 @@ int exec_sandboxed(int argc, char** argv, int first) {
     _exit(126);
   }
   char** cmd = argv + i;
+#if defined(__linux__)
+  if (procs > 0) supervise(procs);
+#endif
   set_limit(RLIMIT_CORE, "core", 0);
   if (memory) set_limit(RLIMIT_DATA, "data", memory);
   if (cpu) set_limit(RLIMIT_CPU, "cpu", cpu);
