@@ -445,6 +445,14 @@ func (t *tr) reach() {
 	}
 	t.level[t.entry] = keepFull
 	queue = append(queue, t.entry)
+	// A free operator is used by its symbol, not its name (a == b, in
+	// code or in a static_assert at file scope): every one is kept.
+	for _, g := range t.f.Funcs {
+		if !isMember(g) && strings.HasPrefix(g.Name, "operator") && t.level[g] < keepFull {
+			t.level[g] = keepFull
+			queue = append(queue, g)
+		}
+	}
 	if t.inst != nil {
 		a, b := t.tokRange(t.inst.Pos, t.inst.End)
 		scan(a, b, keepFull, -1)
@@ -959,6 +967,40 @@ func (t *tr) context(s Scope, prev, next string) Context {
 	return Context{Scope: s, Const: prev == "const" || next == "const", Constexpr: prev == "constexpr" || next == "constexpr"}
 }
 
+// constructorQualifier reports whether the token rp, a ')', closes the
+// parameter list of a constructor (a member function named as its struct).
+func (t *tr) constructorQualifier(rp int) bool {
+	pos := t.toks[rp].Pos
+	for _, fn := range t.f.Funcs {
+		if fn.Rparen == pos && fn.Owner != "" && (fn.Name == fn.Owner || strings.HasSuffix(fn.Owner, "::"+fn.Name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// specifiersBefore reports whether const or constexpr is among the words
+// of the declaration before token i, read back over identifiers and ::
+// (static constexpr int constant n = 4: C++ refuses a second constexpr).
+func (t *tr) specifiersBefore(i int) (isConst, isConstexpr bool) {
+	for j := i - 1; j >= 0 && j > i-8; j-- {
+		tk := t.toks[j]
+		if tk.Kind == msl.Comment {
+			continue
+		}
+		if tk.Kind != msl.Ident && tk.Text != "::" {
+			break
+		}
+		switch tk.Text {
+		case "const":
+			isConst = true
+		case "constexpr":
+			isConstexpr = true
+		}
+	}
+	return isConst, isConstexpr
+}
+
 // rangeText is the translated text of tokens [a, b), words joined.
 func (t *tr) rangeText(a, b int) string {
 	var words []string
@@ -1044,8 +1086,18 @@ func (t *tr) rewriteTokens() {
 		case msl.Ident:
 			switch tk.Text {
 			case "device", "thread", "threadgroup", "constant":
+				if t.text(i-1) == ")" && t.constructorQualifier(i-1) {
+					// complex_t(U x) constant : ... (MLX): the object is
+					// made in constant memory; C++ has no cv-qualified
+					// constructor, and one constructor serves every space.
+					set(i, "")
+					continue
+				}
 				c := t.context(t.scope[i], t.text(i-1), t.text(i+1))
 				c.Scalar = t.scalar[i]
+				if !c.Const && !c.Constexpr {
+					c.Const, c.Constexpr = t.specifiersBefore(i)
+				}
 				set(i, t.tgt.Keyword(tk.Text, c))
 			case "kernel":
 				if i+1 < len(ts) && (ts[i+1].Kind == msl.Ident || ts[i+1].Kind == msl.Attribute) {

@@ -1,0 +1,37 @@
+package translate_test
+
+import (
+	"testing"
+
+	"metalab/backend"
+)
+
+// TestRealStyleCompiles translates kernels written as the public projects
+// write them and compiles the result: a constant-qualified constructor
+// (MLX's complex_t), a static constexpr member spelled with constant, a
+// free operator used only by a static_assert at file scope.
+func TestRealStyleCompiles(t *testing.T) {
+	tests := []struct{ name, src string }{
+		{"constant constructor", header + "struct complex_t {\n  float real, imag;\n  constexpr complex_t(float r, float i) : real(r), imag(i) {}\n" +
+			"  template <typename U> constexpr complex_t(U x) constant : real(x), imag(0) {}\n  template <typename U> constexpr complex_t(U x) device : real(x), imag(0) {}\n" +
+			"  float norm() constant { return real * real + imag * imag; }\n};\n" +
+			"constant complex_t unit = complex_t(1.0f, 0.0f);\n" +
+			"kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { complex_t c(2); o[i] = c.real + unit.norm(); }\n"},
+		{"static constexpr constant member", header + "struct P { static constexpr int constant n = 4; static constexpr constant short m = 2; };\n" +
+			"kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = P::n * P::m; }\n"},
+		{"operator for a static_assert", header + "struct C { float r, i; };\nconstexpr bool operator==(C a, C b) { return a.r == b.r && a.i == b.i; }\n" +
+			"static_assert(C{1, 0} == C{1, 0}, \"equal\");\n" +
+			"kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = 1; }\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := translateSrc(t, backend.Source{Name: "k.metal", Text: []byte(tt.src), Entry: "k", Dir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, err := syntaxCheck(t, u.Text); err != nil {
+				t.Errorf("g++: %v\n%s\n%s", err, out, u.Text)
+			}
+		})
+	}
+}
