@@ -251,7 +251,7 @@ func (p *parser) checkDomains(s *Spec) {
 					continue
 				}
 				if !d.contains(int64(v), vals) {
-					p.errs = append(p.errs, &Error{Pos: pos, Msg: fmt.Sprintf("case %s/%s: %s = %s contradicts its domain (line %d)", set.Name, c.Name, d.Var, d.why(int64(v), vals), d.Pos.Line)})
+					p.errs = append(p.errs, &Error{Pos: pos, Msg: fmt.Sprintf("case %s/%s: %s = %d contradicts its domain (line %d): %s", set.Name, c.Name, d.Var, v, d.Pos.Line, d.why(int64(v), vals))})
 				}
 				vals[d.Var] = int64(v)
 			}
@@ -593,7 +593,7 @@ func (s *Spec) CheckCase(c Case) error {
 			return fmt.Errorf("case %s/%s: %s: %v", c.Set, c.Name, d.Var, err)
 		}
 		if !d.contains(int64(n), vals) {
-			return &Error{Pos: d.Pos, Msg: fmt.Sprintf("case %s/%s: %s = %s contradicts its domain", c.Set, c.Name, d.Var, d.why(int64(n), vals))}
+			return &Error{Pos: d.Pos, Msg: fmt.Sprintf("case %s/%s: %s = %d contradicts its domain: %s", c.Set, c.Name, d.Var, n, d.why(int64(n), vals))}
 		}
 		vals[d.Var] = int64(n)
 	}
