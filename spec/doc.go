@@ -186,12 +186,20 @@
 //	threads:      [x, y, z] threads per threadgroup
 //	buffers:      names bound at their own index (default: every buffer
 //	              with an index); a name may appear once
-//	bind:         name: index, or name: [index, ...], binding a buffer at
-//	              other indices (and binding it even if buffers: does not
-//	              list it). A host may bind one buffer at several indices,
-//	              say a source also passed as the absent mask; each binding
-//	              is a copy on the cpu backend, so CheckKernels refuses one
-//	              a kernel writes through
+//	bind:         name: index, or name: [index, ...], binding a buffer in
+//	              this stage at these indices in place of its own index:
+//	              bind replaces, it does not add (a buffer given index: 0
+//	              and bind: {x: 1} is bound at 1 only; write bind: {x: [0,
+//	              1]} for both). This is how hosts bind: each dispatch sets
+//	              its arguments afresh (ggml passes its args at 0 and the
+//	              source at 1 in one kernel, the source at 0 in another), and
+//	              a buffer's own index kept beside the stage's could take
+//	              a slot the stage gives another buffer. A name only in
+//	              bind: is bound even if buffers: does not list it. A host
+//	              may bind one buffer at several indices, say a source also
+//	              passed as the absent mask; each binding is a copy on the
+//	              cpu backend, so CheckKernels refuses one a kernel writes
+//	              through
 //	includes:     more include directories for this stage, searched after
 //	              the spec's
 //	defines, constants: per-stage additions and overrides
