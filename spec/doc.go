@@ -44,6 +44,8 @@
 //	buffers:    list of buffers (below)
 //	stages:     list of stages (below), run in order in one instance
 //	sets:       named case sets, name: {vars?, defines?, constants?, gen?, cases}
+//	domains:    the values case variables may take, VAR: {min, max,
+//	            multiple_of, values, le, ge} (see Domains)
 //	defaults:   {cases: [set, ...]}: the sets to run when none is named;
 //	            without it, "quick" when the spec has that set, else every
 //	            set (see Spec.DefaultSets). Keep production shapes that take
@@ -257,6 +259,42 @@
 // keeps q's kind and range). Set names are free; the qsa specs use quick
 // (seconds on the cpu backend), full (production shapes), edge and cancel
 // (edge-mode inputs) and fallback (a function constant flipped).
+//
+// # Domains
+//
+// A case variable may declare the integers it can take, so that cases
+// nobody listed (held-out cases) can be drawn from them:
+//
+//	domains:
+//	  T: {min: 1, max: 4096}                  # any integer in [1, 4096]
+//	  D: {min: 32, max: 256, multiple_of: 32}  # 32, 64, ..., 256
+//	  H: {values: [1, 2, 4, 8]}                # one of a list
+//	  K: {min: 1, max: 64, le: T}              # and at most T
+//
+// min and max are inclusive (both are needed unless values is given, and
+// then they default to the list's ends); multiple_of keeps the multiples
+// of a positive integer; values keeps the listed integers; le and ge bound
+// the variable by another domain variable declared before it. Buffers'
+// counts, shapes and geometry follow from the variables as for any case.
+// Parse refuses, at the domain's line, a domain with no valid value (an
+// empty range, no multiple in it, no listed value left), a range wider
+// than MaxDomainSpan, a relation to a variable with no earlier domain, and
+// a let; and, at the value in the case (or at the domain when a set's or
+// the spec's vars give it), a listed case whose variable the domain
+// contradicts:
+//
+//	k.yaml:25:13: case quick/N=128: N = 128 contradicts its domain (line 9): 128 is outside [1, 100]
+//
+// Spec.Draw draws held-out cases with a seed: each takes a listed case's
+// set and variables and draws every domain variable in order, log-uniform
+// over its range (uniform one time in four) and within its relations,
+// avoiding the listed cases' values; each has an input seed of its own
+// (Case.Seed). Spec.Shrink gives the cases one step smaller within the
+// domains, for shrinking a failing case; Case.Token and ParseToken write
+// and read a case as one shell word, set/name@seed/VAR=value,..., so that
+// it can be replayed exactly (metalab check --replay). A drawn case that
+// does not instantiate (a count past MaxBufferSize) is the caller's to
+// skip and count.
 //
 // # Errors
 //
