@@ -87,7 +87,27 @@ func runnerProcesses(t *testing.T, exe string) []string {
 // judged racy; and no host effect is left: no file outside, no process,
 // no directory in TMPDIR.
 func TestHostileKernels(t *testing.T) {
+	hostileKernels(t, newBackend(t, Options{}), true)
+}
+
+// TestHostileKernelsWithoutSeal runs the same kernels on the runner's
+// fallback where the kernel lacks mseal (its -no-seal): nothing is sealed
+// and only the PROT_EXEC rule guards the code. Each is still stopped or
+// caught: what sealing refused (a mapping over the code, the code
+// unmapped) leaves code that cannot run, and the kernel that tried dies
+// of it, in its own runner.
+func TestHostileKernelsWithoutSeal(t *testing.T) {
 	b := newBackend(t, Options{})
+	// The runner started with -no-seal after its other arguments (the
+	// compiles then run outside the compile sandbox: a wrapped runner
+	// does not launch them).
+	b.runnerWrap = []string{"/bin/sh", "-c", `exec "$0" "$@" -no-seal`}
+	hostileKernels(t, b, false)
+}
+
+// hostileKernels runs the hostile kernels on b; sealed says the runner
+// seals the loaded objects.
+func hostileKernels(t *testing.T, b *Backend, sealed bool) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // where runners make their working directories
 	hello, err := b.Runner(context.Background())
@@ -96,6 +116,22 @@ func TestHostileKernels(t *testing.T) {
 	}
 	if strings.Contains(hello, "seccomp=(") || strings.Contains(hello, "seccomp=unsupported") {
 		t.Skipf("this machine's kernel does not let the runner install its system-call filter: %s", hello)
+	}
+	if p := compileHostileBuild(t, b, "race", false).(*program); true {
+		b.runMu.Lock()
+		reply, err := p.proc.Call(context.Background(), runner.MsgHello, nil, loadTimeout)
+		b.runMu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		loaded := string(reply[4:])
+		if !strings.Contains(loaded, "run-filter=on") {
+			t.Skipf("no run filter on this machine: %s", loaded)
+		}
+		if got := strings.Contains(loaded, " sealed="); got != sealed {
+			t.Fatalf("the loaded runner's hello %q: sealed %v, want %v", loaded, got, sealed)
+		}
+		p.Close()
 	}
 	secret := filepath.Join(b.root, "so", "metalab-hostile-secret.cpp")
 	if err := os.MkdirAll(filepath.Dir(secret), 0o755); err != nil {
@@ -150,6 +186,23 @@ func TestHostileKernels(t *testing.T) {
 				switch tt.kernel {
 				case "patch_hooks_rw", "patch_got", "blind_checker", "forged_write", "code_write", "other_objects", "write_log":
 					tt.want = outcome{kind: backend.BadAccess, msg: "a write outside every buffer, threadgroup array and the thread's own stack"}
+				}
+			}
+			if !sealed {
+				// Without the seal the protection change, the mapping over
+				// the code and its unmapping succeed. The code they touch
+				// can then never run (no page may become executable): in
+				// the checking build the kernel's next hook call faults,
+				// a bad access; the plain build calls no hook and
+				// finishes, having damaged only its own runner, and the
+				// variant is still judged by its checking build.
+				switch {
+				case check && (tt.kernel == "patch_hooks_rw" || tt.kernel == "remap_hooks" || tt.kernel == "unmap_code"):
+					tt.want = outcome{kind: backend.BadAccess, msg: "SIGSEGV"}
+				case !check && (tt.kernel == "patch_hooks_rw" || tt.kernel == "patch_got"):
+					tt.want = outcome{}
+				case !check && (tt.kernel == "remap_hooks" || tt.kernel == "unmap_code"):
+					tt.want = outcome{out: []uint32{0, 0}}
 				}
 			}
 			name := tt.kernel + "/plain"

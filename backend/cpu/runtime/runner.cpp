@@ -306,6 +306,13 @@ void do_dispatch(Reader& r) {
 
 }  // namespace
 
+namespace runner {
+// act_without_seal (sandbox.cpp) makes the runner seal nothing after the
+// load, as where the kernel lacks mseal: -no-seal, for the tests of that
+// fallback, never given by metalab itself.
+void act_without_seal();
+}  // namespace runner
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "-compile-sandbox") == 0) exec_sandboxed(argc, argv, 2);
   int workers = int(std::thread::hardware_concurrency());
@@ -324,6 +331,8 @@ int main(int argc, char** argv) {
       sb.cpu_seconds = std::strtoull(v, nullptr, 10), i++;
     } else if (a == "-no-sandbox") {
       sandbox = false;
+    } else if (a == "-no-seal") {
+      act_without_seal();
     }
   }
   if (workers <= 0) workers = 1;

@@ -23,7 +23,8 @@
 // and writes only to the protocol's and the reports' descriptors (a kernel's
 // own writes to stdout or stderr fail with EBADF and leave no text in the
 // log). Where mseal is missing only the PROT_EXEC rule guards the code; the
-// hello says which. Elsewhere only the resource limits apply.
+// hello says which (seal=unavailable), and the runner's -no-seal makes it
+// act so where mseal is there, for the tests of that fallback. Elsewhere only the resource limits apply.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -335,7 +336,12 @@ std::vector<Range> sealable() {
   return out;
 }
 
+// g_no_seal makes seal_objects act as where the kernel lacks mseal (the
+// runner's -no-seal, for the tests of that fallback).
+bool g_no_seal = false;
+
 std::string seal_objects() {
+  if (g_no_seal) return " seal=unavailable(-no-seal)";
   int sealed = 0, failed = 0;
   std::string why;
   for (const Range& r : sealable()) {
@@ -409,6 +415,12 @@ std::string confine_to_object(const std::string& path) {
 #else
   (void)path;
   return "";
+#endif
+}
+
+void act_without_seal() {
+#if defined(__linux__)
+  g_no_seal = true;
 #endif
 }
 
