@@ -189,6 +189,9 @@ func TestVetAllows(t *testing.T) {
 		{"line splice between tokens (ggml)", "kernel void k(device float* o [[buffer(0)]], uint il [[thread_position_in_grid]]) {\n  uint m = (il/4)>1 ? ((il/4)>2 ? 192 : 48) : \\\n                                  ((il/4)>0 ? 12 : 3);\n  o[il] = m + \\\r\n 1;\n}\n", nil},
 		{"metal internals (MLX, candle)", "template <typename T> struct __is_valid_simdgroup_type { static constexpr constant bool value = true; };\ninline float __metal_fabs(float x, bool) { return abs(x); }\n#define F(ctype) inline ctype myabs(ctype x) { return static_cast<ctype>(__metal_fabs(x, false)); }\nF(float)\n" +
 			"template <typename T> constexpr constant bool is_simd_t = __is_valid_simdgroup_type<T>::value;\nkernel void k(device float* o [[buffer(0)]]) { o[0] = myabs(-1.0f) + is_simd_t<float>; }\n", nil},
+		{"value parameter named like a pointer elsewhere (candle)", "template <typename T> inline T gelu(T x) { return static_cast<T>(x * 2); }\n" +
+			"struct ugelu { template <typename T> T operator()(T x) { return static_cast<T>(gelu(x)); } };\n" +
+			"kernel void k(device float *x [[buffer(0)]], uint i [[thread_position_in_grid]]) { ugelu op; x[i] = op(x[i]); }\n", nil},
 		{"asm inside names", "kernel void k(device float* plasma [[buffer(0)]]) {\n  float asm_x = 1, basm = 2, asm_ = 3;\n  plasma[0] = asm_x + basm + asm_;\n}\n", nil},
 		{"attribute in comment and string", "// __attribute__((constructor)) asm(\"x\") system(\"id\")\n/* __builtin_trap(); extern \"C\" */\nconstant char msg[] = \"__attribute__((constructor)) asm system()\";\nkernel void k() {}\n", nil},
 		{"metal attributes", "struct P { float4 pos [[position]]; float c [[user(locn0)]]; };\n" +

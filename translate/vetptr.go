@@ -1771,7 +1771,7 @@ func (v *vetter) deducedPointerRule(ts []vtok, p *ptrFacts) {
 					continue
 				}
 				a := args[i]
-				named := a[1] == a[0]+1 && ts[a[0]].Kind == msl.Ident && p.ptrDecl[ts[a[0]].Text]
+				named := a[1] == a[0]+1 && ts[a[0]].Kind == msl.Ident && p.ptrDecl[ts[a[0]].Text] && !p.otherDecl[ts[a[0]].Text]
 				if named || p.kind(ts, a[0], a[1]) == kPtr {
 					v.report(ts[a[0]], "argument %d of %s deduces its template parameter %s as a pointer type, and %s casts to %s: an integer would become a pointer, which Metal does not allow", i+1, t.Text, fg.tparam, t.Text, fg.tparam)
 				}
