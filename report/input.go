@@ -85,7 +85,10 @@ type Variant struct {
 	// "fail-after-timing", or "" when never timed.
 	Verification string `json:"verification"`
 	Confirmation string `json:"confirmation"`
-	AfterTiming  string `json:"after_timing,omitempty"`
+	// HeldOut is how many held-out cases (drawn from the spec's domains,
+	// not listed in it) the variant's verification ran.
+	HeldOut     int    `json:"held_out,omitempty"`
+	AfterTiming string `json:"after_timing,omitempty"`
 	// Stopped says where the variant stopped: "build", "verification",
 	// "confirmation", "after timing", or "" when it went on to be timed.
 	Stopped string `json:"stopped,omitempty"`

@@ -134,16 +134,16 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 	if len(in.Variants) == 0 {
 		w("No variant was built.\n\n")
 	} else {
-		w("| variant | sites | compile | verification | confirmation | after timing | verdict of the checks | stopped at | threadgroup bytes | note |\n")
-		w("|---|---|---|---|---|---|---|---|---|---|\n")
+		w("| variant | sites | compile | verification | confirmation | after timing | held-out cases | verdict of the checks | stopped at | threadgroup bytes | note |\n")
+		w("|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, v := range in.Variants {
-			w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", code(v.Name), cell(strings.Join(v.Refs, ", ")), cell(dash(v.Compile)),
-				cell(dash(v.Verification)), cell(dash(v.Confirmation)), cell(dash(v.AfterTiming)), cell(dash(v.Check)), cell(dash(v.Stopped)),
+			w("| %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", code(v.Name), cell(strings.Join(v.Refs, ", ")), cell(dash(v.Compile)),
+				cell(dash(v.Verification)), cell(dash(v.Confirmation)), cell(dash(v.AfterTiming)), v.HeldOut, cell(dash(v.Check)), cell(dash(v.Stopped)),
 				tgBytes(in.BaselineTGBytes, v.TGBytes), cell(v.CheckMessage))
 		}
 		w("\nverification: bitwise parity, races, uninitialised reads and bounds in the checking mode on the verification backend; " +
 			"confirmation: bitwise parity of the timed build on the timing backend at every timed case; " +
-			"after timing: the outputs of each measurement's last timed sample against the baseline's. A variant is timed only when both parts pass.\n\n")
+			"after timing: the outputs of each measurement's last timed sample against the baseline's; held-out cases: the cases drawn from the spec's domains that the verification also ran. A variant is timed only when both parts pass.\n\n")
 		if len(in.BaselineFindings) > 0 {
 			w("Baseline findings (the baseline's own; they do not stop a variant that keeps them):\n\n")
 			for _, f := range in.BaselineFindings {

@@ -397,6 +397,16 @@ func partsOf(v *report.Variant, p *Plan, variant string, checks map[[2]string]st
 		v.Verification = "not verified"
 	} else {
 		v.Verification = pass
+		if failed, msg := heldOutOf(v, p, variant, checks); failed != "" {
+			defer func() {
+				// A held-out case failed: the verdict rests on it, after
+				// any listed case that failed first.
+				if v.Stopped != check.PartVerification {
+					v.Verification, v.Stopped, v.Check, v.CheckMessage = failed, check.PartVerification, failed, msg
+					v.Confirmation, v.AfterTiming = "", ""
+				}
+			}()
+		}
 		for _, c := range p.Checked {
 			ck, ok := checks[[2]string{variant, c}]
 			if !ok {
@@ -445,6 +455,38 @@ func partsOf(v *report.Variant, p *Plan, variant string, checks map[[2]string]st
 			return
 		}
 	}
+}
+
+// heldOutOf counts the held-out cases of variant in the store's checks
+// (cases check drew from the spec's domains, not the plan's) into
+// v.HeldOut, and returns the status and message of the one that failed,
+// the smallest (shrunk) first, or "".
+func heldOutOf(v *report.Variant, p *Plan, variant string, checks map[[2]string]store.Check) (string, string) {
+	var failing []string
+	for k, ck := range checks {
+		if k[0] != variant || slices.Contains(p.Checked, k[1]) {
+			continue
+		}
+		if _, name, _ := strings.Cut(k[1], "/"); !strings.HasPrefix(name, "heldout") {
+			continue
+		}
+		v.HeldOut++
+		if ck.Status != string(check.Pass) {
+			failing = append(failing, k[1])
+		}
+	}
+	if len(failing) == 0 {
+		return "", ""
+	}
+	sort.Slice(failing, func(i, j int) bool {
+		si, sj := strings.Contains(failing[i], "-shrunk"), strings.Contains(failing[j], "-shrunk")
+		if si != sj {
+			return si
+		}
+		return failing[i] < failing[j]
+	})
+	ck := checks[[2]string{variant, failing[0]}]
+	return ck.Status, "held-out case " + failing[0] + ": " + ck.Message
 }
 
 // reportCases are the cases a variant's report lists: the timed ones,

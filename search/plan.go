@@ -107,6 +107,10 @@ type Verification struct {
 	// Sets are the verification's case sets (the spec's default sets
 	// unless --verify-cases names others).
 	Sets []string `json:"sets,omitempty"`
+	// HeldOut is how many held-out cases, drawn from the spec's domains,
+	// each variant's verification adds to Sets' cases (see check's
+	// Options.HeldOut); 0 draws none.
+	HeldOut int `json:"held_out,omitempty"`
 }
 
 // A Source is one source file of the spec and its sha256.
@@ -451,7 +455,14 @@ type PlanOptions struct {
 	NoVerify      bool
 	VerifyBackend string
 	VerifySets    []string
+	// HeldOut is the held-out cases per variant's verification: 0 means
+	// DefaultHeldOut when the spec declares domains, below 0 none.
+	HeldOut int
 }
+
+// DefaultHeldOut is the held-out cases each variant's verification draws
+// when the spec declares domains and PlanOptions.HeldOut is 0.
+const DefaultHeldOut = 4
 
 // DefaultExplore and DefaultConfirm are the phases' defaults: exploration
 // takes a few pairs at one case to rank variants, confirmation enough
@@ -520,6 +531,12 @@ func NewPlan(s *spec.Spec, specBytes []byte, f *msl.File, readFile func(string) 
 	} else {
 		p.Verify.Backend = o.VerifyBackend
 		p.Verify.Sets = o.VerifySets
+		switch {
+		case o.HeldOut > 0 && s.HasDomains():
+			p.Verify.HeldOut = o.HeldOut
+		case o.HeldOut == 0 && s.HasDomains():
+			p.Verify.HeldOut = DefaultHeldOut
+		}
 		if len(p.Verify.Sets) == 0 {
 			p.Verify.Sets = s.DefaultSets()
 		}

@@ -307,7 +307,11 @@ func verificationText(p *Plan, v, t backend.Info) string {
 	if p.Verify.Off {
 		return "not verified (--no-verify): " + confirmed + " only; races, uninitialised reads and bounds were not checked"
 	}
-	return fmt.Sprintf("verified on %s (%s) in the checking mode at %s; %s", v.Name, v.Device, pluralize(len(p.Checked), "case")+" of "+strings.Join(p.Verify.Sets, ", "), confirmed)
+	heldOut := ""
+	if p.Verify.HeldOut > 0 {
+		heldOut = fmt.Sprintf(" and %s drawn for each variant from the spec's domains", pluralize(p.Verify.HeldOut, "held-out case"))
+	}
+	return fmt.Sprintf("verified on %s (%s) in the checking mode at %s%s; %s", v.Name, v.Device, pluralize(len(p.Checked), "case")+" of "+strings.Join(p.Verify.Sets, ", "), heldOut, confirmed)
 }
 
 func (w *sweep) run(ctx context.Context) error {
@@ -401,7 +405,7 @@ func (w *sweep) control(ctx context.Context) error {
 	}
 	ss, err := check.NewSession(ctx, check.Options{
 		Spec: w.opts.Spec, Backend: w.opts.Backend, Sets: w.plan.Sets, TGLimit: w.plan.TGLimit,
-		Verify: verify, VerifySets: w.plan.Verify.Sets, NoVerify: w.plan.Verify.Off,
+		Verify: verify, VerifySets: w.plan.Verify.Sets, NoVerify: w.plan.Verify.Off, HeldOut: w.plan.Verify.HeldOut,
 		Strict: w.plan.Strict, Race: w.plan.Race, ReadFile: w.opts.ReadFile,
 		Progress: func(msg string) {
 			// The checker names its control run itself ("control: case 1/5").

@@ -62,15 +62,19 @@ type SweepOptions struct {
 	VerifyBackend    string
 	VerifyBackendSet bool
 	VerifySets       []string
-	Race             bool
-	Strict           bool
-	Rule             measure.Rule
-	Path             string
-	Repo             string
-	Out              string
-	Resume           bool
-	Shard            search.Shard
-	JSON             bool
+	// HeldOut is --held-out: held-out cases per variant's verification;
+	// -1 (the default) means search.DefaultHeldOut when the spec declares
+	// domains, 0 none.
+	HeldOut int
+	Race    bool
+	Strict  bool
+	Rule    measure.Rule
+	Path    string
+	Repo    string
+	Out     string
+	Resume  bool
+	Shard   search.Shard
+	JSON    bool
 }
 
 // NewCmdSweep returns the sweep command; runF, if non-nil, replaces the
@@ -189,6 +193,7 @@ verification backend (no C++ compiler for cpu), before any work.`,
 	fl.BoolVar(&opts.NoVerify, "no-verify", false, "do not verify variants in the checking mode: confirm them on the timing backend only (every result says \"not verified\")")
 	fl.StringVar(&opts.VerifyBackend, "verify-backend", "cpu", "the `BACKEND` whose checking mode verifies variants when the timing backend has none (cuda, metal)")
 	fl.StringSliceVar(&opts.VerifySets, "verify-cases", nil, "case `SET`s variants are verified at (default: the spec's defaults)")
+	fl.IntVar(&opts.HeldOut, "held-out", -1, "held-out `N` cases drawn from the spec's domains in each variant's verification (default 4 when the spec declares domains; 0 turns them off)")
 	fl.BoolVar(&opts.Race, "race", false, "also check under several thread orders")
 	fl.BoolVar(&opts.Strict, "strict", false, "fail on warnings too (lanes relying on lockstep)")
 	fl.StringVar(&ruleFile, "rule", "", "the decision rule as a JSON `FILE` (measure.Rule; default: bitwise, 3% gain at the target, no regression beyond 1%, two confirmations)")
@@ -429,7 +434,7 @@ func load(ctx context.Context, o *SweepOptions) (*search.Options, error) {
 			o.Path = search.DefaultPath(s.Source, o.Repo)
 		}
 		plan, err = search.NewPlan(s, specBytes, f, o.ReadFile, search.PlanOptions{
-			NoVerify: o.NoVerify, VerifyBackend: verifyBackend, VerifySets: o.VerifySets,
+			NoVerify: o.NoVerify, VerifyBackend: verifyBackend, VerifySets: o.VerifySets, HeldOut: heldOutOption(o.HeldOut),
 			Functions: o.Functions, Backend: o.Backend, Sets: o.Cases, CheckSets: o.CheckSets,
 			Macros: search.Macros{Defines: o.Macros.Defines, Undefs: o.Macros.Undefs, IncludeDirs: o.Macros.IncludeDirs},
 			Target: o.Target, ExploreCase: o.Explore, Path: o.Path, Explore: o.Phases.Explore, Confirm: o.Phases.Confirm,
@@ -568,4 +573,16 @@ func summary(o *SweepOptions, r *search.Result, took time.Duration) {
 	}
 	fmt.Fprintf(w, "report: %s (and report.json, plots/)\n", r.Report)
 	fmt.Fprintf(w, "results: %s (metalab results %s)\n", r.Store, r.Dir)
+}
+
+// heldOutOption maps --held-out (-1 default, 0 off) to
+// search.PlanOptions.HeldOut (0 default, below 0 off).
+func heldOutOption(n int) int {
+	switch {
+	case n < 0:
+		return 0
+	case n == 0:
+		return -1
+	}
+	return n
 }
