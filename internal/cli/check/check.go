@@ -110,6 +110,17 @@ within one simd group with no simd-group synchronisation is a warning
 case also runs under several thread and simd-group orders and any
 difference in the bytes fails.
 
+When the spec declares domains (the values its variables may take), each
+variant is also judged on --held-out cases (default 4; 0 turns them off
+and the report says so) drawn from them with a seed made of the baseline,
+the variant, the spec and a nonce of this run (--seed draws the same
+again), so a variant cannot be fitted to the listed cases. A failing
+held-out case is shrunk to the smallest failing case within the domains
+and the report prints the command that replays it (--replay TOKEN, or a
+file of tokens, or a check --json report). --fresh-seeds gives the listed
+cases input seeds drawn for the run. Each variant also runs its first case
+twice and fails fail-nondeterministic when the bytes differ.
+
 check reads the spec, its sources and the variants and writes nothing but
 its report (and the backend's compile cache). --source names the file the
 variants replace when the spec runs several; a snapshot of it with the
@@ -123,7 +134,8 @@ failed check, a bad spec (file:line:col) or a missing file; 2 for usage
 errors; 3 when this machine cannot check (no compiler, a full disk, an
 unwritable cache, a verification backend that cannot run here).`,
 		Example: "  metalab check kernels/qsa_prompt.yaml --variant /tmp/v1.metal --cases quick\n" +
-			"  metalab check kernels/qsa_prep.yaml --race --json",
+			"  metalab check kernels/qsa_prep.yaml --race --json\n" +
+			"  metalab check kernels/examples/heldout/wrapsum.yaml --variant kernels/examples/heldout/variants/mult32.metal --held-out 8",
 		Args: cmdutil.ExactArgs(1, "<spec.yaml>"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Spec = args[0]
