@@ -281,7 +281,9 @@
 // than MaxDomainSpan, a relation to a variable with no earlier domain, and
 // a let; and, at the value in the case (or at the domain when a set's or
 // the spec's vars give it), a listed case whose variable the domain
-// contradicts:
+// contradicts, and, at the first domain, domains whose largest case (each
+// set's first case with every domain variable at its largest valid value)
+// has a buffer over MaxBufferSize or threads or a grid past their limits:
 //
 //	k.yaml:25:13: case quick/N=128: N = 128 contradicts its domain (line 9): 128 is outside [1, 100]
 //

@@ -599,3 +599,75 @@ func (s *Spec) CheckCase(c Case) error {
 	}
 	return nil
 }
+
+// largest returns c with every domain variable at its largest valid
+// value (relations kept, in order).
+func (s *Spec) largest(c Case) Case {
+	vals := map[string]int64{}
+	var vars []Var
+	for _, d := range s.Domains {
+		lo, hi := d.bounds(vals)
+		vs := d.valid(lo, hi, 0)
+		var v int64
+		switch {
+		case d.Values != nil && len(vs) > 0:
+			v = vs[len(vs)-1]
+		case d.Values == nil && floorMultiple(hi, d.MultipleOf) >= lo:
+			v = floorMultiple(hi, d.MultipleOf)
+		default:
+			return c // no valid value left: nothing to check
+		}
+		vals[d.Var] = v
+		vars = append(vars, Var{Name: d.Var, Value: int(v)})
+	}
+	c.Vars = withVars(c.Vars, vars)
+	c.Name = "largest:" + defaultCaseName(vars)
+	return c
+}
+
+// checkDomainLimits refuses domains whose largest case, made from the
+// first case of each set, is past a limit: a buffer over MaxBufferSize,
+// threads over MaxThreadgroupThreads, a grid too large. Nothing is
+// allocated. The error is at the first domain and quotes the limit's own.
+func (p *parser) checkDomainLimits(s *Spec) {
+	if len(s.Domains) == 0 {
+		return
+	}
+	for _, set := range s.Sets {
+		if len(set.Cases) == 0 {
+			continue
+		}
+		c := s.largest(set.Cases[0])
+		vars, err := s.bind(set, c)
+		if err != nil {
+			p.errs = append(p.errs, &Error{Pos: s.Domains[0].Pos, Msg: fmt.Sprintf("domains: the largest case of set %s (%s): %v", set.Name, c.Name, err)})
+			return
+		}
+		fail := func(err error) {
+			p.errs = append(p.errs, &Error{Pos: s.Domains[0].Pos, Msg: fmt.Sprintf("domains: the largest case of set %s (%s) is past a limit: %v", set.Name, strings.TrimPrefix(c.Name, "largest:"), err)})
+		}
+		for _, b := range s.Buffers {
+			if b.count == nil || b.Type == nil {
+				continue
+			}
+			n, err := b.count.Int(vars)
+			if err == nil && n > MaxBufferSize/b.Type.Size {
+				err = &Error{Pos: b.count.Pos, Msg: fmt.Sprintf("buffer %q: count %d of %d-byte %s is over the %d-byte buffer limit", b.Name, n, b.Type.Size, b.Type.Name, MaxBufferSize)}
+			}
+			if err != nil {
+				fail(err)
+				return
+			}
+		}
+		for _, st := range s.Stages {
+			if _, err := dim3(st.threads, "threads", vars); err != nil {
+				fail(err)
+				return
+			}
+			if _, err := dim3(st.threadgroups, "threadgroups", vars); err != nil {
+				fail(err)
+				return
+			}
+		}
+	}
+}

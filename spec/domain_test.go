@@ -38,6 +38,8 @@ func TestDomainErrors(t *testing.T) {
 		{"unknown relation", "le: N}", "le: K}", "k.yaml:5:28: domain \"M\": le \"K\": not a domain declared before this one"},
 		{"unknown key", "N: {min: 1, max: 100}", "N: {min: 1, max: 100, step: 2}", "k.yaml:4:25: domain \"N\": unknown field \"step\""},
 		{"no bounds", "N: {min: 1, max: 100}", "N: {min: 1}", "k.yaml:4:6: domain \"N\": want min and max, or values"},
+		{"threads past the limit", "N: {min: 1, max: 100}", "N: {min: 1, max: 2048}", "k.yaml:4:3: domains: the largest case of set s (N=2048,M=64) is past a limit: k.yaml:10:45: threads 2048: 2048 threads per threadgroup, over Metal's 1024"},
+		{"buffer past the limit", "N: {min: 1, max: 100}", "N: {min: 1, max: 1099511627776}", "is over the 4294967296-byte buffer limit"},
 		{"not an integer", "N: {min: 1, max: 100}", "N: {min: one, max: 100}", "k.yaml:4:12: domain \"N\" min: want an integer, got \"one\""},
 	}
 	for _, tt := range tests {

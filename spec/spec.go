@@ -478,6 +478,9 @@ func (p *parser) spec(root *yaml.Node) *Spec {
 	if len(p.errs) == 0 {
 		p.checkDomains(s)
 	}
+	if len(p.errs) == 0 {
+		p.checkDomainLimits(s)
+	}
 	return s
 }
 
