@@ -546,7 +546,11 @@ func (s *Session) Baseline() []byte { return s.c.sources[s.c.opts.Spec.Source] }
 // Check judges one variant. Only a cancelled context and environment
 // faults are errors; everything the variant does wrong is its Result.
 func (s *Session) Check(ctx context.Context, v Variant) (*Result, error) {
-	return s.c.variant(ctx, v, s.control.Status == Pass)
+	r, err := s.c.variant(ctx, v, s.control.Status == Pass)
+	if err == nil && r != nil {
+		s.c.replayListed(r)
+	}
+	return r, err
 }
 
 // Programs returns the plain (not checking-mode) programs of case in's

@@ -61,3 +61,31 @@ func TestVariantDeterminism(t *testing.T) {
 		t.Errorf("steady: %s %s", st.Status, st.Msg)
 	}
 }
+
+// TestFreshSeeds: --fresh-seeds gives the listed cases input seeds of the
+// run: the same with the same Seed, others with a nonce.
+func TestFreshSeeds(t *testing.T) {
+	s := setup(t, testSpec, copyKernel)
+	seeds := func(o Options) []uint64 {
+		ss, err := NewSession(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ss.Close()
+		var out []uint64
+		for _, in := range ss.Instances() {
+			out = append(out, in.Case.Seed)
+		}
+		return out
+	}
+	plain := seeds(Options{Spec: s, Backend: fake.New()})
+	a := seeds(Options{Spec: s, Backend: fake.New(), FreshSeeds: true, Seed: 9, SeedSet: true})
+	b := seeds(Options{Spec: s, Backend: fake.New(), FreshSeeds: true, Seed: 9, SeedSet: true})
+	n := seeds(Options{Spec: s, Backend: fake.New(), FreshSeeds: true})
+	if plain[0] != 0 {
+		t.Errorf("without fresh seeds a listed case has seed %x", plain[0])
+	}
+	if a[0] == 0 || a[0] != b[0] || a[0] == n[0] {
+		t.Errorf("fresh seeds: %x, %x with seed 9, %x with a nonce", a[0], b[0], n[0])
+	}
+}

@@ -256,3 +256,23 @@ outer:
 func replayText(spec, variant, token string) string {
 	return fmt.Sprintf("metalab check %s --variant %s --replay '%s'", spec, variant, token)
 }
+
+// replayListed gives a result that failed on a listed case with a fresh
+// seed the command that replays that case: its bytes came from a seed no
+// file holds.
+func (c *checker) replayListed(r *Result) {
+	if r.Replay != "" || r.Status == Pass || r.Status == NotJudged || !c.opts.FreshSeeds {
+		return
+	}
+	for _, cr := range r.Cases {
+		if cr.Status == Pass {
+			continue
+		}
+		for _, in := range c.union() {
+			if caseName(in) == cr.Case && in.Case.Seed != 0 {
+				r.Replay = replayText(c.opts.Spec.Path, r.Path, in.Case.Token())
+				return
+			}
+		}
+	}
+}
