@@ -198,6 +198,7 @@ func (t *tr) run() (*Unit, error) {
 	t.globals()
 	t.layout()
 	t.functions()
+	t.tensorOps()
 	t.rewriteTokens()
 	t.dedupe()
 	if err := t.parseErrors(perr); err != nil {

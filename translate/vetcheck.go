@@ -609,7 +609,7 @@ func (v *vetter) namespaceTarget(ts []vtok, k int, what string) {
 		k++
 	}
 	n := ts[k].Text
-	if n == "metal" || v.declared[n]&nNamespace != 0 {
+	if n == "metal" || v.declared[n]&nNamespace != 0 || tensorNamespace(n) {
 		return
 	}
 	v.report(ts[k], "%s %s: only metal and the source's own namespaces may be named", what, n)

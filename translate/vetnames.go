@@ -152,7 +152,7 @@ var hostFunctions = setOf(`system popen pclose fopen freopen fdopen fclose fread
 // Metal's own headers, which the prelude provides: <metal_stdlib>,
 // <metal_*> and <simd/simd.h>.
 func metalHeader(name string) bool {
-	if name == "simd/simd.h" || name == "metal_stdlib" {
+	if name == "simd/simd.h" || name == "metal_stdlib" || tensorHeader(name) {
 		return true
 	}
 	rest, ok := strings.CutPrefix(name, "metal_")
