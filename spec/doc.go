@@ -270,11 +270,15 @@
 //	  D: {min: 32, max: 256, multiple_of: 32}  # 32, 64, ..., 256
 //	  H: {values: [1, 2, 4, 8]}                # one of a list
 //	  K: {min: 1, max: 64, le: T}              # and at most T
+//	  P: {min: 0, max: 32768, draw_max: 4096}  # drawn up to 4096 only
 //
 // min and max are inclusive (both are needed unless values is given, and
 // then they default to the list's ends); multiple_of keeps the multiples
 // of a positive integer; values keeps the listed integers; le and ge bound
-// the variable by another domain variable declared before it. Buffers'
+// the variable by another domain variable declared before it; draw_max
+// bounds the values drawn for held-out cases (default max), so that a
+// domain can hold a listed production shape while drawn cases stay quick
+// to run. Buffers'
 // counts, shapes and geometry follow from the variables as for any case.
 // Parse refuses, at the domain's line, a domain with no valid value (an
 // empty range, no multiple in it, no listed value left), a range wider

@@ -26,6 +26,10 @@ type Domain struct {
 	MultipleOf int64   // 1 when not given
 	Values     []int64 // nil: every integer of [Min, Max]
 	Le, Ge     string  // another domain variable bounding this one, or ""
+	// DrawMax bounds the values drawn for held-out cases (draw_max:, at
+	// most Max; Max when not given): listed cases may go to Max, say a
+	// production shape, while drawn ones stay quick to run.
+	DrawMax int64
 }
 
 // MaxDomainSpan bounds a domain's range: values are drawn from it, and a
@@ -37,7 +41,7 @@ func (p *parser) domains(s *Spec, n *yaml.Node) {
 		name := kv[0].Value
 		what := fmt.Sprintf("domain %q", name)
 		d := &Domain{Var: name, Pos: p.pos(kv[0]), MultipleOf: 1, Min: math.MinInt64, Max: math.MaxInt64}
-		f := p.fields(kv[1], what, "min", "max", "multiple_of", "values", "le", "ge")
+		f := p.fields(kv[1], what, "min", "max", "multiple_of", "values", "le", "ge", "draw_max")
 		bad := false
 		num := func(k string) (int64, bool) {
 			if f[k] == nil {
@@ -110,6 +114,14 @@ func (p *parser) domains(s *Spec, n *yaml.Node) {
 		if d.Min > d.Max {
 			p.errorf(kv[1], "%s: min %d is above max %d: no valid value", what, d.Min, d.Max)
 			continue
+		}
+		d.DrawMax = d.Max
+		if v, ok := num("draw_max"); ok {
+			if v > d.Max || len(d.valid(d.Min, v, 1)) == 0 {
+				p.errorf(f["draw_max"], "%s: draw_max %d: want a bound up to max %d with a valid value below it", what, v, d.Max)
+				continue
+			}
+			d.DrawMax = v
 		}
 		if d.Values == nil && (d.Max-d.Min > MaxDomainSpan || d.Max-d.Min < 0) {
 			p.errorf(kv[1], "%s: range [%d, %d] is wider than %d", what, d.Min, d.Max, int64(MaxDomainSpan))
@@ -353,7 +365,7 @@ func (s *Spec) Draw(seed uint64, n int, listed []Case) []Case {
 			ok := true
 			for _, d := range s.Domains {
 				lo, hi := d.bounds(vals)
-				v, good := d.drawValue(r, lo, hi)
+				v, good := d.drawValue(r, lo, min(hi, d.DrawMax))
 				if !good {
 					ok = false
 					break

@@ -40,6 +40,7 @@ func TestDomainErrors(t *testing.T) {
 		{"no bounds", "N: {min: 1, max: 100}", "N: {min: 1}", "k.yaml:4:6: domain \"N\": want min and max, or values"},
 		{"threads past the limit", "N: {min: 1, max: 100}", "N: {min: 1, max: 2048}", "k.yaml:4:3: domains: the largest case of set s (N=2048,M=64) is past a limit: k.yaml:10:45: threads 2048: 2048 threads per threadgroup, over Metal's 1024"},
 		{"buffer past the limit", "N: {min: 1, max: 100}", "N: {min: 1, max: 1099511627776}", "is over the 4294967296-byte buffer limit"},
+		{"draw_max above max", "N: {min: 1, max: 100}", "N: {min: 1, max: 100, draw_max: 200}", "draw_max 200: want a bound up to max 100"},
 		{"not an integer", "N: {min: 1, max: 100}", "N: {min: one, max: 100}", "k.yaml:4:12: domain \"N\" min: want an integer, got \"one\""},
 	}
 	for _, tt := range tests {
@@ -99,6 +100,15 @@ func TestDraw(t *testing.T) {
 	}
 	if same == len(a) {
 		t.Error("seeds 7 and 8 draw the same cases")
+	}
+	small, err := Parse("k.yaml", []byte(strings.Replace(domainSpec, "N: {min: 1, max: 100}", "N: {min: 1, max: 100, draw_max: 10}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range small.Draw(7, 20, listed) {
+		if n := c.Vars[0].Value.(int); n > 10 {
+			t.Errorf("drawn N = %d past draw_max 10", n)
+		}
 	}
 }
 
