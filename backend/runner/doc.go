@@ -15,6 +15,10 @@
 //   - Encoder and Decoder for payloads, and the protocol's numbers;
 //   - Load and Execute: the LOAD request, and a run's RESET, BUFFER,
 //     DISPATCH and READ sequence;
+//   - Pool and Lease: a runner process per program (per variant), the
+//     least recently used stopped past a bound, one started ahead of its
+//     use (the cuda backend's; the cpu backend keeps its own of the same
+//     shape);
 //   - Retry: a run that broke the protocol (a kernel that wrote to the
 //     reply channel) is run once more on a fresh runner, and a second
 //     violation is the kernel's Sandbox failure.
