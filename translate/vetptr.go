@@ -43,6 +43,9 @@ type ptrFacts struct {
 	prelude    map[string]bool // functions metal_stdlib declares (some of them types too)
 	defined    map[string]bool // functions the source defines (with a body)
 	ptrHolders map[string]bool // structs and unions with a pointer or reference member
+	ptrField   map[string]bool // a member of some struct, class or union declared as a pointer, a reference or an array
+	otherField map[string]bool // a member declared otherwise
+	bodyOpen   map[int]bool    // the '{' of every struct, class and union body
 	deducible  map[string]bool // template parameters a function parameter may deduce (a pointer type, perhaps)
 	typeName   func(string) bool
 	decls      map[string][]declRec // every declaration of a name, in order
@@ -106,6 +109,13 @@ func (p *ptrFacts) record(ts []vtok, k int, ptr bool) {
 		p.ptrDecl[name] = true
 	} else {
 		p.otherDecl[name] = true
+	}
+	if b := p.block[k]; b >= 0 && p.bodyOpen[b] {
+		if ptr {
+			p.ptrField[name] = true
+		} else {
+			p.otherField[name] = true
+		}
 	}
 	p.recordOnly(ts, k, ptr)
 }
@@ -334,6 +344,7 @@ func (v *vetter) pointerRules(ts []vtok, p *ptrFacts) {
 func (v *vetter) ptrFacts(ts []vtok) *ptrFacts {
 	p := &ptrFacts{ptrDecl: map[string]bool{}, otherDecl: map[string]bool{}, ptrAlias: map[string]bool{}, ptrRet: map[string]bool{},
 		funcs: map[string]bool{}, defined: map[string]bool{}, ptrHolders: map[string]bool{}, deducible: map[string]bool{},
+		ptrField: map[string]bool{}, otherField: map[string]bool{}, bodyOpen: map[int]bool{},
 		decls: map[string][]declRec{}, block: make([]int, len(ts)), ends: map[int]int{}}
 	var stack []int
 	for k, t := range ts {
@@ -628,6 +639,7 @@ func (p *ptrFacts) holders(ts []vtok) {
 			}
 		}
 		bodies = append(bodies, body{name: name, union: t.Text == "union", lo: j + 1, hi: e, at: t, tparams: tparams})
+		p.bodyOpen[j] = true
 	}
 	direct := func(b body) bool {
 		depth := 0
@@ -1563,7 +1575,7 @@ func (p *ptrFacts) postfix(ts []vtok, lo, hi, depth int) exprKind {
 			if j+1 >= hi {
 				return kUnknown
 			}
-			k = p.nameKind(ts[j+1].Text)
+			k = p.fieldKind(ts[j+1].Text)
 			if isSwizzle(ts[j+1].Text) {
 				k = kUnknown // a vector's component
 			}
@@ -1593,6 +1605,18 @@ func (p *ptrFacts) nameKind(name string) exprKind {
 		return kPtr
 	case p.otherDecl[name] && !p.ptrDecl[name] && !p.funcs[name]:
 		return kUnknown // a struct, a vector or a number: not known to be a number either
+	}
+	return kUnknown
+}
+
+// fieldKind judges a member by the members the stream declares, never by
+// variables of the same name (ggml's local uint32_t qh beside the arrays
+// named qh in its blocks): a pointer when every member of that name is a
+// pointer or an array, whatever struct the object is; unknown when a
+// member of that name is anything else or none is visible.
+func (p *ptrFacts) fieldKind(name string) exprKind {
+	if p.ptrField[name] && !p.otherField[name] && !p.funcs[name] {
+		return kPtr
 	}
 	return kUnknown
 }
