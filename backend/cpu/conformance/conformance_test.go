@@ -43,6 +43,7 @@ func cases() []tcase {
 	cs = append(cs, fconstCases()...)
 	cs = append(cs, matrixCases()...)
 	cs = append(cs, stdlibCases()...)
+	cs = append(cs, tensorCases()...)
 	return cs
 }
 

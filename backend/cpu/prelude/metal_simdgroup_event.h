@@ -1,11 +1,14 @@
-// metal_simdgroup_event.h — the simd-group asynchronous copy intrinsics
-// that metal-flash-attention declares for itself (with __asm labels naming
-// Apple's AIR functions) and wraps in its own metal::simdgroup_event:
-// __metal_simdgroup_async_copy_1d, __metal_simdgroup_async_copy_2d and
-// __metal_wait_simdgroup_events. They are not in Metal's specification;
-// the prelude defines them, in the global namespace, with the parameters
-// those declarations have once address spaces are gone (so a kernel's own
-// declarations redeclare these).
+// metal_simdgroup_event.h — simd-group asynchronous copies as
+// metal-flash-attention uses them: metal::simdgroup_event with its
+// async_copy (1d, and 2d tiles between device and threadgroup memory, with
+// a clamp mode) and wait, metal::simdgroup_async_copy_clamp_mode, and the
+// intrinsics under them, __metal_simdgroup_async_copy_1d,
+// __metal_simdgroup_async_copy_2d and __metal_wait_simdgroup_events. None
+// is in Metal's specification: metal-flash-attention declares the
+// intrinsics itself, bound to Apple's AIR functions by __asm labels, and
+// writes the wrapper around them; the prelude defines both, with the
+// wrapper's shape (one 2d template serves both directions, since address
+// spaces do not tell them apart here).
 //
 // Emulation model: the copy is a simd-group collective done at once, not
 // asynchronously. Each lane copies the elements whose index in the tile is
@@ -72,4 +75,48 @@ MTL_FN inline _simdgroup_event_t* __metal_simdgroup_async_copy_2d(metal::ulong s
   return nullptr;
 }
 
-MTL_FN inline void __metal_wait_simdgroup_events(int, _simdgroup_event_t**) { metal::simdgroup_barrier(metal::mem_flags::mem_threadgroup); }
+MTL_FN inline void __metal_wait_simdgroup_events(int, _simdgroup_event_t**) {
+  metal::simdgroup_barrier(metal::mem_flags::mem_threadgroup);
+}
+
+namespace metal {
+
+enum class simdgroup_async_copy_clamp_mode { clamp_to_zero = 0, clamp_to_edge = 1 };
+
+struct simdgroup_event {
+  _simdgroup_event_t* mtl_event;
+
+  MTL_FN simdgroup_event() : mtl_event(nullptr) {}
+
+  // async_copy(dst, src, n) copies n elements.
+  template <class T>
+  MTL_FN void async_copy(T* dst, const T* src, ulong n_elements) {
+    mtl_event = __metal_simdgroup_async_copy_1d(sizeof(T), alignof(T), static_cast<void*>(dst),
+                                                static_cast<const void*>(src), n_elements);
+  }
+  // async_copy(dst, dst_per_row, dst_tile, src, src_per_row, src_tile)
+  // copies a tile (x columns, y rows) of elements_per_row-strided
+  // matrices; see the model above for the parts outside src_tile.
+  template <class T, class I, class J>
+  MTL_FN void async_copy(T* dst, I dst_elements_per_row, ushort2 dst_tile_dimensions, const T* src,
+                         J src_elements_per_row, ushort2 src_tile_dimensions, bool transpose_matrix = false,
+                         simdgroup_async_copy_clamp_mode clamp_mode = simdgroup_async_copy_clamp_mode::clamp_to_zero) {
+    static_assert(std::is_integral<I>::value && std::is_integral<J>::value, "elements per row are integers");
+    if (transpose_matrix) {
+      src_tile_dimensions = ushort2(src_tile_dimensions.y, src_tile_dimensions.x);
+      dst_tile_dimensions = ushort2(dst_tile_dimensions.y, dst_tile_dimensions.x);
+    }
+    mtl_event = __metal_simdgroup_async_copy_2d(
+        sizeof(T), alignof(T), static_cast<void*>(dst), ulong(dst_elements_per_row), 1,
+        ulong2(ulong(dst_tile_dimensions.x), ulong(dst_tile_dimensions.y)), static_cast<const void*>(src),
+        ulong(src_elements_per_row), 1, ulong2(ulong(src_tile_dimensions.x), ulong(src_tile_dimensions.y)), long2(0),
+        static_cast<int>(clamp_mode));
+  }
+  // wait completes count events (all of the simd group's copies).
+  MTL_FN static void wait(int count, simdgroup_event* events) {
+    _simdgroup_event_t* e = events ? events->mtl_event : nullptr;
+    __metal_wait_simdgroup_events(count, &e);
+  }
+};
+
+}  // namespace metal
