@@ -28,6 +28,7 @@ var bundledSpecs = []string{
 	"kernels/examples/mlx/kernels.yaml",
 	"kernels/examples/candle/candle-ops.yaml",
 	"kernels/examples/mfa/attention.yaml",
+	"kernels/examples/tensor/matmul2d.yaml",
 	"kernels/examples/trust/ggml_norm.yaml",
 	"kernels/examples/trust/histogram.yaml",
 	"kernels/examples/trust/layer_norm.yaml",
