@@ -20,7 +20,6 @@
 // mode 1). A transposed copy only swaps the tile sizes, as the wrapper
 // does. The event a copy returns is a token that wait ignores.
 #pragma once
-#include <cstring>
 
 #include "metal_simd.h"
 #include "metal_sync.h"
@@ -31,8 +30,8 @@ typedef _simdgroup_event_t* __metal_simdgroup_event_t;
 
 namespace metal {
 namespace mtl_detail {
-MTL_FN inline uint32_t async_lane() { return mtl_rt::ctx().thread_index_in_simdgroup & 31u; }
-MTL_FN inline void async_move(void* dst, const void* src, ulong size) {
+inline uint32_t async_lane() { return mtl_rt::ctx().thread_index_in_simdgroup & 31u; }
+inline void async_move(void* dst, const void* src, ulong size) {
   unsigned char* d = static_cast<unsigned char*>(dst);
   const unsigned char* s = static_cast<const unsigned char*>(src);
   for (ulong b = 0; b < size; b++) d[b] = s[b];
@@ -40,7 +39,7 @@ MTL_FN inline void async_move(void* dst, const void* src, ulong size) {
 }  // namespace mtl_detail
 }  // namespace metal
 
-MTL_FN inline _simdgroup_event_t* __metal_simdgroup_async_copy_1d(metal::ulong size, metal::ulong, void* dst,
+inline _simdgroup_event_t* __metal_simdgroup_async_copy_1d(metal::ulong size, metal::ulong, void* dst,
                                                                 const void* src, metal::ulong n) {
   for (metal::ulong i = metal::mtl_detail::async_lane(); i < n; i += 32)
     metal::mtl_detail::async_move(static_cast<unsigned char*>(dst) + i * size,
@@ -48,7 +47,7 @@ MTL_FN inline _simdgroup_event_t* __metal_simdgroup_async_copy_1d(metal::ulong s
   return nullptr;
 }
 
-MTL_FN inline _simdgroup_event_t* __metal_simdgroup_async_copy_2d(metal::ulong size, metal::ulong, void* dst,
+inline _simdgroup_event_t* __metal_simdgroup_async_copy_2d(metal::ulong size, metal::ulong, void* dst,
                                                                 metal::ulong dst_per_row, metal::ulong,
                                                                 metal::ulong2 dst_tile, const void* src,
                                                                 metal::ulong src_per_row, metal::ulong,
@@ -75,7 +74,7 @@ MTL_FN inline _simdgroup_event_t* __metal_simdgroup_async_copy_2d(metal::ulong s
   return nullptr;
 }
 
-MTL_FN inline void __metal_wait_simdgroup_events(int, _simdgroup_event_t**) {
+inline void __metal_wait_simdgroup_events(int, _simdgroup_event_t**) {
   metal::simdgroup_barrier(metal::mem_flags::mem_threadgroup);
 }
 

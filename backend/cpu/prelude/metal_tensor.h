@@ -55,12 +55,12 @@ struct extents {
   static constexpr size_t mtl_rank = sizeof...(E);
   I mtl_e[mtl_rank > 0 ? mtl_rank : 1];
 
-  static constexpr size_t rank() { return mtl_rank; }
-  static constexpr size_t static_extent(size_t r) {
+  MTL_FN static constexpr size_t rank() { return mtl_rank; }
+  MTL_FN static constexpr size_t static_extent(size_t r) {
     constexpr size_t s[] = {E...};
     return s[r];
   }
-  static constexpr size_t rank_dynamic() {
+  MTL_FN static constexpr size_t rank_dynamic() {
     size_t n = 0;
     for (size_t r = 0; r < mtl_rank; r++) n += static_extent(r) == dynamic_extent;
     return n;
@@ -360,22 +360,22 @@ struct acc_of {
 
 // mul and add are one rounded step each; on the GPU the intrinsics keep
 // nvcc from fusing them.
-MTL_FN inline float mtl_mul(float a, float b) {
+inline float mtl_mul(float a, float b) {
 #ifdef __CUDA_ARCH__
   return __fmul_rn(a, b);
 #else
   return a * b;
 #endif
 }
-MTL_FN inline float mtl_add(float a, float b) {
+inline float mtl_add(float a, float b) {
 #ifdef __CUDA_ARCH__
   return __fadd_rn(a, b);
 #else
   return a + b;
 #endif
 }
-MTL_FN inline int32_t mtl_mul(int32_t a, int32_t b) { return int32_t(uint32_t(a) * uint32_t(b)); }
-MTL_FN inline int32_t mtl_add(int32_t a, int32_t b) { return int32_t(uint32_t(a) + uint32_t(b)); }
+inline int32_t mtl_mul(int32_t a, int32_t b) { return int32_t(uint32_t(a) * uint32_t(b)); }
+inline int32_t mtl_add(int32_t a, int32_t b) { return int32_t(uint32_t(a) + uint32_t(b)); }
 
 }  // namespace mtl_detail
 
