@@ -17,6 +17,13 @@ func TestRealStyleCompiles(t *testing.T) {
 			"  float norm() constant { return real * real + imag * imag; }\n};\n" +
 			"constant complex_t unit = complex_t(1.0f, 0.0f);\n" +
 			"kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { complex_t c(2); o[i] = c.real + unit.norm(); }\n"},
+		{"constructor repeated for threadgroup (candle)", header + "template <typename T> struct MD {\n  T m;\n  float d;\n  constexpr MD<T>() = default;\n  constexpr MD<T>() threadgroup = default;\n};\n" +
+			"kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_threadgroup]]) {\n  threadgroup MD<half> s[32];\n  MD<half> v;\n  v.m = 1; v.d = 2;\n  s[i] = v;\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n  o[i] = s[i].d;\n}\n"},
+		{"metal internals (candle)", header + "template <typename T> struct indexed { uint i; T val; };\n" +
+			"template <typename T> struct _numeric_limits_impl<indexed<T>> { static constexpr indexed<T> lowest() { return indexed<T>{0, numeric_limits<T>::lowest()}; } };\n" +
+			"template <typename T> constexpr constant bool is_simd_t = __is_valid_simdgroup_type<T>::value;\n" +
+			"METAL_FUNC float twice(float x) { return 2 * x; }\n" +
+			"kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = twice(numeric_limits<indexed<float>>::lowest().val) + is_simd_t<float4> + is_simd_t<bool>; }\n"},
 		{"static constexpr constant member", header + "struct P { static constexpr int constant n = 4; static constexpr constant short m = 2; };\n" +
 			"kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = P::n * P::m; }\n"},
 		{"operator for a static_assert", header + "struct C { float r, i; };\nconstexpr bool operator==(C a, C b) { return a.r == b.r && a.i == b.i; }\n" +

@@ -968,16 +968,117 @@ func (t *tr) context(s Scope, prev, next string) Context {
 	return Context{Scope: s, Const: prev == "const" || next == "const", Constexpr: prev == "constexpr" || next == "constexpr"}
 }
 
-// constructorQualifier reports whether the token rp, a ')', closes the
-// parameter list of a constructor (a member function named as its struct).
-func (t *tr) constructorQualifier(rp int) bool {
-	pos := t.toks[rp].Pos
-	for _, fn := range t.f.Funcs {
-		if fn.Rparen == pos && fn.Owner != "" && (fn.Name == fn.Owner || strings.HasSuffix(fn.Owner, "::"+fn.Name)) {
-			return true
+// A ctorDecl is a constructor declaration found by its tokens: the
+// struct's name (template arguments allowed, MD<T>) before a parameter
+// list, inside that struct.
+type ctorDecl struct {
+	name, lp, rp int    // token indices of the name, '(' and ')'
+	params       string // the parameter list's text, blanks normalised
+}
+
+// ctorBefore returns the constructor whose parameter list the token rp, a
+// ')', closes.
+func (t *tr) ctorBefore(rp int) (ctorDecl, bool) {
+	if rp <= 0 || t.text(rp) != ")" {
+		return ctorDecl{}, false
+	}
+	lp := -1
+	for j, depth := rp, 0; j >= 0; j-- {
+		switch t.text(j) {
+		case ")":
+			depth++
+		case "(":
+			depth--
+		}
+		if depth == 0 {
+			lp = j
+			break
 		}
 	}
-	return false
+	if lp <= 0 {
+		return ctorDecl{}, false
+	}
+	k := lp - 1
+	if t.text(k) == ">" {
+		for depth := 0; k >= 0; k-- {
+			switch t.text(k) {
+			case ">":
+				depth++
+			case "<":
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+		}
+		k--
+	}
+	if k < 0 || t.toks[k].Kind != msl.Ident {
+		return ctorDecl{}, false
+	}
+	if p := t.text(k - 1); p == "." || p == "->" || p == "::" || p == "~" {
+		return ctorDecl{}, false
+	}
+	st := t.structAround(t.toks[k].Pos)
+	if st == nil || st.Name != t.text(k) {
+		return ctorDecl{}, false
+	}
+	return ctorDecl{name: k, lp: lp, rp: rp, params: strings.Join(strings.Fields(t.f.Text(t.toks[lp].Pos, t.toks[rp].End)), " ")}, true
+}
+
+// structAround returns the innermost struct whose braces hold offset off.
+func (t *tr) structAround(off int) *msl.Struct {
+	var best *msl.Struct
+	for _, st := range t.f.Structs {
+		if st.Pos <= off && off < st.End && (best == nil || st.Pos > best.Pos) {
+			best = st
+		}
+	}
+	return best
+}
+
+// repeatedCtor reports whether the struct around c declares, before c, a
+// constructor of the same parameter list, so that c with its address
+// space dropped would declare it a second time; and returns the token range
+// of c's declaration, to leave out.
+func (t *tr) repeatedCtor(c ctorDecl) (a, b int, ok bool) {
+	st := t.structAround(t.toks[c.name].Pos)
+	lo, _ := t.tokRange(st.Pos, st.End)
+	for j := lo; j < c.name; j++ {
+		if t.text(j) != st.Name || t.toks[j].Kind != msl.Ident {
+			continue
+		}
+		k := j + 1
+		if t.text(k) == "<" {
+			if m := t.matchAngle(k); m > 0 {
+				k = m + 1
+			}
+		}
+		if t.text(k) != "(" {
+			continue
+		}
+		rp := t.closing(k)
+		if rp <= 0 {
+			continue
+		}
+		if o, ok := t.ctorBefore(rp); ok && o.params == c.params && o.name != c.name {
+			// The declaration runs from after the previous ';', '{', '}'
+			// or access label to its ';' or its body's closing brace.
+			a = c.name
+			for a > lo && !strings.Contains(";{}:", t.text(a-1)) {
+				a--
+			}
+			b = c.rp + 1
+			for b < len(t.toks) && t.text(b) != ";" && t.text(b) != "{" {
+				b++
+			}
+			if b < len(t.toks) && t.text(b) == "{" {
+				b = t.closing(b)
+			}
+			return a, b + 1, b > 0 && b < len(t.toks)
+		}
+	}
+	return 0, 0, false
 }
 
 // specifiersBefore reports whether const or constexpr is among the words
@@ -1087,11 +1188,19 @@ func (t *tr) rewriteTokens() {
 		case msl.Ident:
 			switch tk.Text {
 			case "device", "thread", "threadgroup", "constant":
-				if t.text(i-1) == ")" && t.constructorQualifier(i-1) {
+				if c, ok := t.ctorBefore(i - 1); ok {
 					// complex_t(U x) constant : ... (MLX): the object is
-					// made in constant memory; C++ has no cv-qualified
-					// constructor, and one constructor serves every space.
+					// made in that address space; C++ has no such
+					// qualifier on a constructor, and one constructor
+					// serves every space: one that only repeats another for
+					// a space (candle's MD<T>() threadgroup = default) is
+					// left out.
 					set(i, "")
+					if a, b, ok := t.repeatedCtor(c); ok {
+						for j := a; j < b; j++ {
+							t.skip[j] = true
+						}
+					}
 					continue
 				}
 				c := t.context(t.scope[i], t.text(i-1), t.text(i+1))

@@ -679,7 +679,7 @@ func scanPreludeFuncs(fsys fs.FS) (names, map[string]*msl.Define, map[string]boo
 		}
 		for _, j := range info.funcs {
 			out.add(ts[j].Text, nFunc)
-			if st.namespace == "metal" && !backendName(ts[j].Text) && ts[j].Text != "operator" && !strings.HasPrefix(ts[j].Text, "__") {
+			if st.namespace == "metal" && !backendName(ts[j].Text) && ts[j].Text != "operator" && (!strings.HasPrefix(ts[j].Text, "__") || metalInternal(ts[j].Text)) {
 				funcs[ts[j].Text] = true
 			}
 		}
@@ -701,7 +701,7 @@ func scanPreludeFuncs(fsys fs.FS) (names, map[string]*msl.Define, map[string]boo
 		}
 	}
 	for name := range out {
-		if backendName(name) || name == "operator" || strings.HasPrefix(name, "__") {
+		if backendName(name) || name == "operator" || strings.HasPrefix(name, "__") && !metalInternal(name) {
 			delete(out, name)
 		}
 	}

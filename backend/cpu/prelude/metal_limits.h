@@ -14,7 +14,12 @@ namespace metal {
 // specialise metal::numeric_limits for its own types (MLX does for its
 // complex type); it inherits every member of std::numeric_limits<T>.
 template <class T>
-struct numeric_limits : std::numeric_limits<T> {};
+struct _numeric_limits_impl : std::numeric_limits<T> {};
+// As in Metal's headers, numeric_limits<T> is _numeric_limits_impl<T>, which
+// a kernel may specialise instead (candle's reduce.metal does for its
+// indexed<T>).
+template <class T>
+struct numeric_limits : _numeric_limits_impl<T> {};
 
 }  // namespace metal
 

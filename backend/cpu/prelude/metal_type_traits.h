@@ -196,4 +196,15 @@ struct make_unsigned<basic_vec<T, N, P>> {
 template <class T>
 using make_unsigned_t = typename make_unsigned<T>::type;
 
+// __is_valid_simdgroup_type is the trait Metal's headers test before a
+// simd-group function takes a type (candle's reduce.metal tests it too): the
+// arithmetic scalars but bool, and vectors of them.
+template <class T>
+struct __is_valid_simdgroup_type
+    : bool_constant<is_arithmetic<T>::value && !std::is_same<T, bool>::value> {};
+template <class T>
+struct __is_valid_simdgroup_type<const T> : __is_valid_simdgroup_type<T> {};
+template <class T, int N, bool P>
+struct __is_valid_simdgroup_type<basic_vec<T, N, P>> : __is_valid_simdgroup_type<T> {};
+
 }  // namespace metal
