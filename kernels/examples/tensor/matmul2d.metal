@@ -8,8 +8,8 @@
 using namespace metal;
 using namespace mpp::tensor_ops;
 
-constant int TM = 64;
-constant int TN = 64;
+constant constexpr int TM = 64;
+constant constexpr int TN = 64;
 
 // mm_coop accumulates each tile in a cooperative tensor over the whole K
 // and stores it once through a slice of the destination.
