@@ -27,6 +27,10 @@ void tile(device const float* a, device const float* b, device float* c) {
     auto C = tensor(c, dextents<int32_t, 2>(8, 8));
     tensor_ops::matmul2d<tensor_ops::matmul2d_descriptor(8, 8, S), execution_simdgroup> op;
     op.run(A, B, C);
+    auto part = A.template slice<4, 8>(4, 0);
+    auto coop = op.template get_destination_cooperative_tensor<decltype(part), decltype(B), float>();
+    op.run(part, B, coop);
+    coop.store(C);
 }
 
 kernel void k(device const float* a [[buffer(0)]], device const float* b [[buffer(1)]],
