@@ -225,3 +225,51 @@ func TestCmdDefinesInFile(t *testing.T) {
 		t.Errorf("Env define: BLOCK = %d, %v; want 4", v, ok)
 	}
 }
+
+// A macro standing for an address space or for nothing in a constant's
+// declaration (MLX's `static MTL_CONST constexpr int RMS_N_READS = 4;`,
+// with MTL_CONST defined as `constant` under __METAL__ and empty
+// otherwise) leaves the constant a constant: a template default naming it
+// fixes a loop's trip count.
+func TestQualifierMacroInConstant(t *testing.T) {
+	for _, def := range []string{"#define MTL_CONST constant", "#define MTL_CONST", "#if defined __METAL__\n#define MTL_CONST constant\n#else\n#define MTL_CONST\n#endif", "#define MTL_CONST const"} {
+		src := def + `
+static MTL_CONST constexpr int READS = 4;
+template <typename T, int N = READS>
+[[kernel]] void k(device T* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+  for (int r = 0; r < N; r++) { out[i * N + r] = T(r); }
+}
+template [[host_name("k_f")]] [[kernel]] decltype(k<float>) k<float>;
+`
+		f, err := Parse("q.metal", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := (&Env{File: f}).Eval("READS"); !ok || v != 4 {
+			t.Errorf("%q: READS = %d, %v; want 4", def, v, ok)
+		}
+		fn := f.Func("k")
+		sc := ScopeOf(f, fn)
+		var loop *For
+		for _, s := range fn.Body.Stmts {
+			if l, ok := s.(*For); ok {
+				loop = l
+			}
+		}
+		if loop == nil {
+			t.Fatalf("%q: no loop", def)
+		}
+		l, why := sc.CountLoop(loop)
+		if l == nil || l.Trips != 4 {
+			t.Errorf("%q: trip count not 4: %+v %s", def, l, why)
+		}
+	}
+	// A macro standing for a type is no qualifier.
+	f, err := Parse("q.metal", []byte("#define INT int\nstatic constant INT X = 3;\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := (&Env{File: f}).Eval("X"); !ok || v != 3 {
+		t.Errorf("X = %d, %v; want 3", v, ok)
+	}
+}

@@ -1664,6 +1664,14 @@ func (p *parser) decl(i, k int) *Decl {
 			d.AddrSpace = sp
 		} else if declQualifiers[t.Text] || t.Text == "typedef" {
 			d.Qualifiers = append(d.Qualifiers, t.Text)
+		} else if q, ok := p.qualifierMacro(t); ok {
+			// MLX's `static MTL_CONST constexpr int N = 4;`: a macro that
+			// stands for an address space or a qualifier, or for nothing.
+			if sp, ok := addrSpaces[q]; ok {
+				d.AddrSpace = sp
+			} else if q != "" {
+				d.Qualifiers = append(d.Qualifiers, q)
+			}
 		} else {
 			break
 		}
@@ -1764,6 +1772,21 @@ func (p *parser) decl(i, k int) *Decl {
 		return nil
 	}
 	return d
+}
+
+// qualifierMacro reports whether t names an object-like macro in effect
+// whose replacement is empty, an address space or a declaration
+// qualifier, and returns that replacement.
+func (p *parser) qualifierMacro(t *Token) (string, bool) {
+	d := p.def(t.Text, t.Pos)
+	if d == nil || d.FuncLike {
+		return "", false
+	}
+	q := strings.TrimSpace(d.Body)
+	if _, ok := addrSpaces[q]; ok || q == "" || declQualifiers[q] {
+		return q, true
+	}
+	return "", false
 }
 
 // def returns the macro name in effect at offset at (see lookupDefine), or
