@@ -89,3 +89,27 @@ func TestFreshSeeds(t *testing.T) {
 		t.Errorf("fresh seeds: %x, %x with seed 9, %x with a nonce", a[0], b[0], n[0])
 	}
 }
+
+// TestHeldOutSkipped: a drawn case the spec cannot instantiate (an odd N
+// that the output's shape [2, N/2] refuses) is skipped and counted, never
+// a failure of the variant or a crash; the others judge it.
+func TestHeldOutSkipped(t *testing.T) {
+	s := setup(t, strings.Replace(testSpec, "sets:", "domains:\n  N: {min: 2, max: 64}\nsets:", 1), copyKernel)
+	rep := run(t, Options{Spec: s, Variants: []Variant{variant("same", copyKernel+"// same\n")}, HeldOut: 12, Seed: 4, SeedSet: true})
+	r := rep.Variants[0]
+	if r.Status != Pass || r.HeldOut == nil {
+		t.Fatalf("%s %s, held out %+v", r.Status, r.Msg, r.HeldOut)
+	}
+	h := r.HeldOut
+	if h.Skipped == 0 || h.Judged == 0 || h.Judged+h.Skipped != len(h.Cases) {
+		t.Errorf("judged %d, skipped %d of %d drawn: want some of each", h.Judged, h.Skipped, len(h.Cases))
+	}
+	for _, d := range h.Cases {
+		if d.Skipped != "" && !strings.Contains(d.Skipped, "not an integer") {
+			t.Errorf("case %s skipped: %s", d.Case, d.Skipped)
+		}
+	}
+	if rep.HeldOut != 12 || rep.HeldOutSeed != "4" {
+		t.Errorf("report: held out %d, seed %q", rep.HeldOut, rep.HeldOutSeed)
+	}
+}
