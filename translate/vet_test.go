@@ -192,6 +192,7 @@ func TestVetAllows(t *testing.T) {
 		{"value parameter named like a pointer elsewhere (candle)", "template <typename T> inline T gelu(T x) { return static_cast<T>(x * 2); }\n" +
 			"struct ugelu { template <typename T> T operator()(T x) { return static_cast<T>(gelu(x)); } };\n" +
 			"kernel void k(device float *x [[buffer(0)]], uint i [[thread_position_in_grid]]) { ugelu op; x[i] = op(x[i]); }\n", nil},
+		{"predefined limits (ggml)", "kernel void k(device half* o [[buffer(0)]]) { o[0] = -__FLT16_MAX__/2 + __FLT_EPSILON__ + __INT_MAX__; }\n", nil},
 		{"asm inside names", "kernel void k(device float* plasma [[buffer(0)]]) {\n  float asm_x = 1, basm = 2, asm_ = 3;\n  plasma[0] = asm_x + basm + asm_;\n}\n", nil},
 		{"attribute in comment and string", "// __attribute__((constructor)) asm(\"x\") system(\"id\")\n/* __builtin_trap(); extern \"C\" */\nconstant char msg[] = \"__attribute__((constructor)) asm system()\";\nkernel void k() {}\n", nil},
 		{"metal attributes", "struct P { float4 pos [[position]]; float c [[user(locn0)]]; };\n" +

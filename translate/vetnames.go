@@ -102,10 +102,26 @@ func reservedAllowed(name string) bool {
 	if predefinedMacros[name] {
 		return true
 	}
-	if metalInternal(name) {
+	if metalInternal(name) || limitMacro(name) {
 		return true
 	}
 	return strings.HasSuffix(name, "__") && (strings.HasPrefix(name, "__METAL_") || strings.HasPrefix(name, "__HAVE_"))
+}
+
+// limitMacro reports whether name is one of the compiler's predefined
+// limits of the arithmetic types, __FLT16_MAX__, __FLT_EPSILON__,
+// __INT_MAX__ and the like (ggml writes -__FLT16_MAX__/2): a number, no more.
+func limitMacro(name string) bool {
+	if !strings.HasSuffix(name, "__") || len(name) < 6 {
+		return false
+	}
+	body := name[2 : len(name)-2]
+	for _, p := range []string{"FLT16_", "FLT_", "DBL_", "HALF_", "BFLT16_", "SCHAR_", "SHRT_", "INT_", "LONG_", "LONG_LONG_", "INT8_", "INT16_", "INT32_", "INT64_", "UINT8_", "UINT16_", "UINT32_", "UINT64_", "SIZE_"} {
+		if rest, ok := strings.CutPrefix(body, p); ok && rest != "" && strings.Trim(rest, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // metalInternal reports whether a double-underscore name is one of the
