@@ -717,6 +717,24 @@ func (w *sweep) stored(ctx context.Context, variant string) (verdict, bool, erro
 			}
 			complete = complete && ok
 		}
+		if w.plan.Verify.HeldOut > 0 {
+			// A held-out case that failed stands: a resumed sweep does not
+			// draw again until a variant passes.
+			rows, err := w.st.Results(ctx, store.Query{Stage: store.StageCheck, Variant: variant, Backend: w.vinfo.Name, Device: w.vinfo.Device})
+			if err != nil {
+				return verdict{}, false, err
+			}
+			for _, r := range rows {
+				_, name, _ := strings.Cut(r.Case, "/")
+				if strings.HasPrefix(name, "heldout") && !slices.Contains(w.plan.Checked, r.Case) && r.Status != string(check.Pass) {
+					msg := "held-out case " + r.Case
+					if r.Check != nil {
+						msg += ": " + r.Check.Message
+					}
+					return verdict{stopped: check.PartVerification, status: r.Status, msg: msg}, true, nil
+				}
+			}
+		}
 	}
 	for _, c := range w.plan.Cases {
 		r, ok, err := w.st.Confirmation(ctx, w.key(variant, c, ""))
