@@ -52,6 +52,21 @@
 // every order), and plainly twice on a run backend of its own. If those
 // runs differ, no variant is judged: the report says so.
 //
+// # Held-out cases
+//
+// With Options.HeldOut, each variant is also judged on cases drawn from
+// the spec's domains (spec.Spec.Draw) with a seed made from the baseline,
+// the variant, the spec and a per-run nonce (Options.Seed to draw the same
+// again), in the verification (or, unverified, the confirmation); a
+// failing one is shrunk within the domains and Result.Replay is the
+// command that replays the smallest failing case (Options.Replay judges
+// exactly the cases of replay tokens). Options.FreshSeeds gives listed
+// cases input seeds of the run. A drawn case the baseline or the spec
+// cannot run is skipped and counted (Result.HeldOut). Each variant also
+// runs its first confirmation case twice: bytes that differ fail
+// FailNondet, with both runs in the mismatch. See heldout.go and
+// docs/checking.md.
+//
 // # Results
 //
 // Everything a variant does wrong (a compile error, a refused source, a
