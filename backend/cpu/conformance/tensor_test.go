@@ -13,7 +13,7 @@ import (
 // execution_thread, transposed operands, half operands) and the
 // simd-group asynchronous copies metal-flash-attention declares.
 func tensorCases() []tcase {
-	return []tcase{tensorIndexCase(), tensorSliceCase(), coopElementsCase(), coopThreadCase(), asyncCopyCase()}
+	return []tcase{tensorIndexCase(), tensorSliceCase(), coopElementsCase(), coopThreadCase(), coopShiftedCase(), asyncCopyCase()}
 }
 
 // seq is 1, 2, ..., n as floats.
@@ -159,4 +159,21 @@ func asyncCopyCase() tcase {
 	return tcase{name: "simdgroup_async_copy", file: "async_copy.metal", entry: "async_tiles", tgs: dim(1), threads: dim(64),
 		bufs: []backend.Buffer{in(0, f32bytes(src)), out(1, make([]byte, 4*len(o))), out(2, make([]byte, 4*len(flat)))},
 		want: map[int][]byte{1: f32bytes(o), 2: f32bytes(flat)}, elem: 4, tgmem: 512}
+}
+
+func coopShiftedCase() tcase {
+	shifted, reloaded := make([]float32, 48), make([]float32, 64)
+	for y := 0; y < 8; y++ {
+		for x := 0; x < 8; x++ {
+			if y >= 2 {
+				shifted[(y-2)*8+x] = float32(y*8 + x)
+				reloaded[y*8+x] = float32(y*8+x) + 0.5
+			} else {
+				reloaded[y*8+x] = 0.5
+			}
+		}
+	}
+	return tcase{name: "cooperative_tensor_negative_slice", file: "tensor.metal", entry: "coop_shifted", tgs: dim(1), threads: dim(32),
+		bufs: []backend.Buffer{in(0, f32bytes(seq(64))), out(1, make([]byte, 4*len(shifted))), out(2, make([]byte, 4*len(reloaded)))},
+		want: map[int][]byte{1: f32bytes(shifted), 2: f32bytes(reloaded)}, elem: 4}
 }

@@ -114,3 +114,29 @@ kernel void coop_thread(device const float* a [[buffer(0)]],
     op.run(A, B, c);
     c.store(tensor(d + 16 * i, dextents<int32_t, 2>(4, 4)));
 }
+
+// coop_shifted: a cooperative 8x8 destination (one simd group) holding
+// each element's own row-major index is stored through a slice at row
+// offset -2 of a 6-row tensor, as a tile is stored through
+// tO.slice(0, -row * IH): rows 0 and 1 fall before the tensor and are
+// dropped, row y lands on row y - 2. It is then loaded back through the
+// same slice (rows 0 and 1 read zero), plus 0.5, and stored whole.
+kernel void coop_shifted(device const float* a [[buffer(0)]],
+                         device float* shifted [[buffer(1)]],
+                         device float* reloaded [[buffer(2)]])
+{
+    auto A = tensor(a, dextents<int32_t, 2>(8, 8));
+    constexpr auto desc = matmul2d_descriptor(8, 8, 8);
+    matmul2d<desc, execution_simdgroup> op;
+    auto c = op.get_destination_cooperative_tensor<decltype(A), decltype(A), float>();
+    for (uint16_t e = 0; e < c.get_capacity(); e++) {
+        auto idx = c.get_multidimensional_index(e);
+        if (c.is_valid_element(e)) c[e] = float(idx[1] * 8 + idx[0]);
+    }
+    auto tO = tensor(shifted, dextents<int32_t, 2>(8, 6));
+    c.store(tO.slice(0, -2));
+    simdgroup_barrier(mem_flags::mem_device);
+    c.load(tO.slice(0, -2));
+    for (auto it = c.begin(); it != c.end(); ++it) *it += 0.5f;
+    c.store(tensor(reloaded, dextents<int32_t, 2>(8, 8)));
+}
