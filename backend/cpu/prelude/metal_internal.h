@@ -1,0 +1,85 @@
+// metal_internal.h: the __metal_* functions of Apple's Metal headers that
+// kernels call directly (MLX's bf16_math.h wraps them for bfloat), as
+// metal_stdlib's own functions; the fast flag is the fast:: choice, which
+// the cpu backend's math ignores.
+#ifndef MTL_METAL_INTERNAL_H
+#define MTL_METAL_INTERNAL_H
+#ifndef __METAL_MAYBE_FAST_MATH__
+#define __METAL_MAYBE_FAST_MATH__ false
+#endif
+#ifndef __METAL_FAST_MATH__
+#define __METAL_FAST_MATH__ true
+#endif
+#ifndef __METAL_PRECISE_MATH__
+#define __METAL_PRECISE_MATH__ false
+#endif
+namespace metal {
+
+template <class T> inline T __metal_acos(T x, bool = false) { return metal::acos(x); }
+template <class T> inline T __metal_acosh(T x, bool = false) { return metal::acosh(x); }
+template <class T> inline T __metal_asin(T x, bool = false) { return metal::asin(x); }
+template <class T> inline T __metal_asinh(T x, bool = false) { return metal::asinh(x); }
+template <class T> inline T __metal_atan(T x, bool = false) { return metal::atan(x); }
+template <class T> inline T __metal_atanh(T x, bool = false) { return metal::atanh(x); }
+template <class T> inline T __metal_ceil(T x, bool = false) { return metal::ceil(x); }
+template <class T> inline T __metal_cos(T x, bool = false) { return metal::cos(x); }
+template <class T> inline T __metal_cosh(T x, bool = false) { return metal::cosh(x); }
+template <class T> inline T __metal_cospi(T x, bool = false) { return metal::cospi(x); }
+template <class T> inline T __metal_exp(T x, bool = false) { return metal::exp(x); }
+template <class T> inline T __metal_exp10(T x, bool = false) { return metal::exp10(x); }
+template <class T> inline T __metal_exp2(T x, bool = false) { return metal::exp2(x); }
+template <class T> inline T __metal_fabs(T x, bool = false) { return metal::abs(x); }
+template <class T> inline T __metal_floor(T x, bool = false) { return metal::floor(x); }
+template <class T> inline T __metal_fract(T x, bool = false) { return metal::fract(x); }
+template <class T> inline T __metal_log(T x, bool = false) { return metal::log(x); }
+template <class T> inline T __metal_log10(T x, bool = false) { return metal::log10(x); }
+template <class T> inline T __metal_log2(T x, bool = false) { return metal::log2(x); }
+template <class T> inline T __metal_rint(T x, bool = false) { return metal::rint(x); }
+template <class T> inline T __metal_round(T x, bool = false) { return metal::round(x); }
+template <class T> inline T __metal_rsqrt(T x, bool = false) { return metal::rsqrt(x); }
+template <class T> inline T __metal_sin(T x, bool = false) { return metal::sin(x); }
+template <class T> inline T __metal_sinh(T x, bool = false) { return metal::sinh(x); }
+template <class T> inline T __metal_sinpi(T x, bool = false) { return metal::sinpi(x); }
+template <class T> inline T __metal_sqrt(T x, bool = false) { return metal::sqrt(x); }
+template <class T> inline T __metal_tan(T x, bool = false) { return metal::tan(x); }
+template <class T> inline T __metal_tanh(T x, bool = false) { return metal::tanh(x); }
+template <class T> inline T __metal_tanpi(T x, bool = false) { return metal::tanpi(x); }
+template <class T> inline T __metal_trunc(T x, bool = false) { return metal::trunc(x); }
+template <class T> inline T __metal_atan2(T x, T y, bool = false) { return metal::atan2(x, y); }
+template <class T> inline T __metal_fmax(T x, T y, bool = false) { return metal::fmax(x, y); }
+template <class T> inline T __metal_fmin(T x, T y, bool = false) { return metal::fmin(x, y); }
+template <class T> inline T __metal_fmod(T x, T y, bool = false) { return metal::fmod(x, y); }
+template <class T> inline T __metal_pow(T x, T y, bool = false) { return metal::pow(x, y); }
+template <class T> inline T __metal_powr(T x, T y, bool = false) { return metal::powr(x, y); }
+template <class T> inline T __metal_divide(T x, T y, bool = false) { return x / y; }
+template <class T> inline T __metal_fma(T x, T y, T z, bool = false) { return metal::fma(x, y, z); }
+template <class T> inline T __metal_fmax3(T x, T y, T z, bool = false) { return metal::fmax3(x, y, z); }
+template <class T> inline T __metal_fmin3(T x, T y, T z, bool = false) { return metal::fmin3(x, y, z); }
+template <class T> inline T __metal_fmedian3(T x, T y, T z, bool = false) { return metal::fmedian3(x, y, z); }
+template <class T, class E> inline T __metal_frexp(T x, E e) { return metal::frexp(x, *e); }
+template <class T, class K> inline T __metal_ldexp(T x, K k, bool = false) { return metal::ldexp(x, k); }
+template <class T> inline T __metal_nextafter(T x, T y) { return metal::nextafter(x, y); }
+template <class T> inline T __metal_simd_sum(T x) { return metal::simd_sum(x); }
+template <class T> inline T __metal_simd_product(T x) { return metal::simd_product(x); }
+template <class T> inline T __metal_simd_max(T x) { return metal::simd_max(x); }
+template <class T> inline T __metal_simd_min(T x) { return metal::simd_min(x); }
+template <class T> inline T __metal_simd_xor(T x) { return metal::simd_xor(x); }
+template <class T> inline T __metal_simd_prefix_inclusive_sum(T x) { return metal::simd_prefix_inclusive_sum(x); }
+template <class T> inline T __metal_simd_prefix_exclusive_sum(T x) { return metal::simd_prefix_exclusive_sum(x); }
+template <class T> inline T __metal_simd_prefix_inclusive_product(T x) { return metal::simd_prefix_inclusive_product(x); }
+template <class T> inline T __metal_simd_prefix_exclusive_product(T x) { return metal::simd_prefix_exclusive_product(x); }
+template <class T, class L> inline T __metal_simd_broadcast(T x, L l) { return metal::simd_broadcast(x, l); }
+template <class T, class L> inline T __metal_simd_shuffle(T x, L l) { return metal::simd_shuffle(x, l); }
+template <class T, class L> inline T __metal_simd_shuffle_down(T x, L l) { return metal::simd_shuffle_down(x, l); }
+template <class T, class L> inline T __metal_simd_shuffle_up(T x, L l) { return metal::simd_shuffle_up(x, l); }
+template <class T, class L> inline T __metal_simd_shuffle_xor(T x, L l) { return metal::simd_shuffle_xor(x, l); }
+template <class T, class L> inline T __metal_simd_shuffle_rotate_down(T x, L l) { return metal::simd_shuffle_rotate_down(x, l); }
+template <class T, class L> inline T __metal_simd_shuffle_rotate_up(T x, L l) { return metal::simd_shuffle_rotate_up(x, l); }
+template <class T, class D> inline T __metal_simd_shuffle_and_fill_down(T x, T f, D d) { return metal::simd_shuffle_and_fill_down(x, f, d); }
+template <class T, class D, class M> inline T __metal_simd_shuffle_and_fill_down(T x, T f, D d, M m) { return metal::simd_shuffle_and_fill_down(x, f, d, m); }
+template <class T, class D> inline T __metal_simd_shuffle_and_fill_up(T x, T f, D d) { return metal::simd_shuffle_and_fill_up(x, f, d); }
+template <class T, class D, class M> inline T __metal_simd_shuffle_and_fill_up(T x, T f, D d, M m) { return metal::simd_shuffle_and_fill_up(x, f, d, m); }
+template <class T> inline T __metal_get_simdgroup_size(T) { return T(32); }
+
+}  // namespace metal
+#endif
