@@ -42,11 +42,15 @@ func (f *File) Callers(fn *Func) []Caller {
 	return out
 }
 
-// KernelsReaching returns the kernels of the file whose bodies reach fn
-// through calls, directly or through other functions, in source order.
+// KernelsReaching returns the kernels of the file (its macro uses' among
+// them) whose bodies reach fn through calls, directly or through other
+// functions, in source order.
 func (f *File) KernelsReaching(fn *Func) []*Func {
 	var out []*Func
-	for _, k := range f.Kernels() {
+	for _, k := range f.Functions() {
+		if k.Kind != Kernel {
+			continue
+		}
 		for _, c := range f.Callees(k) {
 			if c == fn || c.Name == fn.Name {
 				out = append(out, k)

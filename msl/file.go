@@ -1,5 +1,7 @@
 package msl
 
+import "slices"
+
 // Func returns the first definition (with a body) of the function named
 // name, else its first declaration, else nil. A primary template wins over
 // explicit specialisations of it.
@@ -109,7 +111,7 @@ func (f *File) Callees(fn *Func) []*Func {
 	for len(queue) > 0 {
 		g := queue[0]
 		queue = queue[1:]
-		for _, name := range f.calledNames(g, byName) {
+		for _, name := range f.ownerOf(g).calledNames(g, byName) {
 			h := byName[name]
 			if h == nil || seen[h] {
 				continue
@@ -120,6 +122,18 @@ func (f *File) Callees(fn *Func) []*Func {
 		}
 	}
 	return out
+}
+
+// ownerOf returns the file whose source holds fn's body: f, or the
+// expansion of one of f's macro uses (candle's kernels written inside
+// #define bodies), whose positions are its own.
+func (f *File) ownerOf(fn *Func) *File {
+	for _, x := range f.Expansions {
+		if x.File != nil && slices.Contains(x.File.Funcs, fn) {
+			return x.File
+		}
+	}
+	return f
 }
 
 // calledNames lists the names in byName that g's body calls.
@@ -135,6 +149,15 @@ func (f *File) calledNames(g *Func, byName map[string]*Func) []string {
 		}
 		p := prev
 		prev = t.Text
+		if t.Kind == Ident && byName[t.Text] == nil && p != "." && p != "->" {
+			// A macro's use calls what its replacement calls (candle's
+			// rms_norm_case(T, 1024) expands to a call of rms_norm<T,
+			// 1024>): callers and barriers hidden in macros are counted.
+			if d := f.lookupDefine(t.Text, t.Pos); d != nil {
+				out = f.macroCalls(d, byName, out, map[string]bool{}, 0)
+			}
+			continue
+		}
 		if t.Kind != Ident || byName[t.Text] == nil || p == "." || p == "->" {
 			continue
 		}
@@ -158,6 +181,31 @@ func (f *File) calledNames(g *Func, byName map[string]*Func) []string {
 		}
 		if k < len(toks) && toks[k].Text == "(" && toks[k].Kind == Punct {
 			out = append(out, t.Text)
+		}
+	}
+	return out
+}
+
+// macroCalls appends the functions of byName that macro d's replacement
+// names, through the macros it uses in turn (at most 8 deep): a name
+// followed by '(' or '<' is a call, and so is a bare name, which a
+// parameter's use may call. Over-counting is safe: callers make proofs
+// refuse, and a callee's barrier makes a call a barrier.
+func (f *File) macroCalls(d *Define, byName map[string]*Func, out []string, seen map[string]bool, depth int) []string {
+	if depth > 8 || seen[d.Name] {
+		return out
+	}
+	seen[d.Name] = true
+	for _, t := range lexExpr(d.Body) {
+		if t.Kind != Ident || t.Text == d.Name {
+			continue
+		}
+		if byName[t.Text] != nil {
+			out = append(out, t.Text)
+			continue
+		}
+		if e := f.lookupDefine(t.Text, 0); e != nil {
+			out = f.macroCalls(e, byName, out, seen, depth+1)
 		}
 	}
 	return out
