@@ -24,6 +24,11 @@ func TestRealStyleCompiles(t *testing.T) {
 			"template <typename T> constexpr constant bool is_simd_t = __is_valid_simdgroup_type<T>::value;\n" +
 			"METAL_FUNC float twice(float x) { return 2 * x; }\n" +
 			"kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = twice(numeric_limits<indexed<float>>::lowest().val) + is_simd_t<float4> + is_simd_t<bool>; }\n"},
+		{"half in an anonymous struct of an anonymous union (ggml)", header + "typedef half ggml_half;\ntypedef half2 ggml_half2;\n" +
+			"typedef struct {\n  union {\n    struct {\n      ggml_half d;\n      ggml_half m;\n    };\n    ggml_half2 dm;\n  };\n  uint8_t qs[16];\n} block_q4_1;\n" +
+			"static_assert(sizeof(block_q4_1) == 2 * sizeof(ggml_half) + 16, \"wrong q4_1 block size/padding\");\n" +
+			"kernel void k(device const block_q4_1* x [[buffer(0)]], device float* o [[buffer(1)]], uint i [[thread_position_in_grid]]) {\n" +
+			"  const float d = x[i].d;\n  half m = x[i].m;\n  block_q4_1 b = x[i];\n  b.d = half(2.0f);\n  half bd = b.d;\n  o[i] = d + float(m) + float(bd) + float(x[i].dm.x);\n}\n"},
 		{"static constexpr constant member", header + "struct P { static constexpr int constant n = 4; static constexpr constant short m = 2; };\n" +
 			"kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = P::n * P::m; }\n"},
 		{"operator for a static_assert", header + "struct C { float r, i; };\nconstexpr bool operator==(C a, C b) { return a.r == b.r && a.i == b.i; }\n" +

@@ -199,6 +199,7 @@ func (t *tr) run() (*Unit, error) {
 	t.layout()
 	t.functions()
 	t.tensorOps()
+	t.anonMembers()
 	t.rewriteTokens()
 	t.dedupe()
 	if err := t.parseErrors(perr); err != nil {

@@ -81,5 +81,31 @@ template <class T, class D> inline T __metal_simd_shuffle_and_fill_up(T x, T f, 
 template <class T, class D, class M> inline T __metal_simd_shuffle_and_fill_up(T x, T f, D d, M m) { return metal::simd_shuffle_and_fill_up(x, f, d, m); }
 template <class T> inline T __metal_get_simdgroup_size(T) { return T(32); }
 
+// mtl_anon<T> stands for a member of type T of an anonymous struct inside
+// an anonymous union (ggml's block formats), which C++ allows only for
+// types without constructors: T's bytes, read as T (or as float, where T
+// converts to it) and assigned from T. half(m) of one is ambiguous, as
+// both conversions reach a constructor of half; half h = m is not.
+template <class T>
+struct mtl_anon {
+  alignas(T) unsigned char mtl_bytes[sizeof(T)];
+  T mtl_get() const {
+    T v;
+    unsigned char* d = reinterpret_cast<unsigned char*>(&v);
+    for (unsigned i = 0; i < sizeof(T); i++) d[i] = mtl_bytes[i];
+    return v;
+  }
+  operator T() const { return mtl_get(); }
+  // const float d = xb->d (ggml): to float too, as T converts to it.
+  template <class U, typename std::enable_if<std::is_same<U, float>::value && !std::is_same<U, T>::value &&
+                                                 std::is_convertible<T, U>::value, int>::type = 0>
+  operator U() const { return U(mtl_get()); }
+  mtl_anon& operator=(T v) {
+    const unsigned char* s = reinterpret_cast<const unsigned char*>(&v);
+    for (unsigned i = 0; i < sizeof(T); i++) mtl_bytes[i] = s[i];
+    return *this;
+  }
+};
+
 }  // namespace metal
 #endif
