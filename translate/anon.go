@@ -1,6 +1,10 @@
 package translate
 
-import "metalab/msl"
+import (
+	"strings"
+
+	"metalab/msl"
+)
 
 // anonScalars are the types a member of an anonymous struct may have in
 // C++ as they are: the built-in scalars, whose values need no constructor.
@@ -80,4 +84,55 @@ func (t *tr) resolveAlias(name string) string {
 		name = next
 	}
 	return name
+}
+
+// memberSpecialisations turns an explicit specialisation of a member
+// function template written inside its class into an overload:
+//
+//	struct FloorDivide {
+//	  template <typename T> T operator()(T x, T y) thread { ... }
+//	  template <> complex64_t operator()(complex64_t x, complex64_t y) thread { ... }
+//	};
+//
+// Metal's compiler (clang) accepts the specialisation at class scope
+// (C++17 DR 727); GCC does not. The non-template overload is chosen for
+// the same calls, arguments of exactly its types, as the specialisation
+// would be, and is called the same way (MLX's binary_ops.h).
+func (t *tr) memberSpecialisations() {
+	for k := 0; k+2 < len(t.toks); k++ {
+		if t.text(k) != "template" || t.text(k+1) != "<" || t.text(k+2) != ">" || t.skip[k] {
+			continue
+		}
+		if p := t.prevCode(k); p >= 0 && !strings.Contains(";{}:", t.text(p)) {
+			continue
+		}
+		pos := t.toks[k].Pos
+		if st := t.structAround(pos); st == nil || !strings.Contains(t.f.Text(st.Pos, pos), "{") || t.inBody(pos) {
+			continue // not inside a class's braces (template <> struct S<int> {...} itself)
+		}
+		for j := k; j <= k+2; j++ {
+			t.skip[j] = true
+		}
+	}
+}
+
+// prevCode returns the index of the last token before k that is not a
+// comment, or -1.
+func (t *tr) prevCode(k int) int {
+	for j := k - 1; j >= 0; j-- {
+		if t.toks[j].Kind != msl.Comment {
+			return j
+		}
+	}
+	return -1
+}
+
+// inBody reports whether offset pos lies inside a function's body.
+func (t *tr) inBody(pos int) bool {
+	for _, fn := range t.f.Funcs {
+		if fn.Body != nil && fn.Body.Lbrace < pos && pos < fn.Body.Rbrace {
+			return true
+		}
+	}
+	return false
 }

@@ -29,6 +29,9 @@ func TestRealStyleCompiles(t *testing.T) {
 			"static_assert(sizeof(block_q4_1) == 2 * sizeof(ggml_half) + 16, \"wrong q4_1 block size/padding\");\n" +
 			"kernel void k(device const block_q4_1* x [[buffer(0)]], device float* o [[buffer(1)]], uint i [[thread_position_in_grid]]) {\n" +
 			"  const float d = x[i].d;\n  half m = x[i].m;\n  block_q4_1 b = x[i];\n  b.d = half(2.0f);\n  half bd = b.d;\n  o[i] = d + float(m) + float(bd) + float(x[i].dm.x);\n}\n"},
+		{"member specialisation at class scope (MLX)", header + "template <typename T> struct Limits { static const constant T max = 0; };\ntemplate <> struct Limits<float> { static const constant float max = 1; };\n" +
+			"struct FloorDivide {\n  template <typename T> T operator()(T x, T y) thread { return floor(x / y); }\n  template <>\n  int operator()(int x, int y) thread { return x / y; }\n};\n" +
+			"kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = FloorDivide()(3.0f, 2.0f) + FloorDivide()(7, 2) + Limits<float>::max; }\n"},
 		{"static constexpr constant member", header + "struct P { static constexpr int constant n = 4; static constexpr constant short m = 2; };\n" +
 			"kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = P::n * P::m; }\n"},
 		{"operator for a static_assert", header + "struct C { float r, i; };\nconstexpr bool operator==(C a, C b) { return a.r == b.r && a.i == b.i; }\n" +

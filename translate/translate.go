@@ -200,6 +200,7 @@ func (t *tr) run() (*Unit, error) {
 	t.functions()
 	t.tensorOps()
 	t.anonMembers()
+	t.memberSpecialisations()
 	t.rewriteTokens()
 	t.dedupe()
 	if err := t.parseErrors(perr); err != nil {
