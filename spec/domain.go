@@ -271,7 +271,8 @@ func (p *parser) checkDomains(s *Spec) {
 	}
 }
 
-// bind evaluates the variables of case c of set as Instantiate does:
+// bind evaluates the variables of case c of set, for Instantiate and the
+// held-out draws:
 // the case's, then the set's vars, then the spec's, then the lets.
 func (s *Spec) bind(set *Set, c Case) (map[string]any, error) {
 	vars := map[string]any{}

@@ -203,28 +203,9 @@ func (s *Spec) Instantiate(c Case) (*Instance, error) {
 	if set == nil {
 		return nil, fmt.Errorf("spec %s: case %q: no case set %q", s.Path, c.Name, c.Set)
 	}
-	vars := map[string]any{}
-	for _, v := range c.Vars {
-		vars[v.Name] = v.Value
-	}
-	for _, group := range [][]namedExpr{set.vars, s.vars} {
-		for _, v := range group {
-			if _, ok := vars[v.name]; ok {
-				continue
-			}
-			x, err := v.e.eval(vars)
-			if err != nil {
-				return nil, caseErr(c, err)
-			}
-			vars[v.name] = x
-		}
-	}
-	for _, v := range s.lets {
-		x, err := v.e.eval(vars)
-		if err != nil {
-			return nil, caseErr(c, err)
-		}
-		vars[v.name] = x
+	vars, err := s.bind(set, c)
+	if err != nil {
+		return nil, caseErr(c, err)
 	}
 	in := &Instance{Case: c, Vars: vars, Dispatches: 1, ID: instances.Add(1)}
 	if s.dispatches != nil {
