@@ -160,6 +160,14 @@ func TestVetIncludeDirs(t *testing.T) {
 	if got := refusals(err); len(got) != 1 || got[0] != "lib/bad.h:2:3: the compiler builtin __builtin_trap is not allowed in a Metal kernel" {
 		t.Errorf("refusal in an include directory's file: %q (%v)", got, err)
 	}
+	// A header including another by its path from the include directory
+	// (MLX's "mlx/backend/metal/kernels/bf16.h" from utils.h beside it) is
+	// named by that path, not by its includer's directory joined to it.
+	writeFiles(t, inc, map[string]string{"lib/deep/x.h": "#include \"lib/deep/y.h\"\n", "lib/deep/y.h": "inline void bad2() {\n  __builtin_trap();\n}\n"})
+	err = Vet(src("#include \"lib/deep/x.h\"\n"), []string{inc})
+	if got := refusals(err); len(got) != 1 || !strings.HasPrefix(got[0], "lib/deep/y.h:2:3: ") {
+		t.Errorf("refusal in a header included by its include-directory path: %q (%v)", got, err)
+	}
 	if err := Vet(src("#include \"lib/ok.h\"\n"), nil); err == nil || !strings.Contains(err.Error(), "file not found") {
 		t.Errorf("without the include directory: %v, want file not found", err)
 	}

@@ -3,6 +3,7 @@ package translate
 import (
 	"go/token"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -739,7 +740,24 @@ func (v *vetter) includeA(in *finst, at srcPos, rest string, reg tri, unknown bo
 		key = real
 	}
 	name := filepath.Join(filepath.Dir(wf.name), spec)
+	if !sameFile(filepath.Join(wf.dir, spec), found) {
+		// Found through the kernel's directory or an include directory,
+		// not beside its includer: diagnostics name it by the include
+		// text, as found there, not as the includer's directory joined to
+		// it (MLX's mlx/backend/metal/kernels/mlx/backend/metal/kernels/bf16.h).
+		name = filepath.Clean(spec)
+	}
 	return v.enterA(&wfile{name: name, dir: filepath.Dir(found)}, key, found, body, unknown || reg == triUnknown, depth)
+}
+
+// sameFile reports whether paths a and b name one existing file.
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // enterA enters an included file unless #pragma once says its second
