@@ -201,6 +201,8 @@ func (t *tr) run() (*Unit, error) {
 	t.tensorOps()
 	t.anonMembers()
 	t.memberSpecialisations()
+	t.reopenMetal()
+	t.specialiseMetal()
 	t.rewriteTokens()
 	t.dedupe()
 	if err := t.parseErrors(perr); err != nil {
