@@ -24,6 +24,11 @@ kernel void NAME(device T* o [[buffer(0)]], uint tid [[thread_index_in_threadgro
 }
 impl_norm(norm_f32, float)
 kernel void plain(device uint* o [[buffer(0)]], uint tid [[thread_index_in_threadgroup]]) { o[tid] = unrelated(tid); }
+#define RUN_NORM(o, s, tid) norm<float, 32>(o, s, tid)
+kernel void direct(device float* o [[buffer(0)]], uint tid [[thread_index_in_threadgroup]]) {
+  threadgroup float s[32];
+  RUN_NORM(o, s, tid);
+}
 `
 	f, err := Parse("m.metal", []byte(src))
 	if err != nil {
@@ -43,7 +48,11 @@ kernel void plain(device uint* o [[buffer(0)]], uint tid [[thread_index_in_threa
 	if !f.hasBarrier(fn) {
 		t.Error("norm_f32 reaches a barrier through norm_case and norm")
 	}
-	if ks := f.KernelsReaching(f.Func("norm")); len(ks) != 1 || ks[0].Name != "norm_f32" {
+	// A kernel of the file calling the helper through a macro of its own.
+	if d := f.Func("direct"); !f.hasBarrier(d) || !slices.Contains(f.Callees(d), f.Func("norm")) {
+		t.Errorf("direct reaches norm through RUN_NORM: callees %v", f.Callees(d))
+	}
+	if ks := f.KernelsReaching(f.Func("norm")); len(ks) != 2 || ks[0].Name != "direct" && ks[1].Name != "direct" {
 		t.Errorf("kernels reaching norm: %v", ks)
 	}
 }
