@@ -55,26 +55,20 @@ func (t *tr) reopenMetal() {
 // Namespacer target: C++ admits a specialisation only in a namespace
 // enclosing its template's, which metal::mtl_src is not. The source's
 // names stay in view there through a using-directive. A template the
-// source declares itself is specialised where it is.
+// source declares itself is specialised where it is; a type metal_stdlib
+// declares (preludeNames) moves.
 func (t *tr) specialiseMetal() {
 	if _, ok := t.tgt.(Namespacer); !ok {
 		return
 	}
 	own := map[string]bool{}
-	depth := 0
 	for k := 0; k+1 < len(t.toks); k++ {
-		switch t.text(k) {
-		case "{":
-			depth++
-		case "}":
-			depth--
-		case "struct", "class":
-			if t.toks[k+1].Kind == msl.Ident && t.text(k+2) != "<" {
-				own[t.text(k+1)] = true
-			}
+		if x := t.text(k); (x == "struct" || x == "class") && t.toks[k+1].Kind == msl.Ident && t.text(k+2) != "<" {
+			own[t.text(k+1)] = true
 		}
 	}
-	depth = 0
+	prelude := preludeNames()
+	depth := 0
 	for k := 0; k < len(t.toks); k++ {
 		switch t.text(k) {
 		case "{":
@@ -95,7 +89,7 @@ func (t *tr) specialiseMetal() {
 			continue
 		}
 		name := t.text(gt + 2)
-		if own[name] || !preludeTemplates[name] {
+		if own[name] || prelude[name]&nType == 0 {
 			continue
 		}
 		open := -1
@@ -132,7 +126,3 @@ func (t *tr) specialiseMetal() {
 		k = close + 1
 	}
 }
-
-// preludeTemplates are metal_stdlib's class templates a source may
-// specialise.
-var preludeTemplates = map[string]bool{"_numeric_limits_impl": true, "numeric_limits": true}

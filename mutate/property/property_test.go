@@ -66,23 +66,27 @@ func specPaths(t *testing.T) []string {
 	t.Helper()
 	paths := []string{"../../kernels/qsa_prompt.yaml", "../../kernels/qsa_prep.yaml"}
 	pats := []string{"../../kernels/examples/*.yaml", "testdata/*.yaml"}
-	if extra := os.Getenv("METALAB_PROPERTY_SPECS"); extra != "" {
+	if externalSpecs() {
 		// Specs of files that are not ours (the public libraries' kernels,
 		// scripts/proofs): checked instead of the bundled ones.
-		paths, pats = nil, filepath.SplitList(extra)
+		paths, pats = nil, filepath.SplitList(os.Getenv("METALAB_PROPERTY_SPECS"))
 	}
 	for _, pat := range pats {
 		m, err := filepath.Glob(pat)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(m) == 0 && os.Getenv("METALAB_PROPERTY_SPECS") != "" {
+		if len(m) == 0 && externalSpecs() {
 			t.Fatalf("METALAB_PROPERTY_SPECS: %s matches no file", pat)
 		}
 		paths = append(paths, m...)
 	}
 	return paths
 }
+
+// externalSpecs reports whether METALAB_PROPERTY_SPECS names the specs to
+// check instead of the bundled ones.
+func externalSpecs() bool { return os.Getenv("METALAB_PROPERTY_SPECS") != "" }
 
 func TestProperty(t *testing.T) {
 	if testing.Short() {
@@ -206,7 +210,7 @@ func runSpec(t *testing.T, back backend.Backend, path string, full, proofs bool,
 	if err != nil {
 		t.Fatal(err)
 	}
-	external := os.Getenv("METALAB_PROPERTY_SPECS") != ""
+	external := externalSpecs()
 	if external {
 		// A public library's file holds many kernels and a spec runs a
 		// few: only sites in functions its stages reach are verified by
