@@ -45,6 +45,18 @@ type Plan struct {
 	CILevel     float64  `json:"ci_level"`               // confidence level of the intervals, e.g. 0.95
 	Baseline    string   `json:"baseline_sha256"`        // hex sha256 of the baseline source
 	TGLimit     int64    `json:"tg_limit_bytes"`         // threadgroup memory limit; 0 none
+	// Parity is the rule outputs were compared by: "bitwise" (the
+	// default; "" reads as bitwise) or a tolerance as given to --parity,
+	// "ulp=4" or "rel=1e-6". Under a tolerance the report says "not
+	// bitwise" at its top and on every variant so judged.
+	Parity string `json:"parity,omitempty"`
+	// Tune describes the spec's tunable parameters and their
+	// restrictions ("NSG in 2, 4, 8; TILE in 32..128 step 32; NSG*TILE <=
+	// 512"); "" when the spec has no tune: section.
+	Tune string `json:"tune,omitempty"`
+	// Scope is the part of the source a patch may change: "fn" (the
+	// owned functions, the default; "" reads as fn) or "file".
+	Scope string `json:"scope,omitempty"`
 }
 
 // A Provenance says what produced the numbers.
@@ -100,7 +112,45 @@ type Variant struct {
 	Verdict       string   `json:"verdict,omitempty"` // "retain", "reject", "inconclusive"; "" when never timed
 	Reasons       []string `json:"reasons,omitempty"` // the rule's reasons for the verdict
 	Patch         string   `json:"patch,omitempty"`   // the patch file written for a retained variant
+
+	// Kind is where the variant came from: KindGenerated (metalab's
+	// operators; "" reads as generated) or KindHandWritten (a file given
+	// to sweep --variant). File and FileSHA256 name a hand-written
+	// variant's file as given and the sha256 of its bytes as read.
+	Kind       string `json:"kind,omitempty"`
+	File       string `json:"file,omitempty"`
+	FileSHA256 string `json:"file_sha256,omitempty"`
+	// OutsideFn: the variant changes code outside the owned functions
+	// (--fn), a #define or a helper; Outside says what, in words
+	// ("#define NSG, helper load_tile"). PatchRefused is why a retained
+	// variant got no patch ("it changes code outside --fn; --scope file
+	// allows it"); "" when it got one or was not retained.
+	OutsideFn    bool   `json:"outside_fn,omitempty"`
+	Outside      string `json:"outside,omitempty"`
+	PatchRefused string `json:"patch_refused,omitempty"`
+	// Point is the tunable-parameter point the variant ran at, as
+	// "NSG=4 TILE=64" in the spec's order; "" when the spec has no tune:
+	// section.
+	Point string `json:"point,omitempty"`
+	// Parity is the judgement of a variant compared under a tolerance
+	// whose outputs were not bitwise identical ("not bitwise: ulp≤4, max
+	// 2 ulp in out at case full"); "" when bitwise identical or compared
+	// bitwise.
+	Parity string `json:"parity,omitempty"`
+	// HostNote names the host-side value to change for a retained
+	// parameter change that is not a #define ("set threads to (64,1,1)
+	// in the host"); such a change has no patch of its own.
+	HostNote string `json:"host_note,omitempty"`
 }
+
+// Variant kinds.
+const (
+	KindGenerated   = "generated"
+	KindHandWritten = "hand-written"
+)
+
+// HandWritten reports whether v came from a file given to the sweep.
+func (v *Variant) HandWritten() bool { return v.Kind == KindHandWritten }
 
 // A Case is a variant at one case.
 type Case struct {
@@ -109,11 +159,15 @@ type Case struct {
 	// Verification and Confirmation are the two parts' statuses at this
 	// case ("" when the part did not run here); AfterTiming the check
 	// after its measurements here.
-	Verification string  `json:"verification,omitempty"`
-	Confirmation string  `json:"confirmation,omitempty"`
-	AfterTiming  string  `json:"after_timing,omitempty"`
-	Message      string  `json:"message,omitempty"` // the check's message at this case
-	Timing       *Timing `json:"timing,omitempty"`  // nil when not timed here
+	Verification string `json:"verification,omitempty"`
+	Confirmation string `json:"confirmation,omitempty"`
+	AfterTiming  string `json:"after_timing,omitempty"`
+	Message      string `json:"message,omitempty"` // the check's message at this case
+	// Parity is the tolerance judgement at this case when the outputs
+	// were not bitwise identical ("not bitwise: max 2 ulp in out"); ""
+	// when bitwise identical or compared bitwise.
+	Parity string  `json:"parity,omitempty"`
+	Timing *Timing `json:"timing,omitempty"` // nil when not timed here
 }
 
 // A Timing is one measurement's statistics and its raw pairs.
@@ -153,6 +207,7 @@ type Ablation struct {
 type AblationRow struct {
 	Variant string `json:"variant"`         // the variant's name
 	Label   string `json:"label,omitempty"` // as Variant.Label
+	Point   string `json:"point,omitempty"` // as Variant.Point
 	Bitwise string `json:"bitwise"`         // its check status at the ablation case
 	Timing  Timing `json:"timing"`
 }
@@ -177,7 +232,14 @@ type Control struct {
 type Note struct {
 	Variant string `json:"variant,omitempty"` // a variant's name; "" for a control
 	Case    string `json:"case,omitempty"`
+	Phase   string `json:"phase,omitempty"` // the measurement's phase ("confirm", "explore", ...)
 	Text    string `json:"text"`
+	// Attempts is how many times the measurement was taken, Contaminated
+	// how many of those were contaminated; 0 when not given. Contaminated
+	// == Attempts: every attempt was, and the measurement decides nothing.
+	// The report states these counts wherever it counts attempts.
+	Attempts     int `json:"attempts,omitempty"`
+	Contaminated int `json:"contaminated_attempts,omitempty"`
 }
 
 // Validate reports the first thing in the input a report cannot show:
@@ -202,6 +264,11 @@ func (in *Input) Validate() error {
 			return fmt.Errorf("report input: variant %s listed twice", v.Name)
 		}
 		seen[v.Name] = true
+		switch v.Kind {
+		case "", KindGenerated, KindHandWritten:
+		default:
+			return fmt.Errorf("report input: variant %s: kind %q (want %q or %q)", v.Name, v.Kind, KindGenerated, KindHandWritten)
+		}
 		for _, c := range v.Cases {
 			if c.Case == "" {
 				return fmt.Errorf("report input: variant %s: a case has no name", v.Name)
