@@ -234,12 +234,13 @@ type Note struct {
 	Case    string `json:"case,omitempty"`
 	Phase   string `json:"phase,omitempty"` // the measurement's phase ("confirm", "explore", ...)
 	Text    string `json:"text"`
-	// Attempts is how many times the measurement was taken, Contaminated
-	// how many of those were contaminated; 0 when not given. Contaminated
-	// == Attempts: every attempt was, and the measurement decides nothing.
-	// The report states these counts wherever it counts attempts.
-	Attempts     int `json:"attempts,omitempty"`
-	Contaminated int `json:"contaminated_attempts,omitempty"`
+	// Attempts is how many times the measurement was taken and
+	// ContaminatedAttempts how many of those were contaminated; 0 when
+	// not given. When they are equal every attempt was contaminated and
+	// the measurement decides nothing. The report states these counts
+	// wherever it counts attempts.
+	Attempts             int `json:"attempts,omitempty"`
+	ContaminatedAttempts int `json:"contaminated_attempts,omitempty"`
 }
 
 // Validate reports the first thing in the input a report cannot show:
@@ -288,6 +289,11 @@ func (in *Input) Validate() error {
 			if err := r.Timing.validate("ablation " + r.Variant); err != nil {
 				return err
 			}
+		}
+	}
+	for i, n := range in.Contamination {
+		if n.Attempts < 0 || n.ContaminatedAttempts < 0 || (n.Attempts > 0 && n.ContaminatedAttempts > n.Attempts) {
+			return fmt.Errorf("report input: contamination note %d: %d of %d attempts contaminated", i, n.ContaminatedAttempts, n.Attempts)
 		}
 	}
 	for _, c := range in.Controls {
