@@ -25,6 +25,9 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 		w("> timings: %s\n\n", oneLine(in.Provenance.Clock))
 	}
 	w("%s\n\n", decisionLine(in))
+	if line := notBitwiseLine(in); line != "" {
+		w("%s\n\n", line)
+	}
 	if in.Verification != "" {
 		w("> checks: %s\n\n", oneLine(in.Verification))
 	}
@@ -58,7 +61,7 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 		w("rule: %s\n\n", oneLine(in.Plan.Rule))
 	}
 	if len(timed) == 0 {
-		w("No variant was timed.\n\n")
+		w("%s\n\n", notConfirmedLine(in))
 	} else {
 		var medians []float64
 		for _, v := range timed {
@@ -69,38 +72,70 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 			}
 		}
 		u := pickUnit(medians)
-		w("| variant | case | before median %s | after median %s | change | %s | pairs | bitwise | threadgroup bytes before → after | verdict |\n", u.name, u.name, ciHeader(in.Plan.CILevel))
-		w("|---|---|---|---|---|---|---|---|---|---|\n")
+		points := anyVariant(timed, func(v *Variant) bool { return v.Point != "" })
+		t := table{"variant", "case"}
+		if points {
+			t = append(t, "point")
+		}
+		t = append(t, "before median "+u.name, "after median "+u.name, "gain", ciHeader(in.Plan.CILevel), "pairs", parityHeader(in), "threadgroup bytes before → after", "verdict")
+		t.header(w)
 		for _, v := range timed {
 			for _, c := range v.Cases {
-				t := c.Timing
-				if t == nil {
+				tm := c.Timing
+				if tm == nil {
 					continue
 				}
-				w("| %s | %s | %s | %s | %s | %s | %d | %s | %s | %s |\n", code(v.Name), cell(c.Case), u.format(t.MedianA), u.format(t.MedianB),
-					change(t), ci(t.CI), t.Pairs, cell(bitwise(in, c.Bitwise)), tgBytes(in.BaselineTGBytes, v.TGBytes), cell(dash(v.Verdict)))
+				row := []string{code(v.Name), cell(c.Case)}
+				if points {
+					row = append(row, cell(dash(v.Point)))
+				}
+				row = append(row, u.format(tm.MedianA), u.format(tm.MedianB), gain(tm), ci(tm.CI), fmt.Sprint(tm.Pairs),
+					cell(parityCell(in, &v, c.Bitwise, c.Parity)), tgBytes(in.BaselineTGBytes, v.TGBytes), cell(dash(v.Verdict)))
+				t.row(w, row)
 			}
 		}
-		w("\nchange: the median of the per-pair ratios after/before, minus one (negative is faster)")
+		w("\n%s", gainNote)
 		if in.Plan.CILevel > 0 {
-			w("; CI: its %s interval", pct(in.Plan.CILevel))
+			w("; CI: the %s interval of the gain", pct(in.Plan.CILevel))
 		}
 		w(". before is the baseline (A), after the variant (B), timed in alternating pairs.\n\n")
 		w("### Verdicts\n\n")
 		for _, v := range timed {
 			w("- %s: **%s**", code(v.Name), dash(v.Verdict))
+			var about []string
 			if v.Label != "" {
-				w(" (%s)", oneLine(v.Label))
+				about = append(about, oneLine(v.Label))
+			}
+			if v.Point != "" {
+				about = append(about, "at "+oneLine(v.Point))
+			}
+			if v.HandWritten() {
+				about = append(about, origin(&v))
+			}
+			if len(about) > 0 {
+				w(" (%s)", strings.Join(about, "; "))
 			}
 			if len(v.Reasons) > 0 {
 				var rs []string
 				for _, r := range v.Reasons {
-					rs = append(rs, oneLine(r))
+					rs = append(rs, oneLine(attemptsFixed(in, v.Name, r)))
 				}
 				w(": %s", strings.Join(rs, "; "))
 			}
+			if v.Parity != "" {
+				w(". %s", oneLine(v.Parity))
+			}
+			if v.OutsideFn {
+				w(". %s", outsideText(&v))
+			}
 			if v.Patch != "" {
 				w(". patch: %s", code(v.Patch))
+			}
+			if v.PatchRefused != "" {
+				w(". patch refused: %s", oneLine(v.PatchRefused))
+			}
+			if v.HostNote != "" {
+				w(". host-side change: %s", oneLine(v.HostNote))
 			}
 			w("\n")
 		}
@@ -117,15 +152,46 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 				medians = append(medians, r.Timing.MedianA, r.Timing.MedianB)
 			}
 			u := pickUnit(medians)
-			w("| variant | before median %s | after median %s | change | pairs | bitwise |\n", u.name, u.name)
-			w("|---|---|---|---|---|---|\n")
+			byName := map[string]*Variant{}
+			for i := range in.Variants {
+				byName[in.Variants[i].Name] = &in.Variants[i]
+			}
+			point := func(r AblationRow) string {
+				if r.Point != "" {
+					return r.Point
+				}
+				if v := byName[r.Variant]; v != nil {
+					return v.Point
+				}
+				return ""
+			}
+			points := false
+			for _, r := range a.Rows {
+				points = points || point(r) != ""
+			}
+			t := table{"variant"}
+			if points {
+				t = append(t, "point")
+			}
+			t = append(t, "before median "+u.name, "after median "+u.name, "gain", "pairs", parityHeader(in))
+			t.header(w)
 			for _, r := range a.Rows {
 				name := code(r.Variant)
 				if r.Label != "" {
 					name = cell(r.Label) + " " + name
 				}
-				w("| %s | %s | %s | %s | %d | %s |\n", name, u.format(r.Timing.MedianA), u.format(r.Timing.MedianB), change(&r.Timing), r.Timing.Pairs, cell(bitwise(in, r.Bitwise)))
+				row := []string{name}
+				if points {
+					row = append(row, cell(dash(point(r))))
+				}
+				v := byName[r.Variant]
+				if v == nil {
+					v = &Variant{}
+				}
+				row = append(row, u.format(r.Timing.MedianA), u.format(r.Timing.MedianB), gain(&r.Timing), fmt.Sprint(r.Timing.Pairs), cell(parityCell(in, v, r.Bitwise, "")))
+				t.row(w, row)
 			}
+			w("\n%s.\n", gainNote)
 			w("\nExploratory timings choose what to confirm; they are not the decision.\n\n")
 		}
 	}
@@ -134,16 +200,75 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 	if len(in.Variants) == 0 {
 		w("No variant was built.\n\n")
 	} else {
-		w("| variant | sites | compile | verification | confirmation | after timing | held-out cases | verdict of the checks | stopped at | threadgroup bytes | note |\n")
-		w("|---|---|---|---|---|---|---|---|---|---|---|\n")
-		for _, v := range in.Variants {
-			w("| %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", code(v.Name), cell(strings.Join(v.Refs, ", ")), cell(dash(v.Compile)),
-				cell(dash(v.Verification)), cell(dash(v.Confirmation)), cell(dash(v.AfterTiming)), v.HeldOut, cell(dash(v.Check)), cell(dash(v.Stopped)),
-				tgBytes(in.BaselineTGBytes, v.TGBytes), cell(v.CheckMessage))
+		all := make([]Variant, len(in.Variants))
+		copy(all, in.Variants)
+		hand := anyVariant(all, (*Variant).HandWritten)
+		points := anyVariant(all, func(v *Variant) bool { return v.Point != "" })
+		outside := anyVariant(all, func(v *Variant) bool { return v.OutsideFn })
+		tol := tolerance(in)
+		t := table{"variant"}
+		if hand {
+			t = append(t, "origin")
 		}
-		w("\nverification: bitwise parity, races, uninitialised reads and bounds in the checking mode on the verification backend; " +
-			"confirmation: bitwise parity of the timed build on the timing backend at every timed case; " +
-			"after timing: the outputs of each measurement's last timed sample against the baseline's; held-out cases: the cases drawn from the spec's domains that the verification also ran. A variant is timed only when both parts pass.\n\n")
+		t = append(t, "sites")
+		if points {
+			t = append(t, "point")
+		}
+		if outside {
+			t = append(t, "outside --fn")
+		}
+		t = append(t, "compile", "verification", "confirmation", "after timing", "held-out cases", "verdict of the checks")
+		if tol {
+			t = append(t, "parity")
+		}
+		t = append(t, "stopped at", "threadgroup bytes", "note")
+		t.header(w)
+		for i := range all {
+			v := &all[i]
+			row := []string{code(v.Name)}
+			if hand {
+				o := "generated"
+				if v.HandWritten() {
+					o = origin(v)
+				}
+				row = append(row, cell(o))
+			}
+			row = append(row, cell(dash(strings.Join(v.Refs, ", "))))
+			if points {
+				row = append(row, cell(dash(v.Point)))
+			}
+			if outside {
+				o := "no"
+				if v.OutsideFn {
+					o = "yes"
+					if v.Outside != "" {
+						o += ": " + v.Outside
+					}
+				}
+				row = append(row, cell(o))
+			}
+			row = append(row, cell(dash(v.Compile)), cell(dash(v.Verification)), cell(dash(v.Confirmation)), cell(dash(v.AfterTiming)),
+				fmt.Sprint(v.HeldOut), cell(dash(v.Check)))
+			if tol {
+				p := "—"
+				switch {
+				case v.Parity != "":
+					p = v.Parity
+				case v.Check == "pass" || v.Check == "fail-after-timing":
+					p = "bitwise"
+				}
+				row = append(row, cell(p))
+			}
+			row = append(row, cell(dash(v.Stopped)), tgBytes(in.BaselineTGBytes, v.TGBytes), cell(v.CheckMessage))
+			t.row(w, row)
+		}
+		w("\nverification: %s, races, uninitialised reads and bounds in the checking mode on the verification backend; "+
+			"confirmation: %s of the timed build on the timing backend at every timed case; "+
+			"after timing: the outputs of each measurement's last timed sample against the baseline's; held-out cases: the cases drawn from the spec's domains that the verification also ran. A variant is timed only when both parts pass.", parityPhrase(in), parityPhrase(in))
+		if outside {
+			w(" outside --fn: the variant changes code outside the owned functions (%s); its patch needs --scope file.", oneLine(dash(strings.Join(in.Plan.Functions, ", "))))
+		}
+		w("\n\n")
 		if len(in.BaselineFindings) > 0 {
 			w("Baseline findings (the baseline's own; they do not stop a variant that keeps them):\n\n")
 			for _, f := range in.BaselineFindings {
@@ -192,6 +317,13 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 			if n.Case != "" {
 				at = append(at, "at "+oneLine(n.Case))
 			}
+			if n.Phase != "" {
+				at = append(at, "("+oneLine(n.Phase)+")")
+			}
+			if n.Attempts > 0 {
+				w("- %s, %s: %s\n", strings.Join(at, " "), attemptsText(n.ContaminatedAttempts, n.Attempts), oneLine(n.Text))
+				continue
+			}
 			w("- %s: %s\n", strings.Join(at, " "), oneLine(n.Text))
 		}
 		w("\n")
@@ -200,8 +332,15 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 	p := in.Plan
 	w("## Plan\n\n")
 	w("- rule: %s\n", oneLine(dash(p.Rule)))
+	w("- parity: %s\n", parityName(in))
 	if p.Strategy != "" {
 		w("- strategy: %s\n", oneLine(p.Strategy))
+	}
+	if p.Tune != "" {
+		w("- tunable parameters: %s\n", oneLine(p.Tune))
+	}
+	if p.Scope != "" {
+		w("- patch scope: %s\n", oneLine(p.Scope))
 	}
 	w("- kernel: %s", code(dash(p.Kernel)))
 	if len(p.Functions) > 0 {
@@ -246,7 +385,7 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 func decisionLine(in *Input) string {
 	var retained []string
 	count := map[string]int{}
-	failed, violated, after := 0, 0, 0
+	failed, violated, after, open := 0, 0, 0, 0
 	for _, v := range in.Variants {
 		switch {
 		case v.ProofViolated:
@@ -257,13 +396,31 @@ func decisionLine(in *Input) string {
 			count[v.Verdict]++
 			if v.Verdict == "retain" {
 				s := code(v.Name)
+				var about []string
+				if v.Point != "" {
+					about = append(about, "at "+oneLine(v.Point))
+				}
+				if v.Parity != "" {
+					about = append(about, "not bitwise")
+				}
 				if v.Patch != "" {
-					s += " (patch " + code(v.Patch) + ")"
+					about = append(about, "patch "+code(v.Patch))
+				}
+				if v.PatchRefused != "" {
+					about = append(about, "patch refused")
+				}
+				if v.HostNote != "" {
+					about = append(about, "host-side change: "+oneLine(v.HostNote))
+				}
+				if len(about) > 0 {
+					s += " (" + strings.Join(about, "; ") + ")"
 				}
 				retained = append(retained, s)
 			}
 		case v.Compile != "ok" || v.Check != "pass":
 			failed++
+		default:
+			open++
 		}
 	}
 	s := fmt.Sprintf("**Decision:** %d of %d variants retained", len(retained), len(in.Variants))
@@ -271,9 +428,9 @@ func decisionLine(in *Input) string {
 		s += ": " + strings.Join(retained, ", ")
 	}
 	var rest []string
-	for _, k := range []string{"reject", "inconclusive"} {
+	for _, k := range []string{"reject", "inconclusive", "pending"} {
 		if count[k] > 0 {
-			rest = append(rest, fmt.Sprintf("%d %s", count[k], map[string]string{"reject": "rejected", "inconclusive": "inconclusive"}[k]))
+			rest = append(rest, fmt.Sprintf("%d %s", count[k], map[string]string{"reject": "rejected", "inconclusive": "inconclusive", "pending": "not decided"}[k]))
 		}
 	}
 	if failed > 0 {
@@ -285,6 +442,9 @@ func decisionLine(in *Input) string {
 	if violated > 0 {
 		rest = append(rest, fmt.Sprintf("%d proof violated (a metalab bug)", violated))
 	}
+	if open > 0 {
+		rest = append(rest, fmt.Sprintf("%d passed the checks and were not confirmed", open))
+	}
 	if !in.Verified && in.Verification != "" {
 		rest = append(rest, "not verified")
 	}
@@ -292,15 +452,6 @@ func decisionLine(in *Input) string {
 		s += "; " + strings.Join(rest, ", ")
 	}
 	return s + "."
-}
-
-// bitwise is a timed row's bitwise status, saying "not verified" when
-// the variants were confirmed only.
-func bitwise(in *Input, status string) string {
-	if !in.Verified && in.Verification != "" && status != "" {
-		return status + ", not verified"
-	}
-	return dash(status)
 }
 
 // A unit is how a table shows durations.
@@ -332,27 +483,46 @@ func pickUnit(ns []float64) unit {
 
 func (u unit) format(ns float64) string { return fmt.Sprintf("%.3f", ns/u.ns) }
 
-func change(t *Timing) string {
-	s := signedPct(t.Ratio)
+// gainNote explains the gain columns. The gain is the rule's word: one
+// convention, positive is faster, in every table and reason.
+const gainNote = "gain: one minus the median of the per-pair ratios after/before, as the rule's median gain (positive is faster, negative slower)"
+
+// gain is a timing's median gain with its direction in words: "+4.21%
+// faster", "-0.38% slower".
+func gain(t *Timing) string {
+	s := gainPct(t.Ratio)
+	switch g := gainOf(t.Ratio); {
+	case g > 0:
+		s += " faster"
+	case g < 0:
+		s += " slower"
+	}
 	if t.Contaminated {
 		s += ", contaminated"
 	}
 	return s
 }
 
-func signedPct(ratio float64) string {
-	v := (ratio - 1) * 100
-	if math.Abs(v) < 0.005 {
+// gainOf is 1-ratio in hundredths of a percent, rounded as shown.
+func gainOf(ratio float64) float64 {
+	return math.Round((1-ratio)*10000) / 100
+}
+
+func gainPct(ratio float64) string {
+	v := gainOf(ratio)
+	if v == 0 {
 		v = 0 // no "-0.00%"
 	}
 	return fmt.Sprintf("%+.2f%%", v)
 }
 
+// ci is the interval of the gain: an interval [lo, hi] of the ratio is
+// [1-hi, 1-lo] of the gain.
 func ci(iv *Interval) string {
 	if iv == nil {
 		return "—"
 	}
-	return fmt.Sprintf("[%s, %s]", signedPct(iv.Low), signedPct(iv.High))
+	return fmt.Sprintf("[%s, %s]", gainPct(iv.High), gainPct(iv.Low))
 }
 
 func ciHeader(level float64) string {

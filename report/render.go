@@ -58,16 +58,24 @@ type Summary struct {
 	Retained          int `json:"retained"`
 	Rejected          int `json:"rejected"`
 	Inconclusive      int `json:"inconclusive"`
+	// HandWritten counts the variants from files given to the sweep,
+	// NotBitwise those judged under a tolerance whose outputs were not
+	// bitwise identical.
+	HandWritten int `json:"hand_written,omitempty"`
+	NotBitwise  int `json:"not_bitwise,omitempty"`
 }
 
 func summarize(in *Input) Summary {
-	s := Summary{Variants: len(in.Variants)}
+	s := Summary{Variants: len(in.Variants), NotBitwise: len(notBitwise(in))}
 	for _, v := range in.Variants {
 		for _, c := range v.Cases {
 			if c.Timing != nil {
 				s.Timed++
 				break
 			}
+		}
+		if v.HandWritten() {
+			s.HandWritten++
 		}
 		if v.ProofViolated {
 			s.ProofViolated++
