@@ -50,6 +50,8 @@
 //	            without it, "quick" when the spec has that set, else every
 //	            set (see Spec.DefaultSets). Keep production shapes that take
 //	            minutes on the cpu backend out of the defaults.
+//	tune:       tunable parameters and the restrictions between them,
+//	            {params, restrictions} (see Tunable parameters)
 //
 // A relative source path resolves against the YAML file's directory, an
 // absolute one stands as written; a source that cannot be read is reported
@@ -301,6 +303,59 @@
 // it can be replayed exactly (metalab check --replay). A drawn case that
 // does not instantiate (a count past MaxBufferSize) is the caller's to
 // skip and count.
+//
+// # Tunable parameters
+//
+// The tune: section declares parameters a sweep may vary, as Kernel
+// Tuner's tune_params and restrictions do: each takes one of a list of
+// integers, and restrictions, conditions over the parameters, say which
+// combinations are allowed:
+//
+//	tune:
+//	  params:
+//	    NSG: [4, 2, 8]                       # a list; the first is the default
+//	    TILE: {min: 16, max: 128, step: 16, default: 64}   # 16, 32, ..., 128
+//	    TPW: {min: 32, max: 1024, pow2: true}  # 32, 64, ..., 1024
+//	    K: {values: [1, 2, 4], default: 2}
+//	  restrictions:
+//	    - NSG * 32 <= 256
+//	    - TILE % NSG == 0
+//
+// A parameter is a list of integers (no duplicates), or a mapping with
+// values: and an optional default:, or a range: min and max (inclusive)
+// with step (default 1) or pow2: true (the powers of two in [min, max]),
+// and an optional default:. The default is the list's first value or the
+// range's min unless default: names another of the values. The default
+// point, every parameter at its default, is the baseline.
+//
+// A parameter's name is usable wherever a case variable is: in every
+// expression (threads, threadgroups, dispatches, buffer counts, shapes
+// and slack, generator parameters, struct field values, constant values,
+// vars and lets), and in the values of defines:, where each identifier
+// that names a parameter is replaced by its value (NSG: NSG passes
+// -DNSG=4 at the default; TILE_BYTES: "(TILE*4)" passes (64*4); text in
+// quotes is kept). A define whose value is exactly a parameter's name is
+// that parameter's define (Spec.DefineParams): a retained change of the
+// parameter can be a patch of the source's #define of it. No case, set
+// or spec var may set a parameter. A restriction reads parameters only
+// and must be true or false.
+//
+// Parse refuses, at the text at fault: a parameter named like a var, a
+// let, a case or domain variable, a helper function or i, j, r; a
+// default not among the values; an empty range or list; a duplicate
+// value; a restriction naming anything but a parameter, or one false (or
+// not a condition) at the default point; and a grid (the product of the
+// value counts, before restrictions) of more than MaxTunePoints points,
+// with the count in the message.
+//
+// Spec.Params lists the parameters; Spec.Points lists every point the
+// restrictions allow, the default first and then in grid order (the
+// first parameter slowest); Spec.Allowed checks one point; Spec.At
+// returns the spec with its parameters fixed at a point, whose Digest
+// covers the point (the default point keeps the file's digest) and whose
+// instances see the point's values. A point is written NSG=4 TILE=64
+// (Point.String, ParsePoint); a point that leaves a parameter out gives
+// it its default (Spec.Complete).
 //
 // # Errors
 //

@@ -279,6 +279,9 @@ func (s *Spec) bind(set *Set, c Case) (map[string]any, error) {
 	for _, v := range c.Vars {
 		vars[v.Name] = v.Value
 	}
+	for name, v := range s.pointVars() {
+		vars[name] = int(v) // a parameter is no case's to set
+	}
 	for _, group := range [][]namedExpr{set.vars, s.vars} {
 		for _, v := range group {
 			if _, ok := vars[v.name]; ok {

@@ -339,9 +339,10 @@ func (s *Spec) stage1(ss *StageSpec, set *Set, vars map[string]any) (*Stage, err
 		Entry: ss.Entry, Source: ss.Source, IncludeDirs: ss.Includes, Defines: map[string]string{}, Constants: map[string]backend.Value{},
 		Pos: ss.Pos, SourcePos: ss.SourcePos, ConstantPos: map[string]token.Position{},
 	}
+	pv := s.pointVars()
 	for _, g := range [][]define{s.defines, ss.defines, set.defines} {
 		for _, d := range g {
-			st.Defines[d.name] = d.value
+			st.Defines[d.name] = substParams(d.value, pv)
 		}
 	}
 	types := map[string]string{}

@@ -43,6 +43,12 @@ type Spec struct {
 	lets       []namedExpr
 	defines    []define
 	constants  []constant
+	// tune is the tune: section, nil when absent; point is the point
+	// At fixed the parameters at, nil for the default point; fileDigest
+	// is the sha256 of the spec's bytes, whatever the point.
+	tune       *tuneSpec
+	point      Point
+	fileDigest [32]byte
 }
 
 // A BufferSpec is a buffer as the spec declares it.
@@ -177,6 +183,7 @@ func Parse(name string, data []byte) (*Spec, error) {
 	}
 	s := p.spec(doc.Content[0])
 	s.Digest = sha256.Sum256(data)
+	s.fileDigest = s.Digest
 	if err := p.errs.Err(); err != nil {
 		return nil, err
 	}
@@ -418,7 +425,7 @@ func (p *parser) constants(n *yaml.Node, bare bool) []constant {
 func (p *parser) spec(root *yaml.Node) *Spec {
 	s := &Spec{Path: p.file, Dir: filepath.Dir(p.file), Seed: 1, Structs: map[string]*Type{}}
 	f := p.fields(root, "spec", "source", "includes", "seed", "dispatches", "vars", "let", "defines",
-		"constants", "structs", "buffers", "stages", "sets", "defaults", "domains")
+		"constants", "structs", "buffers", "stages", "sets", "defaults", "domains", "tune")
 	if n := f["source"]; n != nil {
 		s.Source = resolvePath(s.Dir, p.str(n, "source"))
 		s.sourcePos = p.pos(n)
@@ -471,6 +478,9 @@ func (p *parser) spec(root *yaml.Node) *Spec {
 	}
 	if n := f["domains"]; n != nil {
 		p.domains(s, n)
+	}
+	if n := f["tune"]; n != nil && len(p.errs) == 0 {
+		p.tune(s, n)
 	}
 	if len(p.errs) == 0 {
 		p.checkVars(s, root)
@@ -989,6 +999,9 @@ func (p *parser) checkVars(s *Spec, root *yaml.Node) {
 	}
 	for _, v := range s.lets {
 		known[v.name] = true
+	}
+	for _, prm := range s.Params() {
+		known[prm.Name] = true
 	}
 	for _, set := range s.Sets {
 		for _, v := range set.vars {
