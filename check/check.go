@@ -95,6 +95,12 @@ type Options struct {
 	// ShrinkAttempts bounds the runs that shrink a failing held-out case;
 	// 0 means DefaultShrinkAttempts, below 0 no shrinking.
 	ShrinkAttempts int
+	// Parity is the rule a variant's outputs are compared with the
+	// baseline's by: the zero Parity is bitwise (the default); a
+	// tolerance rule (ulp=N, rel=X; see ParityMode) is opt-in, and every
+	// result judged under it says whether it was bitwise and by how much
+	// it was not (Result.Tolerance).
+	Parity Parity
 }
 
 // A Variant is a modified copy of one of the spec's sources.
@@ -109,6 +115,13 @@ type Variant struct {
 	// tell the baseline's own findings from new ones. nil (or edits that
 	// do not give Text) means the lines are mapped by a line diff.
 	Edits []edit.Edit
+	// Spec, when not nil, is the spec this variant runs under (a point of
+	// the baseline's tunable parameters: other threads, threadgroups,
+	// defines or constants); nil means Options.Spec. Its cases are the
+	// baseline's cases of the same names, which must give the same inputs
+	// and device buffers (see point.go); its threadgroup memory is judged
+	// under its own stages; its outputs are compared with the baseline's.
+	Spec *spec.Spec
 }
 
 // Status is the outcome of a variant or of the control.
@@ -182,6 +195,9 @@ type Report struct {
 	FreshSeeds  bool   `json:"fresh_seeds,omitempty"`
 	// Replayed are the cases of a replay (Options.Replay), by token.
 	Replayed []string `json:"replayed,omitempty"`
+	// Parity is the rule variants were compared with the baseline by:
+	// "bitwise", or a tolerance rule ("ulp=4", "rel=1e-06").
+	Parity string `json:"parity"`
 }
 
 // OK reports whether the control and every variant passed.
@@ -228,6 +244,15 @@ type Result struct {
 	HeldOut *HeldOut `json:"held_out,omitempty"`
 	// Replay is the command that replays the smallest failing drawn case.
 	Replay string `json:"replay,omitempty"`
+	// Tolerance, for a variant compared under a tolerance rule
+	// (Options.Parity), says whether its outputs were bitwise after all,
+	// and if not by how much they differ, over every case it ran; nil
+	// under the bitwise rule, for the control, and for a variant that
+	// stopped before any comparison.
+	Tolerance *Tolerance `json:"tolerance,omitempty"`
+	// Point is the path of the spec the variant ran under when it is not
+	// the session's (Variant.Spec).
+	Point string `json:"point,omitempty"`
 }
 
 // A TGMem is the static threadgroup memory of one stage, baseline → variant.
@@ -246,6 +271,9 @@ type CaseResult struct {
 	Mismatch *Mismatch `json:"mismatch,omitempty"`
 	Msg      string    `json:"msg,omitempty"`
 	Findings []Finding `json:"findings,omitempty"` // the checking mode's, failures first
+	// Tolerance: the case's comparison under a tolerance rule (see
+	// Result.Tolerance); nil under the bitwise rule.
+	Tolerance *Tolerance `json:"tolerance,omitempty"`
 }
 
 // A Mismatch describes the first differing element of an output buffer.
@@ -334,7 +362,9 @@ type checker struct {
 	srcTG         map[string]int    // source estimates of threadgroup memory; see sourceTGMem
 	seed          uint64            // the run's seed (Options.Seed or a nonce)
 
-	mu        sync.Mutex          // guards cache, compErr, inflight, srcTG and textNames
+	mu        sync.Mutex          // guards cache, compErr, inflight, srcTG, textNames, points and pointOf
+	points    map[pointKey]pointInst
+	pointOf   map[*spec.Instance]bool // the instances in points
 	textNames map[string][]string // the names a source's text was compiled under, by path and sha256
 	cache     map[string]backend.Program
 	compErr   map[string]error
@@ -346,6 +376,7 @@ type checker struct {
 type sourceSet struct {
 	texts map[string][]byte
 	names map[string]string // display name of a replaced source, by path
+	spec  *spec.Spec        // the variant's own spec (Variant.Spec), or nil for the baseline's
 }
 
 // A Session checks variants of one baseline: NewSession reads the
@@ -482,7 +513,7 @@ func NewSession(ctx context.Context, opts Options) (*Session, error) {
 		Spec: s.Path, Source: s.Source, SourceSHA256: sha(c.sources[s.Source]), Backend: opts.Backend.Name(),
 		Sets: sets, DefaultSets: defaults, Cases: len(insts), TGLimit: opts.TGLimit, Race: opts.Race,
 		Detect: c.ver != nil, Verified: c.ver != nil, Strict: opts.Strict, StrictBaseline: opts.StrictBaseline,
-		Device: info.Device, Notes: notes, FreshSeeds: opts.FreshSeeds,
+		Device: info.Device, Notes: notes, FreshSeeds: opts.FreshSeeds, Parity: opts.Parity.String(),
 	}}
 	switch {
 	case opts.Replay != nil:
@@ -553,10 +584,29 @@ func (s *Session) Check(ctx context.Context, v Variant) (*Result, error) {
 	return r, err
 }
 
+// Instance returns the instance variant v runs case in under: in itself
+// when v is nil or has no spec of its own (Variant.Spec), else the
+// instance of in's case from v's spec (an error when that spec cannot
+// give one that compares with in; the variant's result is then
+// fail-spec). Run a point's programs (Programs) on this instance: its
+// stages have the point's threads and threadgroups.
+func (s *Session) Instance(v *Variant, in *spec.Instance) (*spec.Instance, error) {
+	if v == nil {
+		return in, nil
+	}
+	ps := s.c.pointSpec(*v)
+	if ps == nil {
+		return in, nil
+	}
+	return s.c.pointInstance(ps, in)
+}
+
 // Programs returns the plain (not checking-mode) programs of case in's
 // stages on the run's backend, built from v's sources, or from the
 // baseline's when v is nil, for timing: the programs whose bytes the
-// confirmation compared.
+// confirmation compared. For a variant with a spec of its own, in may be
+// the session's instance or the variant's (Instance): the programs are
+// the variant's stages'.
 func (s *Session) Programs(ctx context.Context, v *Variant, in *spec.Instance) ([]backend.Program, error) {
 	return s.StagePrograms(ctx, v, in, len(in.Stages))
 }
@@ -574,6 +624,11 @@ func (s *Session) StagePrograms(ctx context.Context, v *Variant, in *spec.Instan
 			base = s.c.opts.Spec.Source
 		}
 		src = s.c.variantSources(base, *v, v.Name)
+		pin, err := s.c.instance(src, in)
+		if err != nil {
+			return nil, err
+		}
+		in = pin
 	}
 	progs, err := s.c.programs(ctx, s.c.run, src, in.Stages[:n], false)
 	if err != nil {
@@ -762,7 +817,7 @@ func (c *checker) record(ctx context.Context, r *Result, kind Status, err error)
 
 // variantSources is the baseline's sources with base replaced by v.
 func (c *checker) variantSources(base string, v Variant, name string) *sourceSet {
-	src := &sourceSet{texts: map[string][]byte{}, names: map[string]string{base: v.Path}}
+	src := &sourceSet{texts: map[string][]byte{}, names: map[string]string{base: v.Path}, spec: c.pointSpec(v)}
 	for k, t := range c.sources {
 		src.texts[k] = t
 	}

@@ -119,9 +119,13 @@ func (c *checker) judgeDrawn(ctx context.Context, name string, src *sourceSet, m
 		return cr, "the baseline fails on it: " + firstLine(err.Error()), nil
 	}
 	vlimit := c.timeout([]time.Duration{time.Since(t0)}, 0)
+	vin, err := c.instance(src, in)
+	if err != nil {
+		return cr, firstLine(err.Error()), nil
+	}
 	if c.ver == nil {
 		cr = CaseResult{Case: caseName(in), Status: Pass}
-		got, err := c.plainRun(ctx, c.run, src, in, vlimit)
+		got, err := c.plainRun(ctx, c.run, src, vin, vlimit)
 		if err != nil {
 			st, msg, _, err := c.caseFailure(ctx, name, Crash, err)
 			if err != nil {
@@ -130,7 +134,9 @@ func (c *checker) judgeDrawn(ctx context.Context, name string, src *sourceSet, m
 			cr.Status, cr.Msg = st, msg
 			return cr, "", nil
 		}
-		if d := Compare(in, ref, got); d != nil {
+		d, tol := CompareParity(vin, ref, got, c.opts.Parity)
+		cr.Tolerance = tol
+		if d != nil {
 			cr.Status, cr.Mismatch = FailParity, d
 		}
 		return cr, "", nil
@@ -152,7 +158,7 @@ func (c *checker) judgeDrawn(ctx context.Context, name string, src *sourceSet, m
 		}
 	}
 	c.mu.Unlock()
-	cr, _, _, err = c.verifyCase(ctx, src, in, ref, m, vlimit)
+	cr, _, _, err = c.verifyCase(ctx, src, vin, ref, m, vlimit)
 	if err != nil {
 		st, msg, _, err := c.caseFailure(ctx, name, Crash, err)
 		if err != nil {

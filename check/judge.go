@@ -415,7 +415,9 @@ func (c *checker) verifyCase(ctx context.Context, src *sourceSet, in *spec.Insta
 		cr.Status, cr.Msg = findingStatus(f.Kind, c.opts.Strict), f.Msg
 		return cr, got, plain, nil
 	}
-	if d := Compare(in, want, got); d != nil {
+	d, tol := CompareParity(in, want, got, c.opts.Parity)
+	cr.Tolerance = tol
+	if d != nil {
 		cr.Status, cr.Mismatch = FailParity, d
 		// Bytes that differ where the variant relies on SIMD lockstep
 		// say nothing about a GPU: the emulator runs a simd group's
@@ -436,7 +438,7 @@ func (c *checker) verifyCase(ctx context.Context, src *sourceSet, in *spec.Insta
 					return cr, got, nil, err
 				}
 			}
-			if Compare(in, want, plain) == nil {
+			if pd, _ := CompareParity(in, want, plain, c.opts.Parity); pd == nil {
 				cr.Status = FailBuildsDisagree
 				cr.Msg = "the builds disagree: the plain build (the one that is timed) gives the baseline's bytes, the checking build " +
 					"gives others: " + d.String()
@@ -580,15 +582,30 @@ func (c *checker) variant(ctx context.Context, v Variant, judge bool) (*Result, 
 	}
 	src := c.variantSources(base, v, r.Name)
 	texts := src.texts
+	if src.spec != nil {
+		r.Point = src.spec.Path
+	}
 	if !judge {
 		r.Status = NotJudged
 		r.Msg = "the control failed"
 		return r, nil
 	}
 	all := c.union()
+	// The variant's own instances of the cases (its spec's, or the
+	// baseline's).
+	pins := map[*spec.Instance]*spec.Instance{}
+	for _, in := range all {
+		pin, err := c.instance(src, in)
+		if err != nil {
+			r.Status, r.Msg, r.Stopped = FailSpec, "the variant's spec does not fit the baseline's cases: "+firstLine(err.Error()), PartBuild
+			r.Log = err.Error()
+			return r, nil
+		}
+		pins[in] = pin
+	}
 	if c.metal() {
 		for _, in := range all {
-			err := in.CheckKernels(func(path string) ([]byte, error) {
+			err := pins[in].CheckKernels(func(path string) ([]byte, error) {
 				if t, ok := texts[path]; ok {
 					return t, nil
 				}
@@ -605,8 +622,9 @@ func (c *checker) variant(ctx context.Context, v Variant, judge bool) (*Result, 
 	// and measure threadgroup memory before running anything.
 	seen := map[string]bool{}
 	for _, in := range all {
-		for _, st := range in.Stages {
-			key := st.Entry + "\x00" + st.ConfigKey()
+		for j, bst := range in.Stages {
+			st := pins[in].Stages[j] // the variant's stage; bst the baseline's
+			key := st.Entry + "\x00" + st.ConfigKey() + "\x00" + bst.Entry + "\x00" + bst.ConfigKey()
 			if seen[key] {
 				continue
 			}
@@ -626,16 +644,16 @@ func (c *checker) variant(ctx context.Context, v Variant, judge bool) (*Result, 
 					return r, c.record(ctx, r, CompileError, fmt.Errorf(what, st.Entry, err))
 				}
 			}
-			before, err := c.compile(ctx, c.run, c.base, st, false)
+			before, err := c.compile(ctx, c.run, c.base, bst, false)
 			if err != nil {
-				return nil, fmt.Errorf("baseline compile %s: %w", st.Entry, err)
+				return nil, fmt.Errorf("baseline compile %s: %w", bst.Entry, err)
 			}
-			if st.Source != base {
-				continue
+			if st.Source != base && src.spec == nil {
+				continue // the baseline's own stage
 			}
 			tg := TGMem{
 				Entry: st.Entry, Before: before.ThreadgroupMemory(), After: after.ThreadgroupMemory(),
-				SourceBefore: c.sourceTGMem(c.sources[st.Source], st), SourceAfter: c.sourceTGMem(v.Text, st),
+				SourceBefore: c.sourceTGMem(c.sources[bst.Source], bst), SourceAfter: c.sourceTGMem(src.texts[st.Source], st),
 			}
 			if !hasTG(r.TGMem, tg) {
 				r.TGMem = append(r.TGMem, tg)
@@ -669,6 +687,7 @@ func (c *checker) variant(ctx context.Context, v Variant, judge bool) (*Result, 
 		m := c.mapper(base, v, src)
 		for i, in := range c.vinsts {
 			c.progress("%s: case %d/%d %s", r.Name, i+1, len(c.vinsts), caseName(in))
+			in := pins[in]
 			cr, got, plain, err := c.verifyCase(ctx, src, in, c.vrefs[i], m, c.timeout(c.vtime, i))
 			if err != nil {
 				st, msg, log, err := c.caseFailure(ctx, r.Name, Crash, err)
@@ -717,7 +736,8 @@ func (c *checker) variant(ctx context.Context, v Variant, judge bool) (*Result, 
 	cstart := time.Now()
 	p := &r.Confirmation
 	p.Status = Pass
-	for i, in := range c.insts {
+	for i, bin := range c.insts {
+		in := pins[bin]
 		if !c.same {
 			c.progress("%s: confirm case %d/%d %s on %s", r.Name, i+1, len(c.insts), caseName(in), c.run.Name())
 		} else if c.ver == nil {
@@ -738,7 +758,9 @@ func (c *checker) variant(ctx context.Context, v Variant, judge bool) (*Result, 
 			addPart(p, cr)
 			break // a crashing variant is not run further
 		}
-		if d := Compare(in, c.crefs[i], got); d != nil {
+		d, tol := CompareParity(in, c.crefs[i], got, c.opts.Parity)
+		cr.Tolerance = tol
+		if d != nil {
 			cr.Status, cr.Mismatch = FailParity, d
 			if c.same && verified[in] {
 				cr.Status = FailBuildsDisagree
@@ -790,6 +812,20 @@ func (c *checker) variant(ctx context.Context, v Variant, judge bool) (*Result, 
 func (c *checker) settle(r *Result) {
 	r.Cases = c.merge(r)
 	r.Verified = r.Verification.Status == Pass
+	r.Tolerance = nil
+	if !c.opts.Parity.Bitwise() {
+		for _, p := range []*Part{&r.Verification, &r.Confirmation} {
+			for _, cr := range p.Cases {
+				if cr.Tolerance == nil {
+					continue
+				}
+				if r.Tolerance == nil {
+					r.Tolerance = newTolerance(c.opts.Parity)
+				}
+				r.Tolerance.add(c.opts.Parity, cr.Tolerance)
+			}
+		}
+	}
 	for _, part := range []struct {
 		p    *Part
 		name string

@@ -28,6 +28,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Race {
 		race += ", race probe: " + strings.Join(r.Orders, " ")
 	}
+	tolerant := r.Parity != "" && r.Parity != "bitwise"
+	if tolerant {
+		race += ", parity " + r.Parity + " (a tolerance: variants need not be bitwise)"
+	}
 	sets := "sets " + strings.Join(r.Sets, ", ")
 	if r.DefaultSets {
 		sets += " (the spec's default"
@@ -44,14 +48,22 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "VARIANT\tSTATUS\tTGMEM\tTGMEM (SOURCE)\tCASES\tSHA256\tTIME\tVERIFICATION\tCONFIRMATION")
+	head := "VARIANT\tSTATUS\tTGMEM\tTGMEM (SOURCE)\tCASES\tSHA256\tTIME\tVERIFICATION\tCONFIRMATION"
+	if tolerant {
+		head += "\tPARITY"
+	}
+	fmt.Fprintln(tw, head)
 	all := append([]*Result{r.Control}, r.Variants...)
 	for _, v := range all {
 		if v == nil {
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.2fs\t%s\t%s\n", v.Name, v.Status, tgText(v.TGMem, false, v == r.Control), tgText(v.TGMem, true, v == r.Control),
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%.2fs\t%s\t%s", v.Name, v.Status, tgText(v.TGMem, false, v == r.Control), tgText(v.TGMem, true, v == r.Control),
 			casesText(v), short(v.SHA256), v.Seconds, partText(v.Verification), partText(v.Confirmation))
+		if tolerant {
+			row += "\t" + parityText(v, v == r.Control)
+		}
+		fmt.Fprintln(tw, row)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -148,6 +160,19 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// parityText is a row's PARITY column under a tolerance rule.
+func parityText(v *Result, control bool) string {
+	switch {
+	case control:
+		return "reference"
+	case v.Tolerance == nil:
+		return "not compared"
+	case v.Status == FailParity:
+		return "outside " + v.Tolerance.Rule
+	}
+	return v.Tolerance.Text()
 }
 
 // partsText says where the two parts of the verdict run.

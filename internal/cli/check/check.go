@@ -61,6 +61,9 @@ type CheckOptions struct {
 	SeedSet    bool
 	FreshSeeds bool
 	Replay     []string // --replay: tokens, or files of them (or a check --json report)
+	// Parity is --parity: the rule variants are compared with the
+	// baseline by (bitwise unless a tolerance is asked for).
+	Parity checkpkg.Parity
 }
 
 // DefaultHeldOut is the number of held-out cases per variant when the
@@ -71,7 +74,7 @@ const DefaultHeldOut = 4
 // run function (tests capture the parsed options with it).
 func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Command {
 	opts := &CheckOptions{IO: f.IOStreams, ReadFile: f.ReadFile}
-	var tgLimit string
+	var tgLimit, parity string
 	cmd := &cobra.Command{
 		Use:   "check <spec.yaml> [flags]",
 		Short: "Check kernel variants for parity with their baseline",
@@ -121,6 +124,16 @@ file of tokens, or a check --json report). --fresh-seeds gives the listed
 cases input seeds drawn for the run. Each variant also runs its first case
 twice and fails fail-nondeterministic when the bytes differ.
 
+--parity ulp=N or --parity rel=X opts into a tolerance for variants that
+reorder floating-point arithmetic: a float, half or bfloat output
+component may then differ from the baseline's by at most N units in the
+last place, or by a relative error of at most X (|got-want| divided by
+the larger magnitude); NaN matches only NaN, an infinity only itself, +0
+and -0 match; integer outputs, padding, slack and input buffers stay
+bitwise. Every row then says whether the variant was bitwise after all,
+and if not by how much (max ulp, max relative error, where). Determinism,
+the builds and the thread orders are always compared bitwise.
+
 check reads the spec, its sources and the variants and writes nothing but
 its report (and the backend's compile cache). --source names the file the
 variants replace when the spec runs several; a snapshot of it with the
@@ -144,6 +157,9 @@ unwritable cache, a verification backend that cannot run here).`,
 				return cmdutil.FlagErrorf("--tg-limit: %v", err)
 			}
 			opts.TGLimit = n
+			if opts.Parity, err = checkpkg.ParseParity(parity); err != nil {
+				return cmdutil.FlagErrorf("--parity: %v", err)
+			}
 			opts.SeedSet = cmd.Flags().Changed("seed")
 			if opts.HeldOut < -1 {
 				return cmdutil.FlagErrorf("--held-out %d: want a count, 0 to turn held-out cases off", opts.HeldOut)
@@ -159,6 +175,7 @@ unwritable cache, a verification backend that cannot run here).`,
 	cmdutil.AddCompileTimeoutFlag(cmd.Flags(), &opts.CompileTimeout)
 	cmd.Flags().StringVar(&opts.Backend, "backend", "cpu", "backend `NAME` to compile and run on: cpu, cuda, metal, or auto (the first of metal, cuda, cpu that runs here)")
 	cmd.Flags().StringSliceVar(&opts.Cases, "cases", nil, "case set `NAME` (repeatable or comma-separated; default: the spec's defaults, else quick, else all)")
+	cmd.Flags().StringVar(&parity, "parity", "bitwise", "the parity `RULE` variants are compared by: bitwise, or a tolerance for reordered float arithmetic, ulp=N or rel=X")
 	cmd.Flags().StringVar(&tgLimit, "tg-limit", "16KiB", "static threadgroup memory `LIMIT` (16384, 16KiB, 8K)")
 	cmd.Flags().BoolVar(&opts.NoVerify, "no-verify", false, "confirm only, do not verify (faster; races, uninitialised reads and bad accesses that leave the bytes alone go unseen; results say \"not verified\")")
 	cmd.Flags().BoolVar(&opts.NoDetect, "no-detect", false, "the older name of --no-verify")
@@ -326,7 +343,7 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 		Spec: s, Variants: variants, Backend: be, Sets: opts.Cases, TGLimit: opts.TGLimit,
 		Verify: ver, VerifySets: opts.VerifyCases, NoVerify: opts.NoVerify || opts.NoDetect, StrictBaseline: opts.StrictBaseline,
 		Strict: opts.Strict, Race: opts.Race, Timeout: opts.Timeout, ReadFile: opts.ReadFile,
-		Progress: cmdutil.Progress(opts.IO.ErrOut, 3*time.Second), DumpDir: opts.DumpDir,
+		Progress: cmdutil.Progress(opts.IO.ErrOut, 3*time.Second), DumpDir: opts.DumpDir, Parity: opts.Parity,
 	})
 	if err != nil && rep == nil {
 		return err
