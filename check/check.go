@@ -362,10 +362,10 @@ type checker struct {
 	srcTG         map[string]int    // source estimates of threadgroup memory; see sourceTGMem
 	seed          uint64            // the run's seed (Options.Seed or a nonce)
 
-	mu        sync.Mutex          // guards cache, compErr, inflight, srcTG, textNames, points and pointOf
+	mu        sync.Mutex // guards cache, compErr, inflight, srcTG, textNames, points and pointOf
 	points    map[pointKey]pointInst
 	pointOf   map[*spec.Instance]bool // the instances in points
-	textNames map[string][]string // the names a source's text was compiled under, by path and sha256
+	textNames map[string][]string     // the names a source's text was compiled under, by path and sha256
 	cache     map[string]backend.Program
 	compErr   map[string]error
 	inflight  map[string]chan struct{} // compiles under way, closed when done
