@@ -137,6 +137,9 @@ func (w *sweep) finish() error {
 			r := Retained{Name: v.Name, SHA256: v.SHA256, Patch: v.Patch}
 			if v.Patch == "" {
 				r.Note = "patch refused or not written: see " + filepath.Join(LogsDir, fileName(v.Name)+".log")
+				if why := w.patchNotes[v.SHA256]; why != "" {
+					r.Note = why
+				}
 			}
 			w.res.Retained = append(w.res.Retained, r)
 		case measure.Reject:

@@ -300,6 +300,9 @@ func labelVariants(sp *Space, vs []store.Row) map[string]string {
 		if i := sp.index(ref); i >= 0 {
 			return sp.Label(i)
 		}
+		if hw := sp.fileOf(ref); hw != nil {
+			return hw.File.Label()
+		}
 		return ref
 	}
 	diff := func(a, b []string) []string { // a minus b

@@ -160,7 +160,23 @@ type Settings struct {
 	// must make to go on (0.01: 1 % faster than the best so far).
 	MinStep float64 `json:"min_step,omitempty"`
 	Budget  Budget  `json:"budget"`
+	// Files are the hand-written variants (--variant), each with its
+	// sha256, judged before the strategy's. With files and neither Ops
+	// nor Refs, only they are swept (no operator's site is searched).
+	Files []VariantFile `json:"files,omitempty"`
+	// Scope is what a patch may change: "" (the owned functions only,
+	// as patches.Make's scope check holds them) or "file" (anywhere in
+	// the kernel's file: a hand-written variant that changes code
+	// outside --fn gets its patch).
+	Scope string `json:"scope,omitempty"`
 }
+
+// Scopes are the values of Settings.Scope (and --scope): "fn" is "" in
+// the plan.
+var Scopes = []string{"fn", "file"}
+
+// OnlyFiles reports whether s sweeps its hand-written variants only.
+func (s Settings) OnlyFiles() bool { return len(s.Files) > 0 && len(s.Ops) == 0 && len(s.Refs) == 0 }
 
 // A Budget bounds a sweep's search; zero fields are unbounded. When a
 // budget runs out the search stops where it is, the variants explored so
@@ -280,6 +296,8 @@ func (p *Plan) Validate() error {
 		return bad("min step %v is not in [0, 1)", p.Search.MinStep)
 	case p.Search.Budget.Variants < 0 || p.Search.Budget.DeviceSeconds < 0 || p.Search.Budget.WallSeconds < 0:
 		return bad("negative budget")
+	case p.Search.Scope != "" && p.Search.Scope != "file":
+		return bad("scope %q (want file, or none for the owned functions)", p.Search.Scope)
 	case p.Confirm.Top < 1:
 		return bad("confirm top %d: at least one explored variant must be confirmed", p.Confirm.Top)
 	case p.RuleSHA256 != p.Rule.Hash():
@@ -306,6 +324,11 @@ func (p *Plan) Validate() error {
 	for _, r := range p.Search.Refs {
 		if _, err := mutate.ParseSiteRef(r); err != nil {
 			return fmt.Errorf("plan: %w", err)
+		}
+	}
+	for _, f := range p.Search.Files {
+		if f.Path == "" || !isSHA(f.SHA256) {
+			return bad("hand-written variant %q: no path or sha256", f.Path)
 		}
 	}
 	if err := p.Rule.Validate(); err != nil {

@@ -20,6 +20,9 @@ type Space struct {
 	File  *msl.File
 	Sites []*mutate.FoundSite
 	Atoms []Atom // in source order of the sites, then the site's order of choices
+	// Files are the plan's hand-written variants (Settings.Files), in
+	// order, once LoadFiles has read them.
+	Files []HandWritten
 }
 
 // An Atom is one choice of one site.
@@ -60,6 +63,10 @@ func NewSpace(f *msl.File, p *Plan) (*Space, error) {
 			return nil, fmt.Errorf("unknown operator %q (operators: %s)", name, strings.Join(names, ", "))
 		}
 		muts = append(muts, m)
+	}
+	if p.Search.OnlyFiles() {
+		// Hand-written variants alone: no operator's sites.
+		return &Space{File: f}, nil
 	}
 	if len(muts) == 0 {
 		muts = all.Mutations

@@ -70,10 +70,12 @@ type explorer struct {
 	built  int // feasible candidates, in every shard
 }
 
-// A candidate is a built variant and how the strategy came to it.
+// A candidate is a built variant and how the strategy came to it: its
+// atoms, or the hand-written file it is.
 type candidate struct {
 	atoms []int
 	v     *variants.Variant
+	file  *HandWritten
 }
 
 // try builds atoms and evaluates the variant (or recalls it).
@@ -99,23 +101,60 @@ func (x *explorer) try(ctx context.Context, atoms []int) (Outcome, error) {
 	if err := x.budget(); err != nil {
 		return Outcome{}, err
 	}
+	return x.evalOnce(ctx, candidate{atoms: atoms, v: v})
+}
+
+// evalOnce counts a new feasible candidate and evaluates it when the
+// shard owns it.
+func (x *explorer) evalOnce(ctx context.Context, c candidate) (Outcome, error) {
 	k := x.built
 	x.built++
-	o := Outcome{SHA256: v.Sha256, Skipped: true}
+	o := Outcome{SHA256: c.v.Sha256, Skipped: true}
 	if x.shard.owns(k) {
-		o, err = x.eval(ctx, candidate{atoms: atoms, v: v})
+		var err error
+		o, err = x.eval(ctx, c)
 		if err != nil {
 			return Outcome{}, err
 		}
-		o.SHA256 = v.Sha256
+		o.SHA256 = c.v.Sha256
 	}
-	x.seen[v.Sha256] = o
+	x.seen[c.v.Sha256] = o
 	return o, nil
+}
+
+// files evaluates the hand-written variants, in the plan's order, within
+// the budgets, before the strategy's.
+func (x *explorer) files(ctx context.Context) error {
+	for i := range x.sp.Files {
+		hw := &x.sp.Files[i]
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, ok := x.seen[hw.Variant.Sha256]; ok {
+			continue
+		}
+		if b := x.set.Budget.Variants; b > 0 && x.built >= b {
+			return &BudgetError{Why: fmt.Sprintf("variants=%d built", b)}
+		}
+		if err := x.budget(); err != nil {
+			return err
+		}
+		if _, err := x.evalOnce(ctx, candidate{v: hw.Variant, file: hw}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // explore runs the plan's strategy. A BudgetError ends it early and is
 // returned; so is a cancelled context.
 func (x *explorer) explore(ctx context.Context) error {
+	if err := x.files(ctx); err != nil {
+		return err
+	}
+	if len(x.sp.Atoms) == 0 {
+		return nil
+	}
 	switch x.set.Strategy {
 	case "ablate":
 		return x.ablate(ctx)
@@ -143,6 +182,12 @@ func (x *explorer) expected() int {
 		n = len(x.firsts())
 	case "loo":
 		n = len(x.firsts()) + 1
+	}
+	if len(x.sp.Atoms) == 0 {
+		n = 0
+	}
+	if n > 0 || len(x.sp.Atoms) == 0 {
+		n += len(x.sp.Files)
 	}
 	if b := x.set.Budget.Variants; b > 0 && (n == 0 || b < n) {
 		n = b

@@ -174,7 +174,10 @@ type sweep struct {
 	// baseOut are the outputs of the baseline's timing programs by case,
 	// run once, untimed, to compare each variant's with.
 	baseOut map[string]map[string][]byte
-	res     *Result
+	// patchNotes say why a retained variant's patch was refused, by
+	// sha256.
+	patchNotes map[string]string
+	res        *Result
 }
 
 // An exploredVariant is a variant as exploration left it.
@@ -210,6 +213,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := checkVerify(ctx, opts); err != nil {
 		return nil, err
 	}
+	if err := CheckRepo(opts.Plan, opts.Repo); err != nil {
+		return nil, err
+	}
 	if opts.Shard.Count > 1 && !Shardable(opts.Plan.Search.Strategy) {
 		return nil, fmt.Errorf("sweep: the %s strategy chooses each step by the results of the last, so it cannot be split into shards; shard ablate or loo", opts.Plan.Search.Strategy)
 	}
@@ -229,6 +235,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	// The space first: bad operators or refs are refused before anything
 	// is written.
 	if w.sp, err = NewSpace(opts.File, opts.Plan); err != nil {
+		return nil, err
+	}
+	if err := w.sp.LoadFiles(opts.Plan, false, func(vf VariantFile) ([]byte, error) { return opts.ReadFile(vf.Path) }); err != nil {
 		return nil, err
 	}
 	if err := w.prepareDir(); err != nil {
@@ -553,11 +562,19 @@ func (w *sweep) evaluate(ctx context.Context, c candidate) (Outcome, error) {
 	n := len(w.explored) + 1
 	total := max(w.exploreTotal, n)
 	w.checking, w.checkDone, w.checkTotal = "explore", n-1, total
-	w.progress(Event{Stage: "explore", Done: n - 1, Total: total, Variant: v.Name, Msg: "checking " + w.sp.describe(c.atoms)})
+	what := w.sp.describe(c.atoms)
 	var refs []string
 	for _, r := range v.Refs {
 		refs = append(refs, r.String())
 	}
+	if c.file != nil {
+		what = "hand-written " + c.file.File.Path
+		if c.file.File.OutsideFn != "" {
+			what += " (changes code outside " + strings.Join(w.plan.Functions, ", ") + ": " + c.file.File.OutsideFn + ")"
+		}
+		refs = []string{c.file.File.Ref()}
+	}
+	w.progress(Event{Stage: "explore", Done: n - 1, Total: total, Variant: v.Name, Msg: "checking " + what})
 	if err := w.st.PutVariant(ctx, store.Variant{SHA256: v.Sha256, Name: v.Name, Refs: refs}); err != nil {
 		return Outcome{}, err
 	}
@@ -566,7 +583,7 @@ func (w *sweep) evaluate(ctx context.Context, c candidate) (Outcome, error) {
 	}
 	ev := exploredVariant{v: v, explore: n}
 	defer func() { w.explored = append(w.explored, ev) }()
-	w.logf(v.Name, "variant %s sha256 %s: %s", v.Name, v.Sha256, w.sp.describe(c.atoms))
+	w.logf(v.Name, "variant %s sha256 %s: %s", v.Name, v.Sha256, what)
 	vd, err := w.check(ctx, v)
 	if err != nil {
 		return Outcome{}, err
@@ -1038,6 +1055,10 @@ func (w *sweep) writePatches(ctx context.Context) error {
 		}
 		if _, _, err := WritePatch(ctx, w.opts.Dir, w.plan, w.opts.File, v, w.opts.Repo); err != nil {
 			w.logf(v.Name, "patch refused: %v", err)
+			if w.patchNotes == nil {
+				w.patchNotes = map[string]string{}
+			}
+			w.patchNotes[v.Sha256] = err.Error()
 		}
 	}
 	return nil
@@ -1049,8 +1070,14 @@ func (w *sweep) rebuild(refs []string) (*variants.Variant, error) {
 }
 
 // RebuildVariant builds the variant of refs (as the store records them)
-// in sp.
+// in sp: a hand-written variant's is its file (Space.LoadFiles).
 func RebuildVariant(sp *Space, refs []string) (*variants.Variant, error) {
+	if len(refs) == 1 && IsFileRef(refs[0]) {
+		if hw := sp.fileOf(refs[0]); hw != nil {
+			return hw.Variant, nil
+		}
+		return nil, fmt.Errorf("%s is not a hand-written variant of the plan", refs[0])
+	}
 	var atoms []int
 	for _, r := range refs {
 		i := sp.index(r)
@@ -1067,7 +1094,15 @@ func RebuildVariant(sp *Space, refs []string) (*variants.Variant, error) {
 // the baseline at the plan's path), and returns its path relative to dir.
 // An existing patch with the same text is kept.
 func WritePatch(ctx context.Context, dir string, p *Plan, base *msl.File, v *variants.Variant, repo string) (string, *patches.Patch, error) {
-	pt, err := patches.Make(ctx, base.Src, v.Source, patches.MakeOptions{Path: p.Path, File: base, Fns: p.Functions, Repo: repo})
+	fns := p.Functions
+	if p.Search.Scope == "file" {
+		// --scope file: the patch may change the kernel's file anywhere.
+		fns = nil
+	}
+	pt, err := patches.Make(ctx, base.Src, v.Source, patches.MakeOptions{Path: p.Path, File: base, Fns: fns, Repo: repo})
+	if err != nil && p.Search.Scope != "file" && strings.Contains(err.Error(), "change outside") {
+		err = fmt.Errorf("%w (the variant changes code outside --fn: sweep with --scope file to allow such a patch)", err)
+	}
 	if err != nil {
 		return "", nil, err
 	}

@@ -289,8 +289,9 @@ func TestCheckSetsCheckedNotTimed(t *testing.T) {
 }
 
 // TestPatchRefusedWhenRepoMoved verifies patches against the repository
-// given: one whose kernel no longer has the baseline's sha256 gets no
-// patch, and the report says why.
+// given: one whose kernel no longer has the baseline's sha256 when the
+// patch is made (it moved during the sweep) gets no patch, and the report
+// says why.
 func TestPatchRefusedWhenRepoMoved(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is required to verify patches")
@@ -298,7 +299,7 @@ func TestPatchRefusedWhenRepoMoved(t *testing.T) {
 	fx := newFixture(t)
 	repo := t.TempDir()
 	b, _ := os.ReadFile(filepath.Join(fx.dir, "k.metal"))
-	os.WriteFile(filepath.Join(repo, "k.metal"), append(b, []byte("// edited since\n")...), 0o644)
+	os.WriteFile(filepath.Join(repo, "k.metal"), b, 0o644)
 	for _, args := range [][]string{{"init", "-q"}, {"add", "k.metal"}, {"-c", "user.email=m@example.com", "-c", "user.name=m", "commit", "-q", "-m", "x"}} {
 		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
@@ -306,8 +307,13 @@ func TestPatchRefusedWhenRepoMoved(t *testing.T) {
 	}
 	opts := fx.options(t, filepath.Join(t.TempDir(), "sweep"), func(o *PlanOptions) { o.Search.Ops = []string{"drop-barrier"} })
 	opts.Repo = repo
+	opts.Progress = func(e Event) {
+		if e.Stage == "decide" {
+			os.WriteFile(filepath.Join(repo, "k.metal"), append(b, []byte("// edited since\n")...), 0o644)
+		}
+	}
 	res := mustRun(t, opts)
-	if len(res.Retained) != 1 || res.Retained[0].Patch != "" || !strings.Contains(res.Retained[0].Note, "patch refused") {
+	if len(res.Retained) != 1 || res.Retained[0].Patch != "" || !strings.Contains(res.Retained[0].Note, "stale baseline") {
 		t.Fatalf("retained %+v, want one without a patch", res.Retained)
 	}
 	log, _ := os.ReadFile(filepath.Join(opts.Dir, LogsDir, res.Retained[0].Name+".log"))
@@ -316,5 +322,37 @@ func TestPatchRefusedWhenRepoMoved(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Join(opts.Dir, PatchesDir)); len(ents) != 0 {
 		t.Errorf("a patch was written: %v", ents)
+	}
+}
+
+// TestRepoCheckedBeforeWork refuses, before anything is written, a
+// repository that does not hold the baseline at the plan's path: a
+// missing file, or one with other bytes.
+func TestRepoCheckedBeforeWork(t *testing.T) {
+	fx := newFixture(t)
+	b, _ := os.ReadFile(filepath.Join(fx.dir, "k.metal"))
+	for name, tc := range map[string]struct {
+		text []byte
+		want string
+	}{
+		"missing": {nil, "the repository has no such file"},
+		"moved":   {append(b, []byte("// edited since\n")...), "not the baseline's"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			repo := t.TempDir()
+			if tc.text != nil {
+				os.WriteFile(filepath.Join(repo, "k.metal"), tc.text, 0o644)
+			}
+			opts := fx.options(t, filepath.Join(t.TempDir(), "sweep"), func(o *PlanOptions) { o.Search.Ops = []string{"drop-barrier"} })
+			opts.Repo = repo
+			_, err := Run(context.Background(), opts)
+			var re *RepoError
+			if !errors.As(err, &re) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Run: %v, want a RepoError saying %q", err, tc.want)
+			}
+			if _, err := os.Stat(opts.Dir); err == nil {
+				t.Errorf("%s was written", opts.Dir)
+			}
+		})
 	}
 }

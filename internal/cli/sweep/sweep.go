@@ -18,6 +18,7 @@ import (
 	"metalab/internal/cli/check"
 	"metalab/internal/cli/cmdutil"
 	"metalab/measure"
+	"metalab/mutate/all"
 	"metalab/search"
 	"metalab/spec"
 )
@@ -75,6 +76,12 @@ type SweepOptions struct {
 	Resume  bool
 	Shard   search.Shard
 	JSON    bool
+	// Variants are --variant: hand-written variant files, or directories
+	// of them (their *.metal files).
+	Variants []string
+	// Scope is --scope: "fn" (patches change the owned functions only)
+	// or "file" (anywhere in the kernel's file).
+	Scope string
 }
 
 // NewCmdSweep returns the sweep command; runF, if non-nil, replaces the
@@ -206,6 +213,8 @@ verification backend (no C++ compiler for cpu), before any work.`,
 	fl.BoolVar(&opts.Resume, "resume", false, "continue the sweep in --out, redoing nothing that finished")
 	fl.StringVar(&shard, "shard", "", "run shard `I/N` of an ablate or loo sweep")
 	fl.BoolVar(&opts.JSON, "json", false, "write the result (or an error) as JSON")
+	fl.StringArrayVar(&opts.Variants, "variant", nil, "a hand-written variant `FILE` of the kernel, or a directory of them (its *.metal files; repeatable): swept like the generated ones; without --ops or --refs, only they are")
+	fl.StringVar(&opts.Scope, "scope", "fn", "what a patch may change: `fn` (the owned functions only) or file (anywhere in the kernel's file: a hand-written variant's change outside --fn)")
 	return cmd
 }
 
@@ -286,6 +295,8 @@ func parseFlags(cmd *cobra.Command, o *SweepOptions, v flagValues) error {
 		return cmdutil.FlagErrorf("--choices %q: want all or first", o.Choices)
 	case o.Beam < 1:
 		return cmdutil.FlagErrorf("--beam %d: want at least 1", o.Beam)
+	case !contains(search.Scopes, o.Scope):
+		return cmdutil.FlagErrorf("--scope %q: want fn or file", o.Scope)
 	}
 	if !contains(search.Strategies, o.Strategy) {
 		return cmdutil.FlagErrorf("--strategy %q: want one of %s", o.Strategy, strings.Join(search.Strategies, ", "))
@@ -403,6 +414,15 @@ func load(ctx context.Context, o *SweepOptions) (*search.Options, error) {
 		if b := search.SHA256(specBytes); b != plan.SpecSHA256 {
 			return nil, &search.ResumeError{Dir: o.Out, Msg: fmt.Sprintf("%s changed since the sweep began (sha256 %s, now %s): its results cannot be resumed against it", o.Spec, plan.SpecSHA256[:12], b[:12])}
 		}
+		for _, vf := range plan.Search.Files {
+			text, err := o.ReadFile(vf.Path)
+			if err != nil {
+				return nil, &search.ResumeError{Dir: o.Out, Msg: fmt.Sprintf("hand-written variant %s of the plan: %v", vf.Path, err)}
+			}
+			if b := search.SHA256(text); b != vf.SHA256 {
+				return nil, &search.ResumeError{Dir: o.Out, Msg: (&search.FileChangedError{Path: vf.Path, Want: vf.SHA256, Got: b}).Error()}
+			}
+		}
 	}
 	mk := o.NewBackend
 	if mk == nil {
@@ -433,14 +453,33 @@ func load(ctx context.Context, o *SweepOptions) (*search.Options, error) {
 		if o.Path == "" {
 			o.Path = search.DefaultPath(s.Source, o.Repo)
 		}
+		paths, err := search.ExpandVariantPaths(o.Variants)
+		if err != nil {
+			return nil, cmdutil.FlagErrorf("%v", err)
+		}
+		files, err := search.LoadVariantFiles(paths, o.ReadFile, f.Src, f, o.Functions)
+		if err != nil {
+			return nil, cmdutil.FlagErrorf("%v", err)
+		}
+		ops := o.Ops
+		if len(ops) == 1 && ops[0] == "all" {
+			ops = nil
+			for _, m := range all.Mutations {
+				ops = append(ops, m.Name)
+			}
+		}
+		scope := o.Scope
+		if scope == "fn" {
+			scope = ""
+		}
 		plan, err = search.NewPlan(s, specBytes, f, o.ReadFile, search.PlanOptions{
 			NoVerify: o.NoVerify, VerifyBackend: verifyBackend, VerifySets: o.VerifySets, HeldOut: heldOutOption(o.HeldOut),
 			Functions: o.Functions, Backend: o.Backend, Sets: o.Cases, CheckSets: o.CheckSets,
 			Macros: search.Macros{Defines: o.Macros.Defines, Undefs: o.Macros.Undefs, IncludeDirs: o.Macros.IncludeDirs},
 			Target: o.Target, ExploreCase: o.Explore, Path: o.Path, Explore: o.Phases.Explore, Confirm: o.Phases.Confirm,
 			TGLimit: o.TGLimit, NoDetect: o.NoDetect, Race: o.Race, Strict: o.Strict, Rule: o.Rule,
-			Search: search.Settings{Strategy: o.Strategy, Ops: o.Ops, Choices: o.Choices, Refs: o.Refs, Seed: o.Seed,
-				Beam: o.Beam, MinStep: o.MinStep, Budget: o.Budget},
+			Search: search.Settings{Strategy: o.Strategy, Ops: ops, Choices: o.Choices, Refs: o.Refs, Seed: o.Seed,
+				Beam: o.Beam, MinStep: o.MinStep, Budget: o.Budget, Files: files, Scope: scope},
 		})
 		if err != nil {
 			return nil, cmdutil.FlagErrorf("%v", err)
@@ -493,7 +532,8 @@ func sweepRun(ctx context.Context, o *SweepOptions) (err error) {
 	start := time.Now()
 	res, err := search.Run(ctx, *so)
 	prog.stop()
-	if errors.As(err, &rerr) {
+	var repoErr *search.RepoError
+	if errors.As(err, &rerr) || errors.As(err, &repoErr) {
 		return cmdutil.FlagErrorf("%v", err)
 	}
 	if res == nil {
