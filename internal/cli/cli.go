@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -60,7 +62,7 @@ variants from chosen site choices, and writes patches that git apply cleanly.`,
 	cmd.SetIn(f.IOStreams.In)
 	cmd.PersistentFlags().Var(inputfile.Flag{}, "max-input-size", "read sources, headers, specs, variants and patches of at most `SIZE` (bytes, or with K, M or G); only regular files are read")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &cmdutil.FlagError{Err: err}
+		return &cmdutil.FlagError{Err: &parseError{err}}
 	})
 	cmd.AddCommand(
 		sites.NewCmdSites(f, nil),
@@ -90,14 +92,28 @@ func Main() ExitCode {
 // Run runs metalab with args (nil means the process's arguments) and maps
 // the outcome to an exit code, printing any error once.
 func Run(f *cmdutil.Factory, args []string) ExitCode {
+	return run(f, args, NewCmdRoot)
+}
+
+// run is Run with the root command newRoot makes.
+func run(f *cmdutil.Factory, args []string, newRoot func(*cmdutil.Factory) *cobra.Command) ExitCode {
 	if f.Version == "" {
 		f.Version = Version()
 	}
-	inputfile.SetLimit(inputfile.DefaultLimit) // --max-input-size sets it for this run
-	root := NewCmdRoot(f)
-	if args != nil {
-		root.SetArgs(args)
+	if args == nil {
+		args = os.Args[1:]
 	}
+	// The commands write through out, which remembers whether they wrote
+	// anything: a --json error goes to standard output only when it is
+	// still empty.
+	ios := *f.IOStreams
+	out := &countingWriter{w: ios.Out}
+	ios.Out = out
+	fc := *f
+	fc.IOStreams = &ios
+	inputfile.SetLimit(inputfile.DefaultLimit) // --max-input-size sets it for this run
+	root := newRoot(&fc)
+	root.SetArgs(args)
 	// Ctrl-C and SIGTERM cancel the command's context: commands stop what
 	// runs (runners included) and report what finished.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -112,22 +128,36 @@ func Run(f *cmdutil.Factory, args []string) ExitCode {
 	if err == nil {
 		return ExitOK
 	}
-	errOut := f.IOStreams.ErrOut
+	errOut := ios.ErrOut
 	var flagErr *cmdutil.FlagError
 	var list msl.ErrorList
 	var reported *cmdutil.ReportedError
 	code := classify(err)
+	unknownCmd := strings.HasPrefix(err.Error(), "unknown command ")
+	if unknownCmd {
+		code = ExitUsage
+		err = &cmdutil.FlagError{Err: err}
+	}
 	switch {
 	case errors.As(err, &reported) || errors.Is(err, cmdutil.ErrSilent):
 		// Reported already.
-	case errors.As(err, &flagErr) || strings.HasPrefix(err.Error(), "unknown command "):
+	case wantJSON(cmd, args, err):
+		// One JSON object, as sweep writes it: on standard output unless
+		// the command has written its result there already.
+		w := ios.Out
+		if out.n > 0 {
+			w = errOut
+		}
+		if werr := cmdutil.WriteJSON(w, cmdutil.ErrorJSON{Error: err.Error(), Kind: cmdutil.ErrorKind(err)}); werr != nil {
+			fmt.Fprintf(errOut, "metalab: %v\n", err)
+		}
+	case errors.As(err, &flagErr):
 		fmt.Fprintf(errOut, "metalab: %v\n", err)
 		name := "metalab"
 		if cmd != nil && cmd != root {
 			name = cmd.CommandPath()
 		}
 		fmt.Fprintf(errOut, "Run '%s --help' for usage.\n", name)
-		code = ExitUsage
 	case errors.As(err, &list):
 		// One error a line, the first msl.MaxShown of them.
 		fmt.Fprintln(errOut, list.Error())
@@ -135,6 +165,52 @@ func Run(f *cmdutil.Factory, args []string) ExitCode {
 		fmt.Fprintf(errOut, "metalab: %v\n", err)
 	}
 	return code
+}
+
+// A parseError is an error of cobra's flag parsing: the flags after the
+// bad one were not parsed.
+type parseError struct{ err error }
+
+func (e *parseError) Error() string { return e.err.Error() }
+func (e *parseError) Unwrap() error { return e.err }
+
+// wantJSON reports whether the failed command cmd was asked for --json.
+// When the flags parsed, that is its --json flag; when they did not (a bad
+// flag, an unknown command), args are looked at: a --json or --json=BOOL
+// before any "--".
+func wantJSON(cmd *cobra.Command, args []string, err error) bool {
+	var pe *parseError
+	if cmd != nil && !errors.As(err, &pe) && !strings.HasPrefix(err.Error(), "unknown command ") {
+		if fl := cmd.Flags().Lookup("json"); fl != nil {
+			return fl.Value.String() == "true"
+		}
+		return false
+	}
+	want := false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--json" {
+			want = true
+		} else if v, ok := strings.CutPrefix(a, "--json="); ok {
+			b, perr := strconv.ParseBool(v)
+			want = perr == nil && b
+		}
+	}
+	return want
+}
+
+// A countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // classify maps an error to its exit status: usage errors 2, what this

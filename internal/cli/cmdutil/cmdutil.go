@@ -22,6 +22,8 @@ import (
 	"metalab/backend"
 	"metalab/internal/inputfile"
 	"metalab/msl"
+	"metalab/mutate"
+	"metalab/variants"
 )
 
 // IOStreams are the streams a command reads and writes, injected so that
@@ -80,23 +82,34 @@ type ReportedError struct{ Err error }
 func (e *ReportedError) Error() string { return e.Err.Error() }
 func (e *ReportedError) Unwrap() error { return e.Err }
 
-// ErrorJSON is how a command with --json reports an error on its output.
+// ErrorJSON is how a command with --json reports an error: one JSON
+// object, on standard output when the command wrote nothing there yet (so
+// that standard output holds one JSON document, the result or the error),
+// else on standard error. The root command writes it for every command
+// (cli.Run); a command that writes it itself returns a *ReportedError.
 type ErrorJSON struct {
 	Error string `json:"error"`
-	// Kind is "usage" (exit 2), "environment" (exit 3), "interrupted" or
-	// "error" (exit 1).
+	// Kind is "usage" (exit 2), "environment" (exit 3), "conflict"
+	// (exit 4), "site-ref" (exit 5), "interrupted" or "error" (exit 1).
 	Kind string `json:"kind"`
 }
 
-// ErrorKind classifies err as ErrorJSON.Kind does.
+// ErrorKind classifies err as ErrorJSON.Kind does. It agrees with the exit
+// status cli.Run gives err.
 func ErrorKind(err error) string {
 	var fe *FlagError
 	var env *backend.EnvError
+	var conflict *variants.ConflictError
+	var refErr mutate.RefError
 	switch {
 	case errors.As(err, &fe):
 		return "usage"
 	case errors.As(err, &env) || OutOfSpace(err):
 		return "environment"
+	case errors.As(err, &conflict):
+		return "conflict"
+	case errors.As(err, &refErr):
+		return "site-ref"
 	case errors.Is(err, context.Canceled):
 		return "interrupted"
 	}
@@ -171,7 +184,11 @@ func OutOfSpace(err error) bool {
 // expected arguments.
 func ExactArgs(n int, names string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if len(args) != n {
+		switch {
+		case len(args) == n:
+		case n == 0:
+			return FlagErrorf("%s: takes no arguments, got %d (%s)", cmd.Name(), len(args), strings.Join(args, " "))
+		default:
 			return FlagErrorf("%s: want %d argument(s) %s, got %d", cmd.Name(), n, names, len(args))
 		}
 		return nil
