@@ -49,6 +49,28 @@ sets:
 				"struct GemvWide { static float run(float x) { return wide_axpby ? x : 0; } };\n" +
 				strings.Replace(kern, "BODY", "o[i] = GemvWide::run(a[i]);", 1),
 			want: `uses function constant "wide_axpby"`},
+		{name: "qualified through an alias in the caller",
+			metal: head + "constant bool wide_axpby [[function_constant(1)]];\n" +
+				"template <typename T, int N> struct GEMVKernel { static T run(T x) { return x * N; } };\n" +
+				"template <typename T> struct GemvWide { static T run(T x) { return wide_axpby ? x : 0; } };\n" +
+				strings.Replace(kern, "BODY", "using gemv_kernel = GEMVKernel<float, 2>; o[i] = gemv_kernel::run(a[i]);", 1)},
+		{name: "qualified through an alias of the other struct",
+			metal: head + "constant bool wide_axpby [[function_constant(1)]];\n" +
+				"template <typename T, int N> struct GEMVKernel { static T run(T x) { return x * N; } };\n" +
+				"template <typename T> struct GemvWide { static T run(T x) { return wide_axpby ? x : 0; } };\n" +
+				strings.Replace(kern, "BODY", "using w = GemvWide<float>; o[i] = w::run(a[i]);", 1),
+			want: `uses function constant "wide_axpby"`},
+		{name: "unqualified call from a member reaches its own struct",
+			metal: head + "constant bool wide_axpby [[function_constant(1)]];\n" +
+				"struct A { static float load(float x) { return x; } static float run(float x) { return load(x) * 2; } };\n" +
+				"struct W { static float load(float x) { return wide_axpby ? x : 0; } };\n" +
+				strings.Replace(kern, "BODY", "o[i] = A::run(a[i]);", 1)},
+		{name: "unqualified call from a member, not its own",
+			metal: head + "constant bool wide_axpby [[function_constant(1)]];\n" +
+				"inline float load(float x) { return wide_axpby ? x : 0; }\n" +
+				"struct A { static float run(float x) { return load(x) * 2; } };\n" +
+				strings.Replace(kern, "BODY", "o[i] = A::run(a[i]);", 1),
+			want: `uses function constant "wide_axpby"`},
 		{name: "macro redefined after #undef",
 			metal: head + "constant int FC_bin_op [[function_constant(1)]];\nconstant int FC_sum [[function_constant(2)]];\n" +
 				"#define FC_OP FC_bin_op\ninline float g(float x) { return x * FC_OP; }\n#undef FC_OP\n#define FC_OP FC_sum\n" +

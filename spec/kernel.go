@@ -533,11 +533,13 @@ func guardedConstants(f *msl.File) map[string]bool {
 // where it is used (ggml #undefs and redefines its FC_ macros, and uses
 // names as local variables that it #defines only further on), a macro's
 // body to those in effect at the use that expanded it.
+// fnAt is a function with the file its offsets refer to.
+type fnAt struct {
+	g    *msl.Func
+	file *msl.File
+}
+
 func reachedNames(f *msl.File, fn *msl.Func) map[string]bool {
-	type fnAt struct {
-		g    *msl.Func
-		file *msl.File
-	}
 	type declAt struct {
 		d    *msl.Decl
 		file *msl.File
@@ -563,6 +565,7 @@ func reachedNames(f *msl.File, fn *msl.Func) map[string]bool {
 		file *msl.File
 		toks []msl.Token
 		at   int
+		fn   *msl.Func // the function whose body the tokens are, or nil
 	}
 	names := map[string]bool{}
 	seen := map[any]bool{}
@@ -572,8 +575,13 @@ func reachedNames(f *msl.File, fn *msl.Func) map[string]bool {
 		j := sort.Search(len(file.Tokens), func(j int) bool { return file.Tokens[j].Pos >= hi })
 		return piece{file: file, toks: sigTokens(file.Tokens[i:max(i, j)]), at: -1}
 	}
+	body := func(g fnAt) piece {
+		pc := span(g.file, g.g.Body.Lbrace, g.g.Body.Rbrace+1)
+		pc.fn = g.g
+		return pc
+	}
 	seen[fn] = true
-	queue = append(queue, span(f.FileOf(fn), fn.Body.Lbrace, fn.Body.Rbrace+1))
+	queue = append(queue, body(fnAt{fn, f.FileOf(fn)}))
 	for len(queue) > 0 {
 		pc := queue[0]
 		queue = queue[1:]
@@ -588,14 +596,10 @@ func reachedNames(f *msl.File, fn *msl.Func) map[string]bool {
 			names[t.Text] = true
 			member := i >= 1 && (ts[i-1].Text == "." || ts[i-1].Text == "->")
 			if !member {
-				cands := funcs[t.Text]
-				if q := qualifier(ts, i); q != "" && slices.ContainsFunc(cands, func(c fnAt) bool { return c.g.Owner == q }) {
-					cands = slices.DeleteFunc(slices.Clone(cands), func(c fnAt) bool { return c.g.Owner != q })
-				}
-				for _, g := range cands {
+				for _, g := range callTargets(funcs[t.Text], qualifier(ts, i), pc.fn) {
 					if !seen[g.g] {
 						seen[g.g] = true
-						queue = append(queue, span(g.file, g.g.Body.Lbrace, g.g.Body.Rbrace+1))
+						queue = append(queue, body(g))
 					}
 				}
 			}
@@ -618,6 +622,53 @@ func reachedNames(f *msl.File, fn *msl.Func) map[string]bool {
 		}
 	}
 	return names
+}
+
+// callTargets narrows the functions of a called name to those the call can
+// reach, as C++ name lookup does, and keeps them all when it cannot tell
+// (a constant reached by one too many is asked for; one missed would read as
+// zero): a call Q::name reaches the members of struct Q, or of the struct a
+// type alias Q declared in the caller's body names (MLX's `using
+// gemv_kernel = GEMVKernel<...>; gemv_kernel::run(...)` beside GemvWide::run);
+// an unqualified call in a member function reaches its own struct's member
+// of that name when there is one, which hides every other.
+func callTargets(cands []fnAt, q string, caller *msl.Func) []fnAt {
+	only := func(owner string) []fnAt {
+		if owner == "" || !slices.ContainsFunc(cands, func(c fnAt) bool { return c.g.Owner == owner }) {
+			return nil
+		}
+		return slices.DeleteFunc(slices.Clone(cands), func(c fnAt) bool { return c.g.Owner != owner })
+	}
+	if q != "" {
+		if c := only(q); c != nil {
+			return c
+		}
+		if caller != nil {
+			if c := only(aliasedStruct(caller.Types[q])); c != nil {
+				return c
+			}
+		}
+		return cands
+	}
+	if caller != nil {
+		if c := only(caller.Owner); c != nil {
+			return c
+		}
+	}
+	return cands
+}
+
+// aliasedStruct returns the struct name an alias's type text starts with:
+// "typename GEMVKernel<T, BM>" gives GEMVKernel, "ns::S" gives S.
+func aliasedStruct(text string) string {
+	text = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text), "typename "))
+	if i := strings.IndexAny(text, "<( \t"); i >= 0 {
+		text = text[:i]
+	}
+	if i := strings.LastIndex(text, "::"); i >= 0 {
+		text = text[i+2:]
+	}
+	return text
 }
 
 // qualifier returns Q when the name at ts[i] is written Q::name or
