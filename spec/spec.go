@@ -479,7 +479,7 @@ func (p *parser) spec(root *yaml.Node) *Spec {
 	if n := f["domains"]; n != nil {
 		p.domains(s, n)
 	}
-	if n := f["tune"]; n != nil && len(p.errs) == 0 {
+	if n := f["tune"]; n != nil {
 		p.tune(s, n)
 	}
 	if len(p.errs) == 0 {
@@ -1013,11 +1013,13 @@ func (p *parser) checkVars(s *Spec, root *yaml.Node) {
 			}
 		}
 	}
+	used := map[string]bool{}
 	check := func(e *Expr, extra ...string) {
 		if e == nil {
 			return
 		}
 		for _, id := range e.idents {
+			used[id] = true
 			ok := known[id]
 			for _, x := range extra {
 				ok = ok || x == id
@@ -1087,6 +1089,7 @@ func (p *parser) checkVars(s *Spec, root *yaml.Node) {
 			checkGen(g)
 		}
 	}
+	p.checkParamsUsed(s, used)
 }
 
 // yamlError positions a YAML syntax error, whose message reads

@@ -27,8 +27,8 @@ type Param struct {
 
 // A Setting is one parameter at one value.
 type Setting struct {
-	Name  string
-	Value int64
+	Name  string `json:"name"`
+	Value int64  `json:"value"`
 }
 
 // A Point is one value for each tunable parameter, in Params order: the
@@ -84,6 +84,20 @@ func ParsePoint(s string) (Point, error) {
 		p = append(p, Setting{name, v})
 	}
 	return p, nil
+}
+
+// MarshalText writes p as String does, so that JSON holds a point as one
+// string.
+func (p Point) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads a point as ParsePoint does.
+func (p *Point) UnmarshalText(b []byte) error {
+	q, err := ParsePoint(string(b))
+	if err != nil {
+		return err
+	}
+	*p = q
+	return nil
 }
 
 // Value returns the value p gives the parameter name.
@@ -438,6 +452,7 @@ func substParams(v string, vals map[string]int64) string {
 func (p *parser) tune(s *Spec, n *yaml.Node) {
 	f := p.fields(n, "tune", "params", "restrictions")
 	t := &tuneSpec{pos: p.pos(n)}
+	errs := len(p.errs)
 	pn := f["params"]
 	if pn == nil {
 		p.errorf(n, "tune: missing params")
@@ -459,7 +474,7 @@ func (p *parser) tune(s *Spec, n *yaml.Node) {
 		}
 		t.params = append(t.params, prm)
 	}
-	if len(p.errs) > 0 {
+	if len(p.errs) > errs {
 		return
 	}
 	grid := uint64(1)
@@ -498,7 +513,7 @@ func (p *parser) tune(s *Spec, n *yaml.Node) {
 			}
 		}
 	}
-	if len(p.errs) > 0 {
+	if len(p.errs) > errs {
 		return
 	}
 	s.tune = t
@@ -521,6 +536,37 @@ func paramNames(ps []Param) string {
 		names = append(names, p.Name)
 	}
 	return fmt.Sprintf(" (have %s)", strings.Join(names, ", "))
+}
+
+// checkParamsUsed refuses a parameter that no expression (used holds the
+// variables they read) and no define value reads: every point would run
+// one program.
+func (p *parser) checkParamsUsed(s *Spec, used map[string]bool) {
+	if s.tune == nil {
+		return
+	}
+	groups := [][]define{s.defines}
+	for _, st := range s.Stages {
+		groups = append(groups, st.defines)
+	}
+	for _, set := range s.Sets {
+		groups = append(groups, set.defines)
+	}
+	for _, prm := range s.tune.params {
+		if used[prm.Name] {
+			continue
+		}
+		probe := map[string]int64{prm.Name: 0}
+		inDefine := false
+		for _, g := range groups {
+			for _, d := range g {
+				inDefine = inDefine || substParams(d.value, probe) != d.value
+			}
+		}
+		if !inDefine {
+			p.errs = append(p.errs, &Error{Pos: prm.Pos, Msg: fmt.Sprintf("tune parameter %q: nothing reads it (no define value, geometry or other expression names it), so every point would run the same program", prm.Name)})
+		}
+	}
 }
 
 // takenNames returns the names a parameter may not take, each with what

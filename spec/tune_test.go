@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -110,6 +111,7 @@ func TestTuneShapes(t *testing.T) {
 func minimalTune(body string) string {
 	return `source: k.metal
 vars: {V: 1}
+defines: {USE: "A B X"}
 buffers:
   - {name: o, index: 0, type: float, count: N, role: output}
 stages:
@@ -128,36 +130,37 @@ func TestTuneErrors(t *testing.T) {
 		name, body, want string
 	}{
 		{"unknown name in restriction", "  params: {A: [1, 2]}\n  restrictions: [A < B]\n",
-			`k.yaml:14:18: tune: restriction "A < B": unknown name "B": a restriction reads tune parameters only (have A)`},
-		{"restriction reads a var", "  params: {A: [1, 2]}\n  restrictions: [A < N]\n", `k.yaml:14:18: tune: restriction "A < N": unknown name "N"`},
-		{"default not a value", "  params:\n    A: {values: [1, 2], default: 3}\n", `k.yaml:14:34: tune parameter "A": default 3 is not one of its values [1 2]`},
-		{"default off the step", "  params:\n    A: {min: 16, max: 128, step: 16, default: 20}\n", `k.yaml:14:47: tune parameter "A": default 20 is not one of its values [16 32 48 64 80 96 112 128]`},
-		{"empty range", "  params:\n    A: {min: 8, max: 4}\n", `k.yaml:14:8: tune parameter "A": empty range: min 8 is above max 4`},
-		{"empty pow2 range", "  params:\n    A: {min: 5, max: 7, pow2: true}\n", `k.yaml:14:8: tune parameter "A": empty range: no power of two in [5, 7]`},
-		{"empty list", "  params:\n    A: []\n", `k.yaml:14:8: tune parameter "A": values: want a non-empty list of integers`},
+			`k.yaml:15:18: tune: restriction "A < B": unknown name "B": a restriction reads tune parameters only (have A)`},
+		{"restriction reads a var", "  params: {A: [1, 2]}\n  restrictions: [A < N]\n", `k.yaml:15:18: tune: restriction "A < N": unknown name "N"`},
+		{"default not a value", "  params:\n    A: {values: [1, 2], default: 3}\n", `k.yaml:15:34: tune parameter "A": default 3 is not one of its values [1 2]`},
+		{"default off the step", "  params:\n    A: {min: 16, max: 128, step: 16, default: 20}\n", `k.yaml:15:47: tune parameter "A": default 20 is not one of its values [16 32 48 64 80 96 112 128]`},
+		{"empty range", "  params:\n    A: {min: 8, max: 4}\n", `k.yaml:15:8: tune parameter "A": empty range: min 8 is above max 4`},
+		{"empty pow2 range", "  params:\n    A: {min: 5, max: 7, pow2: true}\n", `k.yaml:15:8: tune parameter "A": empty range: no power of two in [5, 7]`},
+		{"empty list", "  params:\n    A: []\n", `k.yaml:15:8: tune parameter "A": values: want a non-empty list of integers`},
 		{"default violates", "  params: {A: [4, 8], B: [1, 2]}\n  restrictions:\n    - A * B <= 8\n    - A < 8\n    - B == 2\n",
-			`k.yaml:17:7: tune: restriction "B == 2" does not hold at the default point A=4 B=1`},
-		{"restriction not a condition", "  params: {A: [4, 8]}\n  restrictions: [A + 1]\n", `k.yaml:14:18: tune: restriction "A + 1" at A=4: want true or false, got 5`},
-		{"restriction fails", "  params: {A: [0, 8]}\n  restrictions: [8 % A == 0]\n", `k.yaml:14:18: tune: restriction at A=0: expression "8 % A == 0": `},
-		{"clash with a var", "  params: {V: [1, 2]}\n", `k.yaml:13:12: tune parameter "V": the name of a var`},
-		{"clash with a case variable", "  params: {N: [1, 2]}\n", `k.yaml:13:12: tune parameter "N": the name of a domain variable`},
+			`k.yaml:18:7: tune: restriction "B == 2" does not hold at the default point A=4 B=1`},
+		{"restriction not a condition", "  params: {A: [4, 8]}\n  restrictions: [A + 1]\n", `k.yaml:15:18: tune: restriction "A + 1" at A=4: want true or false, got 5`},
+		{"restriction fails", "  params: {A: [0, 8]}\n  restrictions: [8 % A == 0]\n", `k.yaml:15:18: tune: restriction at A=0: expression "8 % A == 0": `},
+		{"clash with a var", "  params: {V: [1, 2]}\n", `k.yaml:14:12: tune parameter "V": the name of a var`},
+		{"clash with a case variable", "  params: {N: [1, 2]}\n", `k.yaml:14:12: tune parameter "N": the name of a domain variable`},
 		{"clash with a function", "  params: {align: [1, 2]}\n", `tune parameter "align": the name of a function`},
 		{"clash with an index", "  params: {i: [1, 2]}\n", `tune parameter "i": the name of an index variable`},
 		{"keyword", "  params: {not: [1, 2]}\n", `tune parameter "not": a word of the expression language`},
 		{"not an identifier", "  params: {A-B: [1, 2]}\n", `tune parameter "A-B": want an identifier`},
 		{"too many points", "  params:\n    A: {min: 1, max: 1000}\n    B: {min: 1, max: 200}\n",
-			`k.yaml:14:5: tune: params: the grid has 200000 points (A 1000 x B 200), over the limit of 100000`},
-		{"range too long", "  params:\n    A: {min: 0, max: 9223372036854775807}\n", `k.yaml:14:8: tune parameter "A": range [0, 9223372036854775807] step 1 has 9223372036854775808 values, over the limit of 100000`},
-		{"duplicate value", "  params: {A: [1, 2, 1]}\n", `k.yaml:13:22: tune parameter "A": value 1 listed twice`},
-		{"not an integer", "  params: {A: [1, x]}\n", `k.yaml:13:19: tune parameter "A" value: want an integer, got "x"`},
+			`k.yaml:15:5: tune: params: the grid has 200000 points (A 1000 x B 200), over the limit of 100000`},
+		{"range too long", "  params:\n    A: {min: 0, max: 9223372036854775807}\n", `k.yaml:15:8: tune parameter "A": range [0, 9223372036854775807] step 1 has 9223372036854775808 values, over the limit of 100000`},
+		{"duplicate value", "  params: {A: [1, 2, 1]}\n", `k.yaml:14:22: tune parameter "A": value 1 listed twice`},
+		{"not an integer", "  params: {A: [1, x]}\n", `k.yaml:14:19: tune parameter "A" value: want an integer, got "x"`},
 		{"values and range", "  params:\n    A: {values: [1], min: 1}\n", `give values or a range`},
 		{"step and pow2", "  params:\n    A: {min: 1, max: 8, step: 2, pow2: true}\n", `give step or pow2, not both`},
 		{"zero step", "  params:\n    A: {min: 1, max: 8, step: 0}\n", `step 0: want at least 1`},
-		{"no params", "  restrictions: [true]\n", `k.yaml:13:3: tune: missing params`},
+		{"no params", "  restrictions: [true]\n", `k.yaml:14:3: tune: missing params`},
 		{"empty params", "  params: {}\n", `tune: params: want at least one parameter`},
-		{"unknown field", "  params: {A: [1]}\n  strategy: grid\n", `k.yaml:14:3: tune: unknown field "strategy"`},
+		{"unknown field", "  params: {A: [1]}\n  strategy: grid\n", `k.yaml:15:3: tune: unknown field "strategy"`},
 		{"a scalar", "  params: {A: 4}\n", `tune parameter "A": want a list of values, or a mapping`},
 		{"duplicate param", "  params:\n    A: [1]\n    A: [2]\n", `duplicate key "A"`},
+		{"read by nothing", "  params: {A: [1], Z: [1, 2]}\n  restrictions: [Z > 0]\n", `k.yaml:14:20: tune parameter "Z": nothing reads it`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -447,5 +450,30 @@ func TestSubstParams(t *testing.T) {
 		if got := substParams(tt.in, vals); got != tt.want {
 			t.Errorf("substParams(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestPointJSON checks that a point is one string in JSON and reads back.
+func TestPointJSON(t *testing.T) {
+	type rec struct {
+		Point Point `json:"point"`
+	}
+	b, err := json.Marshal(rec{Point{{"NSG", 4}, {"TILE", -64}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `{"point":"NSG=4 TILE=-64"}` {
+		t.Errorf("JSON %s", b)
+	}
+	var r rec
+	if err := json.Unmarshal(b, &r); err != nil || r.Point.String() != "NSG=4 TILE=-64" {
+		t.Errorf("read back %v, %v", r.Point, err)
+	}
+	if err := json.Unmarshal([]byte(`{"point":"NSG"}`), &r); err == nil {
+		t.Error("a bad point read without error")
+	}
+	b, _ = json.Marshal(rec{Point{}})
+	if string(b) != `{"point":""}` {
+		t.Errorf("empty point JSON %s", b)
 	}
 }
