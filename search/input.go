@@ -125,7 +125,13 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 	labels := labelVariants(sp, vs)
 
 	for _, r := range vs {
-		v := report.Variant{Name: r.Name, SHA256: r.Variant, Refs: r.Refs, Label: labels[r.Variant], TGBytes: -1}
+		v := report.Variant{Name: r.Name, SHA256: r.Variant, Refs: r.Refs, Label: labels[r.Variant], TGBytes: -1, Kind: report.KindGenerated}
+		if hw := handWrittenOf(sp, r.Refs); hw != nil {
+			v.Kind, v.File, v.FileSHA256 = report.KindHandWritten, hw.File.Path, hw.File.SHA256
+			if hw.File.OutsideFn != "" {
+				v.OutsideFn, v.Outside = true, hw.File.OutsideFn
+			}
+		}
 		if c, ok := compiles[r.Variant]; ok {
 			v.Compile, v.TGBytes = c.Status, c.TGBytes
 			if c.Status != "ok" {
@@ -184,6 +190,8 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 				rel := filepath.Join(PatchesDir, fileName(r.Name)+".patch")
 				if _, err := os.Stat(filepath.Join(dir, rel)); err == nil {
 					v.Patch = filepath.ToSlash(rel)
+				} else if v.OutsideFn && p.Search.Scope != "file" {
+					v.PatchRefused = "it changes code outside --fn (" + v.Outside + "); --scope file allows it"
 				} else {
 					v.Reasons = append(v.Reasons, "no patch: it was refused (see the variant's log) or not written yet")
 				}
@@ -236,7 +244,7 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 		if len(t.contaminated) == 0 {
 			continue
 		}
-		n := report.Note{Case: k.c}
+		n := report.Note{Case: k.c, Attempts: t.attempts, ContaminatedAttempts: len(t.contaminated)}
 		if k.variant != p.Baseline {
 			n.Variant = names[k.variant]
 		}
@@ -262,7 +270,7 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 	in.Plan = report.Plan{
 		Hash: st.PlanHash(), Strategy: strategyText(p, sp, len(vs)), Rule: RuleText(p.Rule) + " (rule sha256 " + p.RuleSHA256[:12] + ")",
 		Kernel: p.Kernel, Functions: p.Functions, Cases: p.Cases, ExploreCase: p.Explore.Case, Pairs: p.Confirm.Pairs,
-		CILevel: p.Rule.Confidence, Baseline: p.Baseline, TGLimit: int64(p.TGLimit),
+		CILevel: p.Rule.Confidence, Baseline: p.Baseline, TGLimit: int64(p.TGLimit), Scope: p.Search.Scope,
 	}
 	return in, nil
 }
@@ -516,4 +524,13 @@ func backendInfo(rows []store.Row, p *Plan, verify bool) backend.Info {
 		name = p.Verify.Backend
 	}
 	return backend.Info{Name: name, Device: "device not recorded"}
+}
+
+// handWrittenOf returns the hand-written variant the stored refs name, or
+// nil.
+func handWrittenOf(sp *Space, refs []string) *HandWritten {
+	if len(refs) == 0 || !IsFileRef(refs[0]) {
+		return nil
+	}
+	return sp.fileOf(refs[0])
 }
