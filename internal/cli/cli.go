@@ -53,7 +53,19 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 		Use:   "metalab <command> [flags]",
 		Short: "Make Metal compute kernels faster without breaking them",
 		Long: `metalab finds mutation sites in a Metal kernel function, builds named
-variants from chosen site choices, and writes patches that git apply cleanly.`,
+variants from chosen site choices, and writes patches that git apply cleanly.
+
+Every command takes --json; under it, a failure is one JSON object,
+{"error": MESSAGE, "kind": KIND}, on standard output (on standard error
+when the command had already written its result), with the same exit
+status: 0 ok, 1 a failure or negative result (kind error or interrupted),
+2 usage, 3 this machine cannot do it (environment), 4 sites in conflict
+(conflict), 5 a site ref that names no listed site (site-ref).
+
+Documentation, in the clone: README.md; docs/sweep.md for sweeps, their
+output and the decision rule (the fields of a --rule file:
+docs/sweep.md#the-decision-rule); docs/checking.md for what a check sees;
+docs/CATALOGUE.md for what each mutation proves.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
