@@ -32,7 +32,17 @@ type Define struct {
 // (a -D, a specialisation), and a change to it is the host's to make.
 var ErrNoDefine = errors.New("no #define of the macro")
 
-// FindDefine returns the #define of the object-like macro name in src.
+// FindDefine returns the #define of the object-like macro name in src,
+// deciding #if conditions without host defines (FindDefineWith nil).
+func FindDefine(src []byte, name string) (*Define, error) {
+	return FindDefineWith(src, name, nil)
+}
+
+// FindDefineWith returns the #define of the object-like macro name in src
+// as a host compiling it with the -D defines (a stage's Defines) sees it.
+// The defines decide #if conditions, so that a branch skipped under them
+// is skipped here too; a define of name itself is left out, so that the
+// file's own default (#ifndef NAME) stays the branch it is.
 // It refuses, with an error that wraps ErrNoDefine, a source with no
 // #define of name and one whose only #defines of name are in branches the
 // preprocessor certainly skips (#if 0); and it refuses a function-like
@@ -40,11 +50,23 @@ var ErrNoDefine = errors.New("no #define of the macro")
 // value would depend on other macros, or the last definition wins), naming
 // the lines. Only src itself is read: a #define in an included header is
 // not found.
-func FindDefine(src []byte, name string) (*Define, error) {
+func FindDefineWith(src []byte, name string, defines map[string]string) (*Define, error) {
 	if !isIdent(name) {
 		return nil, fmt.Errorf("#define %q: not a macro name", name)
 	}
-	toks, _ := msl.Lex("", src) // Lex never fails outright; a malformed line is a token all the same
+	var toks []msl.Token
+	if len(defines) == 0 {
+		toks, _ = msl.Lex("", src) // Lex never fails outright; a malformed line is a token all the same
+	} else {
+		ds := make(map[string]string, len(defines))
+		for k, v := range defines {
+			if k != name {
+				ds[k] = v
+			}
+		}
+		f, _ := msl.ParseOptions("", src, msl.Options{Defines: ds}) // a File however malformed; only its tokens are read
+		toks = f.Tokens
+	}
 	lines := newLineIndex(src)
 	type frame struct{ guard string } // the macro an #ifndef's first branch is guarded by, or ""
 	var conds []frame

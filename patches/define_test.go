@@ -104,3 +104,36 @@ func TestDefineRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestFindDefineWith checks that host defines decide which branches are
+// skipped, and that a host define of the macro itself leaves its default
+// in place.
+func TestFindDefineWith(t *testing.T) {
+	const src = "#ifndef NSG\n#define NSG 2\n#endif\n#if NSG == 8\n#define W 1\n#endif\n"
+	for _, tt := range []struct {
+		name, macro string
+		defines     map[string]string
+		want        string // "" when found
+	}{
+		{"file default skips the branch", "W", nil, "(line 5) is in a branch the preprocessor skips"},
+		{"host value opens it", "W", map[string]string{"NSG": "8"}, ""},
+		{"host value keeps it shut", "W", map[string]string{"NSG": "4"}, "(line 5) is in a branch"},
+		{"host define of the macro itself", "NSG", map[string]string{"NSG": "8", "X": "1"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := patches.FindDefineWith([]byte(src), tt.macro, tt.defines)
+			if tt.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, patches.ErrNoDefine) {
+					t.Fatalf("got %v, %v, want %q", d, err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Name != tt.macro || d.Value == "" || (tt.macro == "NSG") != d.Guarded {
+				t.Errorf("got %+v", d)
+			}
+		})
+	}
+}

@@ -343,8 +343,10 @@
 // Parse refuses, at the text at fault: a parameter named like a var, a
 // let, a case or domain variable, a helper function or i, j, r; a
 // default not among the values; an empty range or list; a duplicate
-// value; a restriction naming anything but a parameter, or one false (or
-// not a condition) at the default point; and a grid (the product of the
+// value; a parameter nothing reads (no expression and no define value
+// names it: every point would run one program); a restriction naming
+// anything but a parameter, or one false (or not a condition) at the
+// default point; and a grid (the product of the
 // value counts, before restrictions) of more than MaxTunePoints points,
 // with the count in the message.
 //
@@ -353,7 +355,10 @@
 // first parameter slowest); Spec.Allowed checks one point; Spec.At
 // returns the spec with its parameters fixed at a point, whose Digest
 // covers the point (the default point keeps the file's digest) and whose
-// instances see the point's values. A point is written NSG=4 TILE=64
+// instances see the point's values; At refuses a point the restrictions
+// forbid or at which the domains' largest case is past a limit. Held-out
+// cases are drawn, and case tokens replayed, under the spec's point:
+// a token does not carry the point. A point is written NSG=4 TILE=64
 // (Point.String, ParsePoint); a point that leaves a parameter out gives
 // it its default (Spec.Complete).
 //

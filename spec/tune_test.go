@@ -477,3 +477,56 @@ func TestPointJSON(t *testing.T) {
 		t.Errorf("empty point JSON %s", b)
 	}
 }
+
+// TestTuneCheckKernels checks that the kernel checker reads the source
+// with the point's defines: at NSG=8 the kernel takes a parameter nothing
+// is bound to, at the default it does not.
+func TestTuneCheckKernels(t *testing.T) {
+	const specText = `source: k.metal
+defines: {NSG: NSG}
+buffers:
+  - {name: o, index: 0, type: float, count: NSG * 32, role: output}
+stages:
+  - {entry: k, threadgroups: [1], threads: [NSG * 32]}
+sets:
+  s:
+    cases: [{}]
+tune:
+  params: {NSG: [4, 8]}
+`
+	const metal = `#include <metal_stdlib>
+using namespace metal;
+#ifndef NSG
+#define NSG 2
+#endif
+kernel void k(device float *o [[buffer(0)]],
+#if NSG == 8
+              device float *extra [[buffer(5)]],
+#endif
+              uint i [[thread_position_in_grid]]) {
+  o[i] = float(NSG);
+}
+`
+	s := mustTune(t, specText)
+	check := func(s *Spec) error {
+		cs, _ := s.Cases()
+		in, err := s.Instantiate(cs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Stages[0].Threads.X != int(s.Point()[0].Value)*32 || in.Buffer("o").Count != in.Stages[0].Threads.X {
+			t.Errorf("point %s: threads %d, o count %d", s.Point(), in.Stages[0].Threads.X, in.Buffer("o").Count)
+		}
+		return in.CheckKernels(func(path string) ([]byte, error) { return []byte(metal), nil })
+	}
+	if err := check(s); err != nil {
+		t.Errorf("default point: %v", err)
+	}
+	at, err := s.At(Point{{"NSG", 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := check(at); err == nil || !strings.Contains(err.Error(), "extra") {
+		t.Errorf("NSG=8: %v, want the unbound extra parameter", err)
+	}
+}
