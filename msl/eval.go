@@ -3,6 +3,8 @@ package msl
 import (
 	"strconv"
 	"strings"
+
+	"metalab/internal/directive"
 )
 
 // An Env is the context in which Eval and Layout resolve names: the file's
@@ -326,16 +328,12 @@ func (f *File) lookupDefine(name string, at int) *Define {
 			}
 		}
 	}
-	for i := len(ds) - 1; i >= 0; i-- {
-		if at <= 0 && ds[i].undef {
-			continue
-		}
-		if at <= 0 || ds[i].Pos < at {
-			if ds[i].undef {
-				return nil
-			}
-			return ds[i]
-		}
+	i, undefined := directive.InEffect(len(ds), func(i int) int { return ds[i].Pos }, func(i int) bool { return ds[i].undef }, at)
+	switch {
+	case undefined:
+		return nil
+	case i >= 0:
+		return ds[i]
 	}
 	// Not defined here (before at): a header sees what its includer
 	// defined before the #include, and an expansion what the file
@@ -349,24 +347,14 @@ func (f *File) lookupDefine(name string, at int) *Define {
 	return nil
 }
 
-// An evaluator evaluates integer constant expressions with pluggable name
-// resolution, shared by Env.Eval and #if conditions.
+// An evaluator evaluates the integer constant expressions of code (#if
+// conditions are package directive's) with pluggable name resolution.
 type evaluator struct {
-	env     *Env // when set, resolves names and sizes, and ident and sizeof are unused
-	ident   func(name string, depth int, ev *evaluator) (int64, bool)
-	defined func(name string) (int64, bool) // nil outside #if
-	sizeof  func(typ string) (int64, bool)
-	active  []string // names being expanded, innermost last
-	// lastU reports whether the value evalText last returned is unsigned,
-	// so that a macro whose body is 0u stays unsigned where it is used.
-	// Only #if conditions (defined != nil) honour it.
-	lastU bool
+	env    *Env // when set, resolves names and sizes, and ident and sizeof are unused
+	ident  func(name string, depth int, ev *evaluator) (int64, bool)
+	sizeof func(typ string) (int64, bool)
+	active []string // names being expanded, innermost last
 }
-
-// pp reports whether ev evaluates a preprocessor condition, where C's
-// rules for unsigned operands apply: every value is intmax_t or uintmax_t,
-// and an operation with an unsigned operand is done in uintmax_t.
-func (ev *evaluator) pp() bool { return ev.defined != nil }
 
 // isActive reports whether name is being expanded, so that a recursive
 // definition fails instead of looping.
@@ -409,10 +397,6 @@ func (ev *evaluator) sizeOf(typ string) (size int64, ok, has bool) {
 	return s, ok, true
 }
 
-func evalString(s string, ev *evaluator) (int64, bool) {
-	return ev.evalText(s, 0)
-}
-
 // lexExpr lexes an expression string without reporting errors, dropping
 // comments.
 func lexExpr(s string) []Token {
@@ -434,10 +418,8 @@ func (ev *evaluator) evalText(s string, depth int) (int64, bool) {
 	// The commonest expressions, a literal or a name, need no lexing.
 	switch {
 	case isDigits(s):
-		ev.lastU = false
 		return parseIntLit(s)
 	case isPlainIdent(s):
-		ev.lastU = false
 		return ev.resolve(s, depth)
 	}
 	p := &exprParser{ev: ev, toks: lexExpr(s), depth: depth}
@@ -448,17 +430,14 @@ func (ev *evaluator) evalText(s string, depth int) (int64, bool) {
 	if p.bad || p.i != len(p.toks) || !v.ok {
 		return 0, false
 	}
-	ev.lastU = v.u
 	return v.v, true
 }
 
 // A val is a possibly unknown value; unknown values still parse, so that
-// `0 && X` is 0 even when X is unknown. u marks a uintmax_t value of a
-// preprocessor condition (v holds its bits).
+// `0 && X` is 0 even when X is unknown.
 type val struct {
 	v  int64
 	ok bool
-	u  bool
 }
 
 type exprParser struct {
@@ -508,11 +487,6 @@ func (p *exprParser) cond() val {
 	a := p.cond()
 	p.expect(":")
 	b := p.cond()
-	if p.ev.pp() && (a.u || b.u) {
-		// The usual arithmetic conversions: either side unsigned makes
-		// the result unsigned.
-		a.u, b.u = true, true
-	}
 	if !c.ok {
 		if a.ok && b.ok && a.v == b.v {
 			return a
@@ -558,79 +532,8 @@ func (p *exprParser) binary(level int) val {
 		}
 		p.i++
 		y := p.binary(l + 1)
-		if p.ev.pp() && (x.u || y.u) {
-			x = applyUnsigned(op, x, y)
-		} else {
-			x = apply(op, x, y)
-		}
+		x = apply(op, x, y)
 	}
-}
-
-// applyUnsigned is apply for a preprocessor condition with an unsigned
-// operand: the arithmetic and comparisons are done in uintmax_t (so
-// -1 > 0u), shifts keep the left operand's type, and comparisons and
-// logical operators give a signed 0 or 1.
-func applyUnsigned(op string, x, y val) val {
-	switch op {
-	case "&&", "||", "==", "!=":
-		r := apply(op, x, y)
-		r.u = false
-		return r
-	case "<<", ">>":
-		if !x.ok || !y.ok {
-			return val{}
-		}
-		if !y.u && y.v < 0 || uint64(y.v) > 63 {
-			return val{}
-		}
-		if !x.u {
-			return apply(op, x, y)
-		}
-		a, n := uint64(x.v), uint64(y.v)
-		if op == "<<" {
-			return val{int64(a << n), true, true}
-		}
-		return val{int64(a >> n), true, true}
-	}
-	if !x.ok || !y.ok {
-		return val{}
-	}
-	a, b := uint64(x.v), uint64(y.v)
-	var r uint64
-	switch op {
-	case "<":
-		return val{b2i(a < b), true, false}
-	case ">":
-		return val{b2i(a > b), true, false}
-	case "<=":
-		return val{b2i(a <= b), true, false}
-	case ">=":
-		return val{b2i(a >= b), true, false}
-	case "|":
-		r = a | b
-	case "^":
-		r = a ^ b
-	case "&":
-		r = a & b
-	case "+":
-		r = a + b
-	case "-":
-		r = a - b
-	case "*":
-		r = a * b
-	case "/", "%":
-		if b == 0 {
-			return val{}
-		}
-		if op == "/" {
-			r = a / b
-		} else {
-			r = a % b
-		}
-	default:
-		return val{}
-	}
-	return val{int64(r), true, true}
 }
 
 func b2i(b bool) int64 {
@@ -644,11 +547,11 @@ func apply(op string, x, y val) val {
 	switch op {
 	case "&&":
 		if x.ok && x.v == 0 || y.ok && y.v == 0 {
-			return val{0, true, false}
+			return val{0, true}
 		}
 	case "||":
 		if x.ok && x.v != 0 || y.ok && y.v != 0 {
-			return val{1, true, false}
+			return val{1, true}
 		}
 	}
 	if !x.ok || !y.ok {
@@ -705,7 +608,7 @@ func apply(op string, x, y val) val {
 			r = a % b
 		}
 	}
-	return val{r, true, false}
+	return val{r, true}
 }
 
 func (p *exprParser) unary() val {
@@ -727,7 +630,6 @@ func (p *exprParser) unary() val {
 			x.v = -x.v
 		case "!":
 			x.v = b2i(x.v == 0)
-			x.u = false
 		case "~":
 			x.v = ^x.v
 		}
@@ -776,16 +678,12 @@ func (p *exprParser) primary() val {
 	switch t.Kind {
 	case Int:
 		p.i++
-		if p.ev.pp() {
-			v, u, ok := ppIntLit(t.Text)
-			return val{v, ok, u}
-		}
 		v, ok := parseIntLit(t.Text)
-		return val{v, ok, false}
+		return val{v, ok}
 	case Char:
 		p.i++
 		v, ok := parseCharLit(t.Text)
-		return val{v, ok, false}
+		return val{v, ok}
 	case Float, String:
 		p.i++
 		return val{}
@@ -821,23 +719,7 @@ func (p *exprParser) primary() val {
 		if !has {
 			return val{}
 		}
-		return val{v, ok, false}
-	case "defined":
-		p.i++
-		name := ""
-		if p.accept("(") {
-			name = p.peek()
-			p.i++
-			p.expect(")")
-		} else {
-			name = p.peek()
-			p.i++
-		}
-		if p.ev.defined == nil {
-			return val{}
-		}
-		v, ok := p.ev.defined(name)
-		return val{v, ok, false}
+		return val{v, ok}
 	case "static_cast", "reinterpret_cast", "const_cast":
 		p.i++
 		if !p.skipAngles() {
@@ -861,9 +743,8 @@ func (p *exprParser) primary() val {
 		p.group()
 		return val{}
 	}
-	p.ev.lastU = false
 	v, ok := p.ev.resolve(name, p.depth)
-	return val{v, ok, ok && p.ev.lastU}
+	return val{v, ok}
 }
 
 // group consumes a parenthesised group and returns its inner text.
@@ -941,31 +822,6 @@ func parseIntLit(s string) (int64, bool) {
 		return 0, false
 	}
 	return int64(u), true
-}
-
-// ppIntLit parses an integer literal of a preprocessor condition: its
-// value's bits and whether it is unsigned, as a u or U suffix makes it, or
-// a value too large for intmax_t.
-func ppIntLit(s string) (v int64, unsigned, ok bool) {
-	unsigned = strings.ContainsAny(strings.TrimLeft(s, "0123456789abcdefABCDEFxXbB'"), "uU")
-	if v, ok := parseIntLit(s); ok {
-		return v, unsigned, true
-	}
-	digits := strings.ReplaceAll(strings.TrimRight(s, "uUlLzZ"), "'", "")
-	base := 10
-	switch {
-	case len(digits) > 2 && (digits[:2] == "0x" || digits[:2] == "0X"):
-		base, digits = 16, digits[2:]
-	case len(digits) > 2 && (digits[:2] == "0b" || digits[:2] == "0B"):
-		base, digits = 2, digits[2:]
-	case len(digits) > 1 && digits[0] == '0':
-		base, digits = 8, digits[1:]
-	}
-	u, err := strconv.ParseUint(digits, base, 64)
-	if err != nil {
-		return 0, false, false
-	}
-	return int64(u), true, true
 }
 
 // parseCharLit parses a plain one-character literal such as 'a' or '\n'.

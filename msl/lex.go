@@ -6,6 +6,8 @@ import (
 	"go/token"
 	"strings"
 	"unicode/utf8"
+
+	"metalab/internal/directive"
 )
 
 // Lex splits src into tokens. Whitespace (and backslash-newline pairs outside
@@ -28,7 +30,7 @@ type lexer struct {
 
 	// Conditional compilation: a stack of open #if groups and the object-like
 	// macros seen so far, to decide which branches are certainly inactive.
-	conds   []*condFrame
+	conds   []*directive.Group
 	defines map[string]*lexDefine
 	quiet   bool // no errors; used to lex expression strings
 
@@ -39,14 +41,6 @@ type lexer struct {
 	defs        []*Define // #define and #undef directives lexed, in order, for the parser
 	warns       ErrorList // things a compiler would accept that the front end cannot see through
 	baseLenient bool      // the whole file is inside an undecided branch of its includer
-}
-
-// A condFrame is one open #if group.
-type condFrame struct {
-	pos     int  // offset of the #if directive
-	taken   bool // some branch is known to be active
-	unknown bool // some branch's condition could not be decided
-	lenient bool // the current branch's condition is unknown
 }
 
 // A lexDefine is an object-like macro as far as #if evaluation trusts it.
@@ -68,31 +62,9 @@ func newLexer(filename string, src []byte, tf *token.File) *lexer {
 		toks: make([]Token, 0, len(src)/4+16)}
 }
 
-// lfLines returns src as a string with each lone carriage return (a
-// classic Mac line break, CR without LF) made a line feed, as the C
-// preprocessor reads them. The length and every offset stay the same, so
-// tokens and edits still point into src; only the lexer sees the LFs.
-func lfLines(src []byte) string {
-	k := bytes.IndexByte(src, '\r')
-	for k >= 0 && k+1 < len(src) && src[k+1] == '\n' {
-		j := bytes.IndexByte(src[k+1:], '\r')
-		if j < 0 {
-			k = -1
-			break
-		}
-		k += 1 + j
-	}
-	if k < 0 {
-		return string(src)
-	}
-	b := []byte(string(src))
-	for i := k; i < len(b); i++ {
-		if b[i] == '\r' && (i+1 == len(b) || b[i+1] != '\n') {
-			b[i] = '\n'
-		}
-	}
-	return string(b)
-}
+// lfLines returns src as a string with each lone carriage return made a
+// line feed, as the C preprocessor reads them (directive.LF); offsets stay.
+func lfLines(src []byte) string { return directive.LF(src) }
 
 func newTokenFile(filename string, src []byte) *token.File {
 	tf := token.NewFileSet().AddFile(filename, -1, len(src))
@@ -147,12 +119,7 @@ func (l *lexer) lenient() bool {
 	if l.quiet || l.baseLenient {
 		return true
 	}
-	for _, c := range l.conds {
-		if c.lenient {
-			return true
-		}
-	}
-	return false
+	return directive.Region(l.conds) == directive.Unknown
 }
 
 func (l *lexer) emit(k Kind, pos, end int) {
@@ -171,17 +138,6 @@ func isIdentChar(c byte) bool { return isIdentStart(c) || isDigit(c) }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// newlineAt returns the length of a line break at i (1 or 2), or 0.
-func (l *lexer) newlineAt(i int) int {
-	if i < len(l.str) && l.str[i] == '\n' {
-		return 1
-	}
-	if i+1 < len(l.str) && l.str[i] == '\r' && l.str[i+1] == '\n' {
-		return 2
-	}
-	return 0
-}
-
 func (l *lexer) run() {
 	src := l.str
 	n := len(src)
@@ -199,11 +155,9 @@ func (l *lexer) run() {
 			i++
 			continue
 		}
-		if c == '\\' {
-			if k := l.newlineAt(i + 1); k > 0 {
-				i += 1 + k
-				continue
-			}
+		if k := directive.SpliceLen(src, i); k > 0 {
+			i += k
+			continue
 		}
 		if c == '#' && lineStart {
 			i = l.directive(i)
@@ -217,10 +171,7 @@ func (l *lexer) run() {
 		lineStart = false
 		switch {
 		case c == '/' && i+1 < n && src[i+1] == '/':
-			j := i
-			for j < n && src[j] != '\n' {
-				j++
-			}
+			j := directive.LineCommentEnd(src, i) // a splice continues the comment
 			end := j
 			if end > i && src[end-1] == '\r' {
 				end--
@@ -277,18 +228,15 @@ func (l *lexer) run() {
 		}
 	}
 	for _, c := range l.conds {
-		l.errorf(c.pos, "unterminated #if")
+		l.errorf(c.Pos, "unterminated #if")
 	}
 }
 
 func (l *lexer) blockComment(i int) int {
-	j := strings.Index(l.str[i+2:], "*/")
-	if j < 0 {
+	end, ok := directive.BlockCommentEnd(l.str, i)
+	if !ok {
 		l.errorf(i, "unterminated comment")
-		l.emit(Comment, i, len(l.str))
-		return len(l.str)
 	}
-	end := i + 2 + j + 2
 	l.emit(Comment, i, end)
 	return end
 }
@@ -309,21 +257,13 @@ func (l *lexer) prefixedLiteral(i, j int) (int, bool) {
 		if q != '"' {
 			return 0, false
 		}
-		k := j + 1
-		for k < len(l.str) && k-j <= 17 && l.str[k] != '(' && !isSpace(l.str[k]) && l.str[k] != ')' && l.str[k] != '\\' {
-			k++
-		}
-		if k >= len(l.str) || l.str[k] != '(' {
+		end, raw, closed := directive.RawStringEnd(l.str, i, j)
+		if !raw {
 			return 0, false
 		}
-		closing := ")" + l.str[j+1:k] + "\""
-		e := strings.Index(l.str[k+1:], closing)
-		if e < 0 {
+		if !closed {
 			l.errorf(i, "unterminated raw string literal")
-			l.emit(String, i, len(l.str))
-			return len(l.str), true
 		}
-		end := k + 1 + e + len(closing)
 		l.emit(String, i, end)
 		return end, true
 	}
@@ -551,37 +491,26 @@ func (l *lexer) directive(i int) int {
 			l.define(n, &lexDefine{})
 		}
 	case "if", "ifdef", "ifndef":
-		f := &condFrame{pos: i}
-		l.conds = append(l.conds, f)
-		v := l.condValue(name, rest, next)
-		return l.enterBranch(f, v, next)
+		g := &directive.Group{Pos: i}
+		l.conds = append(l.conds, g)
+		g.Enter(l.condValue(name, rest, next))
+		return l.enterBranch(g, next)
 	case "elif", "elifdef", "elifndef":
 		if len(l.conds) == 0 {
 			l.errorf(i, "#%s without #if", name)
 			return next
 		}
-		f := l.conds[len(l.conds)-1]
-		if f.taken {
-			return l.enterBranch(f, condFalse, next)
-		}
-		v := condUnknown
-		if !f.unknown {
-			v = l.condValue(name, rest, next)
-		}
-		return l.enterBranch(f, v, next)
+		g := l.conds[len(l.conds)-1]
+		g.Elif(func() directive.Tri { return l.condValue(name, rest, next) })
+		return l.enterBranch(g, next)
 	case "else":
 		if len(l.conds) == 0 {
 			l.errorf(i, "#else without #if")
 			return next
 		}
-		f := l.conds[len(l.conds)-1]
-		switch {
-		case f.taken:
-			return l.enterBranch(f, condFalse, next)
-		case f.unknown:
-			return l.enterBranch(f, condUnknown, next)
-		}
-		return l.enterBranch(f, condTrue, next)
+		g := l.conds[len(l.conds)-1]
+		g.Else()
+		return l.enterBranch(g, next)
 	case "endif":
 		if len(l.conds) == 0 {
 			l.errorf(i, "#endif without #if")
@@ -593,87 +522,21 @@ func (l *lexer) directive(i int) int {
 }
 
 // lineEnd returns the end of the directive starting at i (trailing blanks
-// excluded) and the offset of the line break after it.
+// excluded) and the offset of the line break after it (directive.End).
 func (l *lexer) lineEnd(i int) (end, next int) {
-	src := l.str
-	n := len(src)
-	j := i
-loop:
-	for j < n {
-		c := src[j]
-		switch {
-		case c == '\\' && l.newlineAt(j+1) > 0:
-			j += 1 + l.newlineAt(j+1)
-		case c == '\n':
-			break loop
-		case c == '/' && j+1 < n && src[j+1] == '*':
-			k := strings.Index(src[j+2:], "*/")
-			if k < 0 {
-				l.errorf(j, "unterminated comment")
-				j = n
-				break loop
-			}
-			j += 2 + k + 2
-		case c == '/' && j+1 < n && src[j+1] == '/':
-			for j < n && src[j] != '\n' {
-				j++
-			}
-		case c == '"' || c == '\'':
-			j++
-			for j < n && src[j] != c && src[j] != '\n' {
-				if src[j] == '\\' && j+1 < n && src[j+1] != '\n' {
-					j++
-				}
-				j++
-			}
-			if j < n && src[j] == c {
-				j++
-			}
-		default:
-			j++
-		}
+	end, next, open := directive.End(l.str, i)
+	if open >= 0 {
+		l.errorf(open, "unterminated comment")
 	}
-	end = j
-	for end > i && isSpace(src[end-1]) {
-		end--
-	}
-	return end, j
+	return end, next
 }
 
-// directiveName splits a directive into its name and the rest of its text.
-func directiveName(d string) (name, rest string) {
-	j := 1
-	for j < len(d) && (d[j] == ' ' || d[j] == '\t') {
-		j++
-	}
-	k := j
-	for k < len(d) && isIdentChar(d[k]) {
-		k++
-	}
-	return d[j:k], d[k:]
-}
+// directiveName splits a directive into its name and the rest of its text
+// (directive.Split).
+func directiveName(d string) (name, rest string) { return directive.Split(d) }
 
 // joinLines removes backslash-newline pairs from a directive's text.
-func joinLines(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' {
-			if i+1 < len(s) && s[i+1] == '\n' {
-				i++
-				continue
-			}
-			if i+2 < len(s) && s[i+1] == '\r' && s[i+2] == '\n' {
-				i += 2
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+func joinLines(s string) string { return directive.Join(s) }
 
 func (l *lexer) noteDefine(pos, end int, rest string) {
 	def, msg := parseDefine(l.str, pos, end, rest)
@@ -710,70 +573,18 @@ func (l *lexer) noteDefine(pos, end int, rest string) {
 }
 
 // parseDefine parses the #define directive src[pos:end], whose text after
-// the directive name is rest. It returns nil and a message for a malformed
-// one ("" when there is nothing to report).
+// the directive name is rest (directive.ParseDefine). It returns nil and a
+// message for a malformed one ("" when there is nothing to report).
 func parseDefine(src string, pos, end int, rest string) (*Define, string) {
-	raw := rest
-	rest = joinLines(rest)
-	r := strings.TrimLeft(rest, " \t")
-	k := 0
-	for k < len(r) && isIdentChar(r[k]) {
-		k++
+	d, msg := directive.ParseDefine(rest)
+	if msg != "" {
+		return nil, msg
 	}
-	if k == 0 {
-		return nil, "#define without a macro name"
-	}
-	def := &Define{Pos: pos, End: end, Name: r[:k]}
-	body := r[k:]
-	if strings.HasPrefix(body, "(") {
-		c := strings.IndexByte(body, ')')
-		if c < 0 {
-			return nil, "unterminated macro parameter list"
-		}
-		def.FuncLike = true
-		def.Params = []string{}
-		if ps := strings.TrimSpace(body[1:c]); ps != "" {
-			for _, x := range strings.Split(ps, ",") {
-				def.Params = append(def.Params, strings.TrimSpace(x))
-			}
-		}
-		body = body[c+1:]
-	}
-	def.Body = strings.TrimSpace(body)
-	// Where the body starts in the source, for mapping expansions back.
-	if def.Body != "" && len(raw) <= end-pos {
-		j := end - len(raw)
-		skip := func() {
-			for j < end && (isSpace(src[j]) || src[j] == '\\') {
-				j++
-			}
-		}
-		skip()
-		for j < end && isIdentChar(src[j]) {
-			j++
-		}
-		if def.FuncLike {
-			for j < end && src[j] != ')' {
-				j++
-			}
-			j++
-		}
-		skip()
-		if j < end && strings.HasPrefix(src[j:end], firstWord(def.Body)) {
-			def.bodyPos = j
-		}
+	def := &Define{Pos: pos, End: end, Name: d.Name, FuncLike: d.FuncLike, Params: d.Params, Body: d.Body}
+	if d.BodyOff >= 0 && len(rest) <= end-pos {
+		def.bodyPos = end - len(rest) + d.BodyOff
 	}
 	return def, ""
-}
-
-// firstWord returns s up to its first blank or backslash, a prefix of a
-// macro body that is the same in the raw directive text and with
-// continuations joined.
-func firstWord(s string) string {
-	if i := strings.IndexAny(s, " \t\\"); i > 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // define records a macro, making the table on first use: expression lexers
@@ -786,96 +597,32 @@ func (l *lexer) define(name string, d *lexDefine) {
 }
 
 // stripComments drops comments from a directive's text for evaluation.
-func stripComments(s string) string {
-	if !strings.Contains(s, "/") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' && i+1 < len(s) && s[i+1] == '/' {
-			break
-		}
-		if s[i] == '/' && i+1 < len(s) && s[i+1] == '*' {
-			j := strings.Index(s[i+2:], "*/")
-			if j < 0 {
-				break
-			}
-			b.WriteByte(' ')
-			i += 2 + j + 1
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-type condVal int
-
-const (
-	condUnknown condVal = iota
-	condTrue
-	condFalse
-)
+func stripComments(s string) string { return directive.StripComments(s) }
 
 // condValue decides an #if/#ifdef/#ifndef/#elif condition as far as the
-// object-like macros seen so far allow.
-func (l *lexer) condValue(name, rest string, next int) condVal {
-	expr := strings.TrimSpace(stripComments(joinLines(rest)))
-	switch name {
-	case "ifdef", "ifndef", "elifdef", "elifndef":
-		d := l.defines[expr]
-		neg := name == "ifndef" || name == "elifndef"
-		switch {
-		case d != nil && d.certain:
-			if neg == d.undefined {
-				return condTrue
-			}
-			return condFalse
-		case d == nil && neg && name == "ifndef" && l.guardFollows(expr, next):
-			return condTrue // include guard
+// object-like macros seen so far allow (directive.Cond): a name the lexer
+// has not seen, or saw defined in an undecided branch, is unknown.
+func (l *lexer) condValue(name, rest string, next int) directive.Tri {
+	if name == "ifndef" {
+		if n := directive.Operand(rest); l.defines[n] == nil && l.guardFollows(n, next) {
+			return directive.Yes // include guard
 		}
-		return condUnknown
 	}
-	budget := evalBudget
-	v, ok := evalString(expr, &evaluator{
-		ident: func(id string, depth int, ev *evaluator) (int64, bool) {
-			if budget--; budget < 0 || ev.isActive(id) || depth > maxDepth {
-				return 0, false
-			}
-			if id == "true" {
-				return 1, true
-			}
-			if id == "false" {
-				return 0, true
-			}
-			d := l.defines[id]
-			if d != nil && d.certain && d.undefined {
-				return 0, true // an undefined name in #if is 0
-			}
-			if d == nil || !d.certain || d.body == "\x00" {
-				return 0, false
-			}
-			ev.push(id)
-			defer ev.pop()
-			return ev.evalText(d.body, depth+1)
-		},
-		defined: func(id string) (int64, bool) {
-			if d := l.defines[id]; d != nil && d.certain {
-				if d.undefined {
-					return 0, true
-				}
-				return 1, true
-			}
-			return 0, false
-		},
-	})
-	if !ok {
-		return condUnknown
+	return directive.Cond(name, rest, l.macro)
+}
+
+// macro says what the lexer knows of a name here: a directive.Lookup.
+func (l *lexer) macro(name string) directive.Macro {
+	d := l.defines[name]
+	switch {
+	case d == nil || !d.certain:
+		return directive.Macro{}
+	case d.undefined:
+		return directive.Macro{Defined: directive.No}
+	case d.body == "\x00":
+		return directive.Macro{Defined: directive.Yes, FuncLike: true}
 	}
-	if v != 0 {
-		return condTrue
-	}
-	return condFalse
+	return directive.Macro{Defined: directive.Yes, Body: d.body}
 }
 
 // guardFollows reports whether the directive after offset next is
@@ -901,19 +648,13 @@ func (l *lexer) guardFollows(name string, next int) bool {
 	return r[:k] == name
 }
 
-// enterBranch starts a branch of frame f whose condition is v; an inactive
-// branch is consumed as one Skipped token.
-func (l *lexer) enterBranch(f *condFrame, v condVal, next int) int {
-	switch v {
-	case condTrue:
-		f.taken, f.lenient = true, false
-		return next
-	case condUnknown:
-		f.unknown, f.lenient = true, true
-		return next
+// enterBranch goes on after the directive that started g's current
+// branch; an inactive branch is consumed as one Skipped token.
+func (l *lexer) enterBranch(g *directive.Group, next int) int {
+	if g.Branch == directive.No {
+		return l.skipBranch(next)
 	}
-	f.lenient = false
-	return l.skipBranch(next)
+	return next
 }
 
 // skipBranch consumes lines from next up to the #elif/#else/#endif that ends

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"metalab/backend"
+	"metalab/internal/directive"
 	"metalab/msl"
 )
 
@@ -184,7 +185,7 @@ type vetter struct {
 	global         names // what the source declares at file (namespace) scope
 	constexprFuncs map[string]bool
 	dynamicTypes   map[string]bool          // structs whose objects run code when made or destroyed
-	ms             map[string]*mstate       // what prep knows of each macro, in include order
+	ms             *directive.Table         // what prep knows of each macro, in include order
 	alts           map[string][]*msl.Define // macros with several possible meanings (nil: undefined)
 	side           [][]vtok                 // expansions under alternative meanings, vetted on their own
 	once           map[string]bool          // files with #pragma once, by key
@@ -193,7 +194,7 @@ type vetter struct {
 func newVetter(src backend.Source, includeDirs []string, checking bool) *vetter {
 	v := &vetter{src: src, incDirs: includeDirs, checking: checking, macros: map[string]*msl.Define{},
 		included: map[string]bool{}, inClos: map[string]bool{}, budget: maxExpansion, defMsgs: map[string]bool{},
-		ms: map[string]*mstate{}, once: map[string]bool{}, alts: map[string][]*msl.Define{}}
+		ms: &directive.Table{Default: compilerDefault}, once: map[string]bool{}, alts: map[string][]*msl.Define{}}
 	for _, d := range append([]string{src.Dir}, includeDirs...) {
 		if d == "" {
 			continue
@@ -228,11 +229,11 @@ func (v *vetter) run() {
 		v.defs = append(v.defs, &macroDef{d: d, at: at})
 	}
 	for name, d := range v.macros {
-		v.ms[name] = &mstate{defined: triYes, body: d.Body}
+		v.ms.Set(name, directive.Macro{Defined: directive.Yes, Body: d.Body})
 	}
 	for name, d := range preludeMacros() {
-		if v.ms[name] == nil {
-			v.ms[name] = &mstate{defined: triYes, body: d.Body, funcLike: d.FuncLike}
+		if _, ok := v.ms.Get(name); !ok {
+			v.ms.Define(directive.Def{Name: name, FuncLike: d.FuncLike, Body: d.Body}, true)
 		}
 	}
 	main := v.prep(&wfile{name: sourceName(v.src), dir: v.src.Dir}, v.src.Text, "", false, 0)
@@ -537,8 +538,7 @@ func lastWord(s string) string {
 
 // directive handles one preprocessor line.
 func (v *vetter) directive(in *finst, pf *msl.File, base int, t msl.Token, defs map[int]*msl.Define, skipped bool, depth int) {
-	text := joinLines(t.Text)
-	name, rest := splitDirective(text)
+	name, rest := directive.Split(t.Text)
 	at := srcPos{f: pf, off: base + t.Pos}
 	switch name {
 	case "include", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef":
@@ -559,7 +559,7 @@ func (v *vetter) directive(in *finst, pf *msl.File, base int, t msl.Token, defs 
 		v.defs = append(v.defs, &macroDef{d: d, at: at, skipped: skipped})
 	case "undef":
 		if !skipped {
-			v.redefine(strings.TrimSpace(stripComments(rest)), nil, in.uncertain[base+t.Pos])
+			v.redefine(directive.Operand(rest), nil, in.uncertain[base+t.Pos])
 		}
 	case "include":
 		// prep vetted the include and read the file it enters.
@@ -569,11 +569,11 @@ func (v *vetter) directive(in *finst, pf *msl.File, base int, t msl.Token, defs 
 	case "include_next", "import", "embed":
 		v.refuse(at, "", "#%s is not allowed in a Metal kernel", name)
 	case "pragma":
-		v.pragma(at, "", strings.TrimSpace(stripComments(rest)))
+		v.pragma(at, "", directive.Operand(rest))
 	case "line":
 		// #line N "file" renames the file: the compiler prints a line of
 		// whatever file it names, read from the disk, under a message.
-		if strings.Contains(rest, "\"") || strings.ContainsAny(strings.TrimSpace(stripComments(rest)), " \t") {
+		if strings.Contains(rest, "\"") || strings.ContainsAny(directive.Operand(rest), " \t") {
 			v.refuse(at, "", "#line may not name a file: the compiler would show that file's lines in its messages")
 		}
 	case "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "error", "warning", "":
@@ -665,7 +665,7 @@ func contains(list []string, s string) bool {
 
 // includeSpec parses the operand of #include: "path" or <path>.
 func includeSpec(rest string) (spec string, angle, ok bool) {
-	r := strings.TrimSpace(stripComments(rest))
+	r := directive.Operand(rest)
 	switch {
 	case strings.HasPrefix(r, `"`):
 		if k := strings.IndexByte(r[1:], '"'); k >= 0 {
@@ -677,67 +677,6 @@ func includeSpec(rest string) (spec string, angle, ok bool) {
 		}
 	}
 	return "", false, false
-}
-
-// splitDirective splits a directive's text into its name and the rest.
-func splitDirective(d string) (name, rest string) {
-	d = strings.TrimLeft(d, " \t")
-	d = strings.TrimPrefix(d, "#")
-	d = strings.TrimLeft(stripLeadingComments(d), " \t")
-	k := 0
-	for k < len(d) && isWordByte(d[k]) {
-		k++
-	}
-	return d[:k], d[k:]
-}
-
-// stripLeadingComments drops block comments before a directive's name
-// (`# /* x */ include`).
-func stripLeadingComments(d string) string {
-	for {
-		d = strings.TrimLeft(d, " \t")
-		if !strings.HasPrefix(d, "/*") {
-			return d
-		}
-		k := strings.Index(d[2:], "*/")
-		if k < 0 {
-			return ""
-		}
-		d = d[2+k+2:]
-	}
-}
-
-// joinLines removes backslash-newline pairs.
-func joinLines(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	s = strings.ReplaceAll(s, "\\\r\n", "")
-	return strings.ReplaceAll(s, "\\\n", "")
-}
-
-// stripComments replaces comments in a directive's text by a space.
-func stripComments(s string) string {
-	if !strings.Contains(s, "/") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '/' && i+1 < len(s) && s[i+1] == '/' {
-			break
-		}
-		if s[i] == '/' && i+1 < len(s) && s[i+1] == '*' {
-			j := strings.Index(s[i+2:], "*/")
-			if j < 0 {
-				break
-			}
-			b.WriteByte(' ')
-			i += 2 + j + 1
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // words returns the identifiers of s, in order.

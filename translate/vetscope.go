@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"metalab/backend/cpu/prelude"
+	"metalab/internal/directive"
 	"metalab/msl"
 )
 
@@ -656,7 +657,7 @@ func scanPrelude(fsys fs.FS) (names, map[string]*msl.Define) {
 // functions declared in namespace metal itself (metalFuncs).
 func scanPreludeFuncs(fsys fs.FS) (names, map[string]*msl.Define, map[string]bool) {
 	v := &vetter{fsys: fsys, macros: map[string]*msl.Define{}, included: map[string]bool{}, inClos: map[string]bool{},
-		budget: 1 << 28, defMsgs: map[string]bool{}, declared: names{}, ms: map[string]*mstate{}, once: map[string]bool{},
+		budget: 1 << 28, defMsgs: map[string]bool{}, declared: names{}, ms: &directive.Table{Default: compilerDefault}, once: map[string]bool{},
 		alts: map[string][]*msl.Define{}}
 	for _, root := range []string{"metal_stdlib", "simd/simd.h"} {
 		body, err := fs.ReadFile(fsys, root)
