@@ -99,7 +99,7 @@ func ParseParity(s string) (Parity, error) {
 		}
 		n, err := strconv.ParseUint(val, 10, 64)
 		if err != nil {
-			if _, ferr := strconv.ParseFloat(val, 64); ferr == nil {
+			if _, ferr := strconv.ParseFloat(val, 64); ferr == nil && !strings.HasPrefix(val, "-") {
 				return perr(vcol, "%q: ulp counts whole units in the last place (want a whole number from 0 to %d)", val, uint64(MaxParityULP))
 			}
 			return perr(vcol, "%q is not a count (want a whole number from 0 to %d)", val, uint64(MaxParityULP))
@@ -269,12 +269,6 @@ func compareBuffer(caseName string, b *spec.Buffer, w, g []byte, p Parity, tol *
 	n := min(len(w), len(g))
 	elems := min(n, b.Count*size)
 	tolerant := b.Output() // inputs are compared bitwise: a variant must not write them
-	var worst struct {
-		ulp uint64
-		rel float64
-		e   int
-	}
-	worst.e = -1
 	for e := 0; e*size < n; e++ {
 		lo, hi := e*size, min((e+1)*size, n)
 		if bytes.Equal(w[lo:hi], g[lo:hi]) {
@@ -302,23 +296,21 @@ func compareBuffer(caseName string, b *spec.Buffer, w, g []byte, p Parity, tol *
 			m.Want = spec.FormatElement(b.Type, w[lo:hi])
 			m.Got = spec.FormatElement(b.Type, g[lo:hi])
 		}
-		if worst.e < 0 || p.measure(ulp, rel) > p.measure(worst.ulp, worst.rel) {
-			worst.ulp, worst.rel, worst.e = ulp, rel, e
-		}
 	}
 	if m.Differing == 0 && m.Msg == "" {
 		return nil
 	}
-	var why string
-	switch {
-	case !tolerant:
-		why = "an input buffer is compared bitwise under every rule"
-	case m.Element >= b.Count:
-		why = "slack bytes are compared bitwise under every rule"
-	default:
-		why = fmt.Sprintf("outside %s: the first %s", p, deviationText(b.Type, w[m.Element*size:min((m.Element+1)*size, n)], g[m.Element*size:min((m.Element+1)*size, n)]))
-	}
-	if m.Element >= 0 {
+	if e := m.Element; e >= 0 {
+		var why string
+		switch {
+		case !tolerant:
+			why = "an input buffer is compared bitwise under every rule"
+		case e >= b.Count:
+			why = "slack bytes are compared bitwise under every rule"
+		default:
+			lo, hi := e*size, min((e+1)*size, n)
+			why = fmt.Sprintf("outside %s: the first %s", p, deviationText(b.Type, w[lo:hi], g[lo:hi]))
+		}
 		if m.Msg != "" {
 			m.Msg += "; "
 		}
