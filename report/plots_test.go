@@ -104,9 +104,9 @@ func TestPlots(t *testing.T) {
 		fills, strokes := svgMarks(t, b)
 		switch p.Kind {
 		case "pairs":
-			// Each panel's legend shows one mark of each side.
-			if a, bb := fills[hexColor(colorA)], fills[hexColor(colorB)]; a != w.points/2+w.panels || bb != w.points/2+w.panels {
-				t.Errorf("%s: %d A and %d B marks, want %d each (samples and a legend mark per panel)", p.File, a, bb, w.points/2+w.panels)
+			// The legend above the panels shows one mark of each side.
+			if a, bb := fills[hexColor(colorA)], fills[hexColor(colorB)]; a != w.points/2+1 || bb != w.points/2+1 {
+				t.Errorf("%s: %d A and %d B marks, want %d each (samples and one legend mark)", p.File, a, bb, w.points/2+1)
 			}
 		case "ratio":
 			if n := fills[hexColor(colorRatio)]; n != w.points {
