@@ -150,6 +150,7 @@ type namedExpr struct {
 
 type define struct {
 	name, value string
+	pos         token.Position // of the value
 }
 
 type constant struct {
@@ -378,7 +379,7 @@ func (p *parser) namedExprs(n *yaml.Node, what string) []namedExpr {
 func (p *parser) defines(n *yaml.Node, what string) []define {
 	var out []define
 	for _, kv := range p.pairs(n, what) {
-		out = append(out, define{kv[0].Value, p.str(kv[1], fmt.Sprintf("define %q", kv[0].Value))})
+		out = append(out, define{kv[0].Value, p.str(kv[1], fmt.Sprintf("define %q", kv[0].Value)), p.pos(kv[1])})
 	}
 	return out
 }
@@ -1013,13 +1014,11 @@ func (p *parser) checkVars(s *Spec, root *yaml.Node) {
 			}
 		}
 	}
-	used := map[string]bool{}
 	check := func(e *Expr, extra ...string) {
 		if e == nil {
 			return
 		}
 		for _, id := range e.idents {
-			used[id] = true
 			ok := known[id]
 			for _, x := range extra {
 				ok = ok || x == id
@@ -1089,7 +1088,7 @@ func (p *parser) checkVars(s *Spec, root *yaml.Node) {
 			checkGen(g)
 		}
 	}
-	p.checkParamsUsed(s, used)
+	p.checkParamsUsed(s)
 }
 
 // yamlError positions a YAML syntax error, whose message reads

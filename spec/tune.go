@@ -347,6 +347,12 @@ func (s *Spec) At(p Point) (*Spec, error) {
 	return &t, nil
 }
 
+// FileDigest returns the sha256 of the spec file's bytes, whatever point
+// the spec is at: the key of what is the same for every point (held-out
+// draws that baseline and points must share, say). Digest covers the
+// point as well.
+func (s *Spec) FileDigest() [32]byte { return s.fileDigest }
+
 // pointDigest is the digest of a spec file's bytes (digest) fixed at a
 // point other than its default.
 func pointDigest(digest [32]byte, p Point) [32]byte {
@@ -387,6 +393,102 @@ func (s *Spec) DefineParams() map[string]string {
 					out[v] = d.name
 				}
 			}
+		}
+	}
+	return out
+}
+
+// A ParamUse is one place in a spec that reads a tune parameter: where a
+// change of the parameter lands on the host side.
+type ParamUse struct {
+	What string // e.g. "threads of stage \"k\"", "define TPG", "count of buffer \"tg\""
+	Pos  token.Position
+}
+
+// ParamUses returns every place of the spec that reads the parameter
+// name, in the order the spec's sections are listed in the package
+// documentation (defines, then expressions); restrictions are not uses.
+// A sweep names them when a retained parameter change is not a #define.
+func (s *Spec) ParamUses(name string) []ParamUse {
+	var out []ParamUse
+	probe := map[string]int64{name: 0}
+	defs := func(ds []define, where string) {
+		for _, d := range ds {
+			if substParams(d.value, probe) != d.value {
+				out = append(out, ParamUse{fmt.Sprintf("define %s%s", d.name, where), d.pos})
+			}
+		}
+	}
+	ex := func(e *Expr, what string) {
+		if e != nil && slices.Contains(e.idents, name) {
+			out = append(out, ParamUse{what, e.Pos})
+		}
+	}
+	gen := func(g genSpec, what string) {
+		for _, k := range sortedKeys(g) {
+			ex(g[k].e, fmt.Sprintf("%s %s", what, k))
+		}
+	}
+	defs(s.defines, "")
+	for _, st := range s.Stages {
+		defs(st.defines, fmt.Sprintf(" of stage %q", st.Entry))
+	}
+	for _, set := range s.Sets {
+		defs(set.defines, fmt.Sprintf(" of set %q", set.Name))
+	}
+	ex(s.dispatches, "dispatches")
+	for _, v := range s.vars {
+		ex(v.e, fmt.Sprintf("var %s", v.name))
+	}
+	for _, v := range s.lets {
+		ex(v.e, fmt.Sprintf("let %s", v.name))
+	}
+	for _, c := range s.constants {
+		ex(c.value, fmt.Sprintf("constant %s", c.name))
+	}
+	for _, tn := range sortedKeys(s.Structs) {
+		for _, f := range s.Structs[tn].Fields {
+			for _, e := range f.value.exprs() {
+				ex(e, fmt.Sprintf("field %s of struct %s", f.Name, tn))
+			}
+		}
+	}
+	for _, b := range s.Buffers {
+		what := fmt.Sprintf(" of buffer %q", b.Name)
+		ex(b.count, "count"+what)
+		for _, e := range b.shape {
+			ex(e, "shape"+what)
+		}
+		ex(b.slack, "slack"+what)
+		for _, k := range sortedKeys(b.values) {
+			for _, e := range b.values[k].exprs() {
+				ex(e, fmt.Sprintf("value %s%s", k, what))
+			}
+		}
+		gen(b.gen, "gen"+what)
+	}
+	for _, st := range s.Stages {
+		what := fmt.Sprintf(" of stage %q", st.Entry)
+		for _, e := range st.threadgroups {
+			ex(e, "threadgroups"+what)
+		}
+		for _, e := range st.threads {
+			ex(e, "threads"+what)
+		}
+		for _, c := range st.constants {
+			ex(c.value, fmt.Sprintf("constant %s%s", c.name, what))
+		}
+	}
+	for _, set := range s.Sets {
+		what := fmt.Sprintf(" of set %q", set.Name)
+		for _, v := range set.vars {
+			ex(v.e, fmt.Sprintf("var %s%s", v.name, what))
+		}
+		for _, c := range set.constants {
+			ex(c.value, fmt.Sprintf("constant %s%s", c.name, what))
+		}
+		for _, b := range sortedKeys(set.gen) {
+			gen(set.gen[b], fmt.Sprintf("gen of buffer %q%s", b, what))
 		}
 	}
 	return out
@@ -538,32 +640,14 @@ func paramNames(ps []Param) string {
 	return fmt.Sprintf(" (have %s)", strings.Join(names, ", "))
 }
 
-// checkParamsUsed refuses a parameter that no expression (used holds the
-// variables they read) and no define value reads: every point would run
-// one program.
-func (p *parser) checkParamsUsed(s *Spec, used map[string]bool) {
+// checkParamsUsed refuses a parameter that nothing reads (ParamUses):
+// every point would run one program.
+func (p *parser) checkParamsUsed(s *Spec) {
 	if s.tune == nil {
 		return
 	}
-	groups := [][]define{s.defines}
-	for _, st := range s.Stages {
-		groups = append(groups, st.defines)
-	}
-	for _, set := range s.Sets {
-		groups = append(groups, set.defines)
-	}
 	for _, prm := range s.tune.params {
-		if used[prm.Name] {
-			continue
-		}
-		probe := map[string]int64{prm.Name: 0}
-		inDefine := false
-		for _, g := range groups {
-			for _, d := range g {
-				inDefine = inDefine || substParams(d.value, probe) != d.value
-			}
-		}
-		if !inDefine {
+		if len(s.ParamUses(prm.Name)) == 0 {
 			p.errs = append(p.errs, &Error{Pos: prm.Pos, Msg: fmt.Sprintf("tune parameter %q: nothing reads it (no define value, geometry or other expression names it), so every point would run the same program", prm.Name)})
 		}
 	}

@@ -391,6 +391,9 @@ func TestTuneDigest(t *testing.T) {
 	if a.Digest != b.Digest {
 		t.Error("one point written two ways has two digests")
 	}
+	if a.FileDigest() != s.Digest || s.FileDigest() != s.Digest {
+		t.Error("FileDigest depends on the point")
+	}
 	back, err := a.At(s.DefaultPoint())
 	if err != nil || back.Digest != s.Digest {
 		t.Errorf("back at the default: %v, digest restored %v", err, err == nil && back.Digest == s.Digest)
@@ -528,5 +531,34 @@ kernel void k(device float *o [[buffer(0)]],
 	}
 	if err := check(at); err == nil || !strings.Contains(err.Error(), "extra") {
 		t.Errorf("NSG=8: %v, want the unbound extra parameter", err)
+	}
+}
+
+func TestParamUses(t *testing.T) {
+	s := mustTune(t, tuneSpecText)
+	var got []string
+	for _, u := range s.ParamUses("NSG") {
+		got = append(got, u.What+" @"+u.Pos.String())
+	}
+	want := []string{
+		"define NSG @k.yaml:4:8",
+		`define TPG of stage "k" @k.yaml:21:20`,
+		"field nsg of struct P @k.yaml:11:38",
+		`count of buffer "tg" @k.yaml:16:46`,
+		`threads of stage "k" @k.yaml:20:15`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ParamUses(NSG) =\n%q\nwant\n%q", got, want)
+	}
+	got = got[:0]
+	for _, u := range s.ParamUses("TILE") {
+		got = append(got, u.What)
+	}
+	want = []string{"define TILE_BYTES", "constant TILE_FC", `count of buffer "tg"`, `threadgroups of stage "k"`}
+	if !slices.Equal(got, want) {
+		t.Errorf("ParamUses(TILE) = %q, want %q", got, want)
+	}
+	if u := s.ParamUses("W"); len(u) != 0 {
+		t.Errorf("ParamUses(W) = %v for a var nothing reads", u)
 	}
 }
