@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"metalab/internal/atomicfile"
@@ -131,10 +132,20 @@ func (w *sweep) finish() error {
 		return err
 	}
 	w.res.Retained = []Retained{}
+	w.res.Parity = "bitwise"
+	if w.plan.Parity != "" {
+		w.res.Parity = w.plan.Parity + " (a tolerance: not bitwise)"
+	}
 	for _, v := range in.Variants {
+		if v.Parity != "" {
+			w.res.NotBitwise++
+		}
 		switch measure.Outcome(v.Verdict) {
 		case measure.Retain:
-			r := Retained{Name: v.Name, SHA256: v.SHA256, Patch: v.Patch}
+			r := Retained{Name: v.Name, SHA256: v.SHA256, Patch: v.Patch, Parity: v.Parity, Point: v.Point}
+			if v.HostNote != "" {
+				r.HostNotes = strings.Split(v.HostNote, "; ")
+			}
 			if v.Patch == "" {
 				r.Note = "patch refused or not written: see " + filepath.Join(LogsDir, fileName(v.Name)+".log")
 				if why := w.patchNotes[v.SHA256]; why != "" {

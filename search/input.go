@@ -169,6 +169,10 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 			if t := timings[mkey{r.Variant, c, PhaseConfirm}]; t != nil {
 				rc.Timing, confirmed = timingOf(t), true
 			}
+			rc.Parity = notBitwise(checks[[2]string{r.Variant, c}].Message, confirms[[2]string{r.Variant, c}].Message, afters[[2]string{r.Variant, c}].Message)
+			if rc.Parity != "" && v.Parity == "" {
+				v.Parity = rc.Parity
+			}
 			if rc.Bitwise != "" || rc.Timing != nil {
 				v.Cases = append(v.Cases, rc)
 			}
@@ -268,9 +272,9 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 	in.Verified = p.Verify != nil && !p.Verify.Off
 	in.Verification = verificationText(p, backendInfo(rows[store.StageCheck], p, true), backendInfo(rows[store.StageConfirm], p, false))
 	in.Plan = report.Plan{
-		Hash: st.PlanHash(), Strategy: strategyText(p, sp, len(vs)), Rule: RuleText(p.Rule) + " (rule sha256 " + p.RuleSHA256[:12] + ")",
+		Hash: st.PlanHash(), Strategy: strategyText(p, sp, len(vs)), Rule: PlanRuleText(p) + " (rule sha256 " + p.RuleSHA256[:12] + ")",
 		Kernel: p.Kernel, Functions: p.Functions, Cases: p.Cases, ExploreCase: p.Explore.Case, Pairs: p.Confirm.Pairs,
-		CILevel: p.Rule.Confidence, Baseline: p.Baseline, TGLimit: int64(p.TGLimit), Scope: p.Search.Scope,
+		CILevel: p.Rule.Confidence, Baseline: p.Baseline, TGLimit: int64(p.TGLimit), Scope: p.Search.Scope, Parity: p.Parity,
 	}
 	return in, nil
 }
@@ -533,4 +537,15 @@ func handWrittenOf(sp *Space, refs []string) *HandWritten {
 		return nil
 	}
 	return sp.fileOf(refs[0])
+}
+
+// notBitwise returns the first of a case's stored messages that says it
+// passed under a tolerance without being bitwise identical, or "".
+func notBitwise(msgs ...string) string {
+	for _, m := range msgs {
+		if strings.HasPrefix(m, NotBitwisePrefix) {
+			return m
+		}
+	}
+	return ""
 }

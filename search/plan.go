@@ -82,6 +82,12 @@ type Plan struct {
 	Checking    bool     `json:"checking_mode"` // races, uninitialised reads and bounds are checked
 	Race        bool     `json:"race"`          // thread orders are probed too
 	Strict      bool     `json:"strict"`        // warnings fail
+	// Parity is the rule a variant's outputs are compared with the
+	// baseline's by, as check.ParseParity reads it: "" (bitwise, the
+	// default) or an opt-in tolerance ("ulp=4", "rel=1e-6") for changes
+	// that reorder arithmetic, under which every result that is not
+	// bitwise identical says "not bitwise" and by how much.
+	Parity string `json:"parity,omitempty"`
 	Search      Settings `json:"search"`
 	// Geometry is the threads per threadgroup every case of the spec
 	// dispatches each entry with: the barrier proofs hold for these
@@ -298,6 +304,8 @@ func (p *Plan) Validate() error {
 		return bad("negative budget")
 	case p.Search.Scope != "" && p.Search.Scope != "file":
 		return bad("scope %q (want file, or none for the owned functions)", p.Search.Scope)
+	case p.Parity != "" && !parityCanonical(p.Parity):
+		return bad("parity %q (want ulp=N or rel=X, as check.ParseParity writes it; bitwise is none)", p.Parity)
 	case p.Confirm.Top < 1:
 		return bad("confirm top %d: at least one explored variant must be confirmed", p.Confirm.Top)
 	case p.RuleSHA256 != p.Rule.Hash():
@@ -431,10 +439,31 @@ func isSHA(s string) bool {
 	return true
 }
 
+// parityCanonical reports whether s is a tolerance rule as
+// check.Parity writes it.
+func parityCanonical(s string) bool {
+	q, err := check.ParseParity(s)
+	return err == nil && !q.Bitwise() && q.String() == s
+}
+
+// ParityOf returns the plan's parity rule (bitwise when none).
+func (p *Plan) ParityOf() check.Parity {
+	q, _ := check.ParseParity(p.Parity)
+	return q
+}
+
 // RuleText describes the rule in words for reports.
-func RuleText(r measure.Rule) string {
+func RuleText(r measure.Rule) string { return ruleText(r, "") }
+
+// PlanRuleText describes p's rule in words, with its parity rule: under
+// a tolerance, the bitwise clause reads "within ulp=4 (not bitwise)".
+func PlanRuleText(p *Plan) string { return ruleText(p.Rule, p.Parity) }
+
+func ruleText(r measure.Rule, parity string) string {
 	var parts []string
-	if r.Bitwise {
+	if r.Bitwise && parity != "" {
+		parts = append(parts, "outputs within "+parity+" of the baseline's on every case (a tolerance: not bitwise)")
+	} else if r.Bitwise {
 		parts = append(parts, "bitwise identical on every case")
 	}
 	parts = append(parts, fmt.Sprintf("median gain ≥ %s at the target case", pctText(r.MinGain)))
@@ -481,6 +510,9 @@ type PlanOptions struct {
 	// HeldOut is the held-out cases per variant's verification: 0 means
 	// DefaultHeldOut when the spec declares domains, below 0 none.
 	HeldOut int
+	// Parity is the parity rule (check.Parity); the zero rule is
+	// bitwise.
+	Parity check.Parity
 }
 
 // DefaultHeldOut is the held-out cases each variant's verification draws
@@ -504,6 +536,9 @@ func NewPlan(s *spec.Spec, specBytes []byte, f *msl.File, readFile func(string) 
 		Functions: o.Functions, Macros: o.Macros, Backend: o.Backend, CheckSets: o.CheckSets,
 		Explore: o.Explore, Confirm: o.Confirm, TGLimit: o.TGLimit, Checking: !o.NoDetect && !o.NoVerify, Race: o.Race, Strict: o.Strict,
 		Search: o.Search, Rule: o.Rule, RuleSHA256: o.Rule.Hash(),
+	}
+	if !o.Parity.Bitwise() {
+		p.Parity = o.Parity.String()
 	}
 	if p.Path == "" {
 		p.Path = DefaultPath(s.Source, "")

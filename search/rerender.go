@@ -121,8 +121,12 @@ func Rerender(ctx context.Context, dir, repo string) (*report.Input, error) {
 		if err == nil && v.Sha256 != r.Variant {
 			err = fmt.Errorf("rebuilt with sha256 %s, recorded as %s", v.Sha256[:12], r.Variant[:12])
 		}
+		var header []string
 		if err == nil {
-			_, _, err = WritePatch(ctx, sw.Dir, sw.Plan, sw.File, v, repo)
+			header, err = PatchHeader(ctx, sw.Store, sw.Plan, r.Variant)
+		}
+		if err == nil {
+			_, _, err = WritePatch(ctx, sw.Dir, sw.Plan, sw.File, v, PatchOptions{Repo: repo, Header: header})
 		}
 		if err != nil && !(len(r.Refs) == 1 && IsFileRef(r.Refs[0]) && strings.Contains(err.Error(), "change outside")) {
 			// A hand-written variant's change outside --fn is refused by

@@ -102,6 +102,11 @@ type Result struct {
 	Pending      int        `json:"pending"` // confirmed but not decided: a budget ran out
 	// Budget says which budget ran out, or "".
 	Budget string `json:"budget,omitempty"`
+	// Parity is the rule outputs were compared by: "bitwise", or the
+	// tolerance (--parity) with NotBitwise the variants it passed whose
+	// outputs were not bitwise identical.
+	Parity     string `json:"parity"`
+	NotBitwise int    `json:"not_bitwise,omitempty"`
 	// Control is the baseline's own check: "pass", or why no variant was
 	// judged. BaselineFindings counts what the checking mode found in the
 	// baseline itself (once per source site): reported, not stopping.
@@ -131,6 +136,15 @@ type Retained struct {
 	SHA256 string `json:"sha256"`
 	Patch  string `json:"patch,omitempty"` // relative to Dir; "" when refused
 	Note   string `json:"note,omitempty"`  // why the patch was refused
+	// Parity says, for a variant judged under a tolerance whose outputs
+	// were not bitwise identical, "not bitwise (...)" and by how much.
+	Parity string `json:"parity,omitempty"`
+	// HostNotes name the host-side values to change with the patch (a
+	// tunable parameter that is no #define of the kernel).
+	HostNotes []string `json:"host_notes,omitempty"`
+	// Point is the tunable-parameter point the variant runs at ("" the
+	// spec's default point).
+	Point string `json:"point,omitempty"`
 }
 
 // ErrControl is returned (wrapped) when the baseline fails its own check:
@@ -415,7 +429,7 @@ func (w *sweep) control(ctx context.Context) error {
 	ss, err := check.NewSession(ctx, check.Options{
 		Spec: w.opts.Spec, Backend: w.opts.Backend, Sets: w.plan.Sets, TGLimit: w.plan.TGLimit,
 		Verify: verify, VerifySets: w.plan.Verify.Sets, NoVerify: w.plan.Verify.Off, HeldOut: w.plan.Verify.HeldOut,
-		Strict: w.plan.Strict, Race: w.plan.Race, ReadFile: w.opts.ReadFile,
+		Strict: w.plan.Strict, Race: w.plan.Race, ReadFile: w.opts.ReadFile, Parity: w.plan.ParityOf(),
 		Progress: func(msg string) {
 			// The checker names its control run itself ("control: case 1/5").
 			msg = strings.TrimPrefix(msg, w.checking+": ")
@@ -490,7 +504,7 @@ func (w *sweep) record(ctx context.Context, variant string, r *check.Result, bas
 			} else if ok {
 				continue
 			}
-			if err := w.st.PutCheck(ctx, ck, store.Check{Status: string(cr.Status), Message: caseMessage(cr), Findings: len(cr.Findings)}); err != nil {
+			if err := w.st.PutCheck(ctx, ck, store.Check{Status: string(cr.Status), Message: parityMessage(cr), Findings: len(cr.Findings)}); err != nil {
 				return err
 			}
 			w.taken("check", ck)
@@ -503,12 +517,26 @@ func (w *sweep) record(ctx context.Context, variant string, r *check.Result, bas
 		} else if ok {
 			continue
 		}
-		if err := w.st.PutConfirmation(ctx, ck, store.Confirmation{Status: string(cr.Status), Message: caseMessage(cr)}); err != nil {
+		if err := w.st.PutConfirmation(ctx, ck, store.Confirmation{Status: string(cr.Status), Message: parityMessage(cr)}); err != nil {
 			return err
 		}
 		w.taken("confirmation", ck)
 	}
 	return nil
+}
+
+// NotBitwisePrefix starts the stored message of a case that passed
+// under a tolerance (Plan.Parity) with outputs that are not bitwise
+// identical: "not bitwise (ulp=4): max 3 ulp, ...".
+const NotBitwisePrefix = "not bitwise"
+
+// parityMessage is caseMessage, or for a case that passed under a
+// tolerance without being bitwise identical, how far it was from it.
+func parityMessage(cr check.CaseResult) string {
+	if cr.Status == check.Pass && cr.Tolerance != nil && !cr.Tolerance.Bitwise {
+		return cr.Tolerance.Text()
+	}
+	return caseMessage(cr)
 }
 
 // caseMessage is a case result in one line: its first difference, its
@@ -1053,7 +1081,11 @@ func (w *sweep) writePatches(ctx context.Context) error {
 				return err
 			}
 		}
-		if _, _, err := WritePatch(ctx, w.opts.Dir, w.plan, w.opts.File, v, w.opts.Repo); err != nil {
+		header, err := PatchHeader(ctx, w.st, w.plan, r.Variant)
+		if err != nil {
+			return err
+		}
+		if _, _, err := WritePatch(ctx, w.opts.Dir, w.plan, w.opts.File, v, PatchOptions{Repo: w.opts.Repo, Header: header}); err != nil {
 			w.logf(v.Name, "patch refused: %v", err)
 			if w.patchNotes == nil {
 				w.patchNotes = map[string]string{}
@@ -1089,11 +1121,48 @@ func RebuildVariant(sp *Space, refs []string) (*variants.Variant, error) {
 	return sp.Build(atoms)
 }
 
+// PatchOptions say how WritePatch verifies and labels a patch.
+type PatchOptions struct {
+	// Repo, when set, is the repository the patch is verified against.
+	Repo string
+	// Header are lines written before the diff, each as "# " and the
+	// line (git apply skips text before a diff): a variant judged under
+	// a tolerance says there that it is not bitwise, and by how much.
+	Header []string
+}
+
+// PatchHeader returns the header lines of variant's patch: how it was
+// not bitwise identical under the plan's tolerance, if it was not.
+func PatchHeader(ctx context.Context, st *store.Store, p *Plan, variant string) ([]string, error) {
+	if p.Parity == "" {
+		return nil, nil
+	}
+	for _, stage := range []store.Stage{store.StageCheck, store.StageConfirm} {
+		rows, err := st.Results(ctx, store.Query{Stage: stage, Variant: variant})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			msg := ""
+			if r.Check != nil {
+				msg = r.Check.Message
+			} else if r.Confirm != nil {
+				msg = r.Confirm.Message
+			}
+			if strings.HasPrefix(msg, NotBitwisePrefix) {
+				return []string{"metalab: this change is NOT BITWISE identical to the baseline; it passed under --parity " + p.Parity + " (" + r.Case + ": " + msg + ")"}, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
 // WritePatch writes the patch of v against the plan's baseline into
-// dir/patches, verified (against repo when given, which must still hold
+// dir/patches, verified (against o.Repo when given, which must still hold
 // the baseline at the plan's path), and returns its path relative to dir.
 // An existing patch with the same text is kept.
-func WritePatch(ctx context.Context, dir string, p *Plan, base *msl.File, v *variants.Variant, repo string) (string, *patches.Patch, error) {
+func WritePatch(ctx context.Context, dir string, p *Plan, base *msl.File, v *variants.Variant, o PatchOptions) (string, *patches.Patch, error) {
+	repo := o.Repo
 	fns := p.Functions
 	if p.Search.Scope == "file" {
 		// --scope file: the patch may change the kernel's file anywhere.
@@ -1107,7 +1176,15 @@ func WritePatch(ctx context.Context, dir string, p *Plan, base *msl.File, v *var
 		return "", nil, err
 	}
 	rel := filepath.Join(PatchesDir, fileName(v.Name)+".patch")
-	if err := writeFile(filepath.Join(dir, rel), []byte(pt.Text)); err != nil {
+	text := pt.Text
+	if len(o.Header) > 0 {
+		var b strings.Builder
+		for _, h := range o.Header {
+			b.WriteString("# " + h + "\n")
+		}
+		text = b.String() + text
+	}
+	if err := writeFile(filepath.Join(dir, rel), []byte(text)); err != nil {
 		return "", nil, err
 	}
 	return rel, pt, nil

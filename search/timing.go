@@ -215,13 +215,17 @@ func (w *sweep) failedAfter(ctx context.Context, k store.Key) error {
 // the baseline's last timed sample of the same measurement: the same
 // dispatches from the same starting bytes, which for a kernel that a
 // dispatch again does not change are the confirmed bytes.
-func afterTiming(in *spec.Instance, base, got map[string][]byte) store.Confirmation {
+func afterTiming(in *spec.Instance, base, got map[string][]byte, parity check.Parity) store.Confirmation {
 	if base == nil || got == nil {
 		return store.Confirmation{Status: string(check.FailAfterTiming), Message: "the last timed sample's outputs were not read back"}
 	}
-	if m := check.Compare(in, base, got); m != nil {
+	m, tol := check.CompareParity(in, base, got, parity)
+	if m != nil {
 		return store.Confirmation{Status: string(check.FailAfterTiming),
 			Message: "the outputs of the last timed sample differ from the baseline's after the same dispatches: " + m.String()}
+	}
+	if tol != nil && !tol.Bitwise {
+		return store.Confirmation{Status: string(check.Pass), Message: tol.Text()}
 	}
 	return store.Confirmation{Status: string(check.Pass)}
 }
@@ -266,7 +270,7 @@ func (w *sweep) measureOnce(ctx context.Context, k store.Key, in *spec.Instance,
 		return nil, err
 	}
 	if variant {
-		if err := w.st.PutSummaryAfter(ctx, id, summaryOf(r), afterTiming(in, lastA, lastB)); err != nil {
+		if err := w.st.PutSummaryAfter(ctx, id, summaryOf(r), afterTiming(in, lastA, lastB, w.plan.ParityOf())); err != nil {
 			return nil, err
 		}
 	} else if err := w.st.PutSummary(ctx, id, summaryOf(r)); err != nil {

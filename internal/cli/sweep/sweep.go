@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"metalab/backend"
+	checkpkg "metalab/check"
 	"metalab/internal/cli/check"
 	"metalab/internal/cli/cmdutil"
 	"metalab/measure"
@@ -82,6 +83,8 @@ type SweepOptions struct {
 	// Scope is --scope: "fn" (patches change the owned functions only)
 	// or "file" (anywhere in the kernel's file).
 	Scope string
+	// Parity is --parity: bitwise (the default) or an opt-in tolerance.
+	Parity checkpkg.Parity
 }
 
 // NewCmdSweep returns the sweep command; runF, if non-nil, replaces the
@@ -90,6 +93,7 @@ func NewCmdSweep(f *cmdutil.Factory, runF func(*SweepOptions) error) *cobra.Comm
 	opts := &SweepOptions{IO: f.IOStreams, ReadFile: f.ReadFile, Version: f.Version}
 	var (
 		budget, shard, tgLimit, ruleFile string
+		parity                           string
 		minGain, maxRegression, minStep  string
 		confirmations                    string
 		explorePairs, confirmPairs, top  int
@@ -167,6 +171,11 @@ verification backend (no C++ compiler for cpu), before any work.`,
 				confirmations, explorePairs, confirmPairs, top, warmup, dispatches}); err != nil {
 				return err
 			}
+			p, err := checkpkg.ParseParity(parity)
+			if err != nil {
+				return cmdutil.FlagErrorf("--parity: %v", err)
+			}
+			opts.Parity = p
 			if runF != nil {
 				return runF(opts)
 			}
@@ -214,6 +223,7 @@ verification backend (no C++ compiler for cpu), before any work.`,
 	fl.StringVar(&shard, "shard", "", "run shard `I/N` of an ablate or loo sweep")
 	fl.BoolVar(&opts.JSON, "json", false, "write the result (or an error) as JSON")
 	fl.StringArrayVar(&opts.Variants, "variant", nil, "a hand-written variant `FILE` of the kernel, or a directory of them (its *.metal files; repeatable): swept like the generated ones; without --ops or --refs, only they are")
+	fl.StringVar(&parity, "parity", "bitwise", "the parity `RULE` variants are judged by: bitwise (the default), or opt in to a tolerance for changes that reorder arithmetic, ulp=N or rel=X (every result, report and patch so judged says \"not bitwise\" and by how much)")
 	fl.StringVar(&opts.Scope, "scope", "fn", "what a patch may change: `fn` (the owned functions only) or file (anywhere in the kernel's file: a hand-written variant's change outside --fn)")
 	return cmd
 }
@@ -477,7 +487,7 @@ func load(ctx context.Context, o *SweepOptions) (*search.Options, error) {
 			Functions: o.Functions, Backend: o.Backend, Sets: o.Cases, CheckSets: o.CheckSets,
 			Macros: search.Macros{Defines: o.Macros.Defines, Undefs: o.Macros.Undefs, IncludeDirs: o.Macros.IncludeDirs},
 			Target: o.Target, ExploreCase: o.Explore, Path: o.Path, Explore: o.Phases.Explore, Confirm: o.Phases.Confirm,
-			TGLimit: o.TGLimit, NoDetect: o.NoDetect, Race: o.Race, Strict: o.Strict, Rule: o.Rule,
+			TGLimit: o.TGLimit, NoDetect: o.NoDetect, Race: o.Race, Strict: o.Strict, Rule: o.Rule, Parity: o.Parity,
 			Search: search.Settings{Strategy: o.Strategy, Ops: ops, Choices: o.Choices, Refs: o.Refs, Seed: o.Seed,
 				Beam: o.Beam, MinStep: o.MinStep, Budget: o.Budget, Files: files, Scope: scope},
 		})
@@ -577,6 +587,9 @@ func summary(o *SweepOptions, r *search.Result, took time.Duration) {
 		fmt.Fprintf(w, "control: %s: no variant was judged\n", r.Control)
 	}
 	fmt.Fprintf(w, "checks: %s\n", r.Verification)
+	if r.Parity != "" && r.Parity != "bitwise" {
+		fmt.Fprintf(w, "parity: %s; %d variants passed it NOT BITWISE identical\n", r.Parity, r.NotBitwise)
+	}
 	if r.BaselineFindings > 0 {
 		fmt.Fprintf(w, "baseline findings: %d, the baseline's own: they do not stop a variant that keeps them (see %s)\n", r.BaselineFindings, r.Report)
 	}
@@ -609,6 +622,12 @@ func summary(o *SweepOptions, r *search.Result, took time.Duration) {
 			fmt.Fprintf(w, "retained %s: patch %s\n", x.Name, filepath.Join(r.Dir, x.Patch))
 		} else {
 			fmt.Fprintf(w, "retained %s: %s\n", x.Name, x.Note)
+		}
+		if x.Parity != "" {
+			fmt.Fprintf(w, "  %s\n", x.Parity)
+		}
+		for _, n := range x.HostNotes {
+			fmt.Fprintf(w, "  host side: %s\n", n)
 		}
 	}
 	fmt.Fprintf(w, "report: %s (and report.json, plots/)\n", r.Report)
