@@ -87,8 +87,8 @@ type Plan struct {
 	// default) or an opt-in tolerance ("ulp=4", "rel=1e-6") for changes
 	// that reorder arithmetic, under which every result that is not
 	// bitwise identical says "not bitwise" and by how much.
-	Parity string `json:"parity,omitempty"`
-	Search      Settings `json:"search"`
+	Parity string   `json:"parity,omitempty"`
+	Search Settings `json:"search"`
 	// Geometry is the threads per threadgroup every case of the spec
 	// dispatches each entry with: the barrier proofs hold for these
 	// shapes (two- and three-dimensional ones too). A plan without it
