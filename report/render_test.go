@@ -244,6 +244,11 @@ func TestValidate(t *testing.T) {
 		{"control NaN spread", func(in *Input) { in.Controls[0].RatioMax = math.NaN() }, "control at quick"},
 		{"control without case", func(in *Input) { in.Controls[0].Case = "" }, "a control has no case"},
 		{"NaN level", func(in *Input) { in.Plan.CILevel = math.NaN() }, "ci_level"},
+		{"hand-written", func(in *Input) { in.Variants[0].Kind = KindHandWritten }, ""},
+		{"unknown kind", func(in *Input) { in.Variants[0].Kind = "handwritten" }, `kind "handwritten"`},
+		{"attempt counts", func(in *Input) { in.Contamination = []Note{{Text: "x", Attempts: 3, ContaminatedAttempts: 3}} }, ""},
+		{"more contaminated than attempts", func(in *Input) { in.Contamination = []Note{{Text: "x", Attempts: 1, ContaminatedAttempts: 3}} }, "3 of 1 attempts"},
+		{"negative attempts", func(in *Input) { in.Contamination = []Note{{Text: "x", Attempts: -1}} }, "contamination note 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
