@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"metalab/internal/directive"
 	"metalab/internal/edit"
 	"metalab/msl"
 )
@@ -21,8 +22,9 @@ type Define struct {
 	// the end of the name when the body is empty.
 	ValueStart, ValueEnd int
 	Value                string
-	// Guarded says the #define is a default: it sits directly in the first
-	// branch of #ifndef NAME or #if !defined(NAME), so that a -D of the
+	// Guarded says the #define is a default: it sits directly in a branch
+	// compiled exactly when the macro is not yet defined (#ifndef NAME,
+	// #if !defined(NAME), the #else of #ifdef NAME), so that a -D of the
 	// host overrides it.
 	Guarded bool
 }
@@ -51,7 +53,7 @@ func FindDefine(src []byte, name string) (*Define, error) {
 // the lines. Only src itself is read: a #define in an included header is
 // not found.
 func FindDefineWith(src []byte, name string, defines map[string]string) (*Define, error) {
-	if !isIdent(name) {
+	if !directive.IsIdent(name) {
 		return nil, fmt.Errorf("#define %q: not a macro name", name)
 	}
 	var toks []msl.Token
@@ -68,7 +70,14 @@ func FindDefineWith(src []byte, name string, defines map[string]string) (*Define
 		toks = f.Tokens
 	}
 	lines := newLineIndex(src)
-	type frame struct{ guard string } // the macro an #ifndef's first branch is guarded by, or ""
+	// A frame is an open #if group: its opening directive, whether an
+	// #elif has come, and whether the current branch is compiled exactly
+	// when name is undefined.
+	type frame struct {
+		dir, rest string
+		elif      bool
+		guard     bool
+	}
 	var conds []frame
 	var found []*Define
 	var disabled []int
@@ -84,20 +93,26 @@ func FindDefineWith(src []byte, name string, defines map[string]string) (*Define
 		default:
 			continue
 		}
-		dir, rest, restAt := directive(t.Text)
+		dir, rest := directive.Split(t.Text)
 		switch dir {
 		case "if", "ifdef", "ifndef":
-			conds = append(conds, frame{guard: guardOf(dir, rest)})
-		case "elif", "elifdef", "elifndef", "else":
+			conds = append(conds, frame{dir: dir, rest: rest, guard: guardOf(dir, rest, name) == directive.No})
+		case "elif", "elifdef", "elifndef":
 			if len(conds) > 0 {
-				conds[len(conds)-1].guard = ""
+				f := &conds[len(conds)-1]
+				f.elif, f.guard = true, false
+			}
+		case "else":
+			if len(conds) > 0 {
+				f := &conds[len(conds)-1]
+				f.guard = !f.elif && guardOf(f.dir, f.rest, name) == directive.Yes // #ifdef NAME ... #else
 			}
 		case "endif":
 			if len(conds) > 0 {
 				conds = conds[:len(conds)-1]
 			}
 		case "define":
-			d, fl := parseDefine(t.Text, restAt, name)
+			d, fl := parseDefine(t.Text, len(t.Text)-len(rest), name)
 			if fl {
 				funcLike = append(funcLike, lines.line(t.Pos))
 				continue
@@ -109,7 +124,7 @@ func FindDefineWith(src []byte, name string, defines map[string]string) (*Define
 			d.ValueStart += t.Pos
 			d.ValueEnd += t.Pos
 			d.Line = lines.line(t.Pos)
-			d.Guarded = len(conds) > 0 && conds[len(conds)-1].guard == name
+			d.Guarded = len(conds) > 0 && conds[len(conds)-1].guard
 			found = append(found, d)
 		}
 	}
@@ -166,152 +181,97 @@ var (
 	plainInt   = regexp.MustCompile(`^-?[0-9]+$`)
 )
 
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := range len(s) {
-		c := s[i]
-		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
-			return false
+// guardOf says how the condition of the conditional directive dir (its
+// text after the name is rest) follows name alone, whatever any other
+// macro is: Yes when it holds exactly when name is defined (#ifdef NAME),
+// No when it holds exactly when name is not (#ifndef NAME, #if
+// !defined(NAME), #if !defined NAME and their like), Unknown otherwise.
+func guardOf(dir, rest, name string) directive.Tri {
+	with := func(defined directive.Tri) directive.Lookup {
+		return func(n string) directive.Macro {
+			if n == name {
+				return directive.Macro{Defined: defined, Body: "1"}
+			}
+			return directive.Macro{}
 		}
 	}
-	return true
+	undef, def := directive.Cond(dir, rest, with(directive.No)), directive.Cond(dir, rest, with(directive.Yes))
+	switch {
+	case undef == directive.Yes && def == directive.No:
+		return directive.No
+	case undef == directive.No && def == directive.Yes:
+		return directive.Yes
+	}
+	return directive.Unknown
+}
+
+// parseDefine parses the #define directive text, whose operand (the text
+// after "define") starts at restAt. It returns the Define, with offsets in
+// text, when the directive defines name as an object-like macro, and
+// funcLike when it defines name as a function-like one.
+func parseDefine(text string, restAt int, name string) (d *Define, funcLike bool) {
+	def, msg := directive.ParseDefine(text[restAt:])
+	if msg != "" || def.Name != name {
+		return nil, false
+	}
+	if def.FuncLike {
+		return nil, true
+	}
+	d = &Define{Name: name}
+	// The value starts at the body (BodyOff), or, when it is empty or
+	// cannot be placed, right after the name.
+	vs := restAt + nameEnd(text[restAt:])
+	ve := vs
+	if def.Body != "" && def.BodyOff >= 0 {
+		vs = restAt + def.BodyOff
+		ve = valueEnd(text, vs)
+	}
+	if ve <= vs {
+		vs = restAt + nameEnd(text[restAt:])
+		ve = vs
+	}
+	d.ValueStart, d.ValueEnd, d.Value = vs, ve, text[vs:ve]
+	return d, false
+}
+
+// nameEnd returns the offset in a #define's operand after the macro name.
+func nameEnd(rest string) int {
+	i := 0
+	for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t' || directive.SpliceLen(rest, i) > 0) {
+		i += max(1, directive.SpliceLen(rest, i))
+	}
+	for i < len(rest) && isIdentByte(rest[i]) {
+		i++
+	}
+	return i
 }
 
 func isIdentByte(c byte) bool {
 	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-// directive splits a directive's text into its name and the text after
-// it, with the offset of that text in the directive.
-func directive(text string) (name, rest string, restAt int) {
-	i := skipBlanks(text, 1) // after '#'
-	j := i
-	for j < len(text) && isIdentByte(text[j]) {
-		j++
-	}
-	return text[i:j], text[j:], j
-}
-
-// skipBlanks skips spaces, tabs and backslash-newline continuations in s
-// from i.
-func skipBlanks(s string, i int) int {
-	for i < len(s) {
-		switch {
-		case s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\f' || s[i] == '\v':
-			i++
-		case s[i] == '\\' && i+1 < len(s) && s[i+1] == '\n':
-			i += 2
-		case s[i] == '\\' && i+2 < len(s) && s[i+1] == '\r' && s[i+2] == '\n':
-			i += 3
-		case strings.HasPrefix(s[i:], "/*"):
-			e := strings.Index(s[i+2:], "*/")
-			if e < 0 {
-				return len(s)
-			}
-			i += e + 4
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// guardOf returns the macro whose absence guards the first branch of an
-// #ifndef X or #if !defined(X) / #if !defined X, or "".
-func guardOf(dir, rest string) string {
-	r := strings.TrimSpace(stripLineComment(joinContinuations(rest)))
-	switch dir {
-	case "ifndef":
-		if isIdent(r) {
-			return r
-		}
-	case "if":
-		if m := notDefined.FindStringSubmatch(r); m != nil {
-			return m[1] + m[2] // defined(X) or defined X
-		}
-	}
-	return ""
-}
-
-var notDefined = regexp.MustCompile(`^!\s*defined\s*(?:\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)|\s([A-Za-z_][A-Za-z0-9_]*))$`)
-
-func joinContinuations(s string) string {
-	s = strings.ReplaceAll(s, "\\\r\n", "")
-	return strings.ReplaceAll(s, "\\\n", "")
-}
-
-func stripLineComment(s string) string {
-	if i := strings.Index(s, "//"); i >= 0 {
-		s = s[:i]
-	}
-	for {
-		i := strings.Index(s, "/*")
-		if i < 0 {
-			return s
-		}
-		e := strings.Index(s[i+2:], "*/")
-		if e < 0 {
-			return s[:i]
-		}
-		s = s[:i] + " " + s[i+2+e+2:]
-	}
-}
-
-// parseDefine parses the #define directive text, whose text after
-// "define" starts at restAt. It returns the Define, with offsets in text,
-// when the directive defines name as an object-like macro, and funcLike
-// when it defines name as a function-like one.
-func parseDefine(text string, restAt int, name string) (d *Define, funcLike bool) {
-	i := skipBlanks(text, restAt)
-	j := i
-	for j < len(text) && isIdentByte(text[j]) {
-		j++
-	}
-	if text[i:j] != name {
-		return nil, false
-	}
-	if j < len(text) && text[j] == '(' {
-		return nil, true
-	}
-	d = &Define{Name: name}
-	vs := skipBlanks(text, j)
-	ve := valueEnd(text, vs)
-	if ve <= vs {
-		vs, ve = j, j
-	}
-	d.ValueStart, d.ValueEnd, d.Value = vs, ve, text[vs:ve]
-	return d, false
-}
-
 // valueEnd returns the end of the last byte of s[i:] that is neither a
-// blank, a continuation nor in a comment.
+// blank, a splice nor in a comment: the end of a #define's value.
 func valueEnd(s string, i int) int {
-	end := len(s)
 	last := i
-	for i < end {
-		c := s[i]
-		switch {
+	for i < len(s) {
+		switch c := s[i]; {
 		case c == '"' || c == '\'':
-			j := i + 1
-			for j < end && s[j] != c {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			i = min(j+1, end)
+			i = directive.QuoteEnd(s, i)
 			last = i
-		case strings.HasPrefix(s[i:end], "//"):
+		case strings.HasPrefix(s[i:], "//"):
 			return last
-		case strings.HasPrefix(s[i:end], "/*"):
-			e := strings.Index(s[i+2:end], "*/")
-			if e < 0 {
+		case strings.HasPrefix(s[i:], "/*"):
+			e, ok := directive.BlockCommentEnd(s, i)
+			if !ok {
 				return last
 			}
-			i += e + 4
-		case c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\\':
+			i = e
+		case directive.SpliceLen(s, i) > 0:
+			i += directive.SpliceLen(s, i)
+		case c == '\\' && i+1 == len(s):
+			i++ // a splice whose line break ends the directive's text
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v':
 			i++
 		default:
 			i++
@@ -325,23 +285,14 @@ func valueEnd(s string, i int) int {
 // #define lines of name.
 func skippedDefines(text, name string) []int {
 	var out []int
-	off := 0
-	for _, line := range strings.SplitAfter(text, "\n") {
-		t := strings.TrimLeft(line, " \t")
-		if strings.HasPrefix(t, "#") {
-			dir, rest, _ := directive(t)
-			if dir == "define" {
-				r := skipBlanks(rest, 0)
-				k := r
-				for k < len(rest) && isIdentByte(rest[k]) {
-					k++
-				}
-				if rest[r:k] == name {
-					out = append(out, off+len(line)-len(t))
-				}
-			}
+	for _, sp := range directive.Scan(text) {
+		dir, rest := directive.Split(text[sp.Pos:sp.End])
+		if dir != "define" {
+			continue
 		}
-		off += len(line)
+		if def, msg := directive.ParseDefine(rest); msg == "" && def.Name == name {
+			out = append(out, sp.Pos)
+		}
 	}
 	return out
 }
