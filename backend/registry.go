@@ -8,67 +8,147 @@ import (
 	"sync"
 )
 
-// Known lists the backends metalab knows of, in the order they are
-// preferred and listed.
-var Known = []string{"cpu", "cuda", "metal"}
-
-var (
-	regMu    sync.Mutex
-	registry = map[string]func() Backend{}
-)
-
-// Register makes a backend constructor available under name. Backend
-// packages call it from init, so linking a backend in is what enables it
-// (the backend packages import this one, so it cannot import them).
-// Registering a name twice replaces the earlier constructor.
-func Register(name string, newBackend func() Backend) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	registry[name] = newBackend
+// An Entry is one backend a Registry knows: its name and its constructor.
+// A nil New stands for a backend that is not built into this program:
+// its stand-in's Available says so.
+type Entry struct {
+	Name string
+	New  func() Backend
 }
 
-// All returns a fresh instance of every known backend, in Known order, then
-// any other registered backend by name. A known backend that is not linked
-// into this program is returned as a stand-in whose Available says so.
-func All() []Backend {
-	regMu.Lock()
-	defer regMu.Unlock()
+// A Registry is a list of backends: the known ones in the order they are
+// listed, then any registered later (a test's fake backend) by name. The
+// list of metalab's backends is package all's (metalab/backend/all),
+// which imports every backend package: this package, which they import,
+// names none of them.
+type Registry struct {
+	mu         sync.Mutex
+	known      []Entry
+	extra      map[string]func() Backend
+	preference []string
+}
+
+// NewRegistry returns a registry of known, in listing order, whose Choose
+// tries preference in order for "auto".
+func NewRegistry(preference []string, known ...Entry) *Registry {
+	return &Registry{known: append([]Entry(nil), known...), preference: append([]string(nil), preference...)}
+}
+
+// Names lists the known backends' names, in listing order.
+func (r *Registry) Names() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var names []string
+	for _, e := range r.known {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
+// Register makes newBackend available under name: it replaces a known
+// backend's constructor, or adds a backend listed after the known ones.
+func (r *Registry) Register(name string, newBackend func() Backend) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, e := range r.known {
+		if e.Name == name {
+			r.known[i].New = newBackend
+			return
+		}
+	}
+	if r.extra == nil {
+		r.extra = map[string]func() Backend{}
+	}
+	r.extra[name] = newBackend
+}
+
+// unregister removes an added backend and the constructor of a known one
+// (tests).
+func (r *Registry) unregister(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.extra, name)
+	for i, e := range r.known {
+		if e.Name == name {
+			r.known[i].New = nil
+		}
+	}
+}
+
+// All returns a fresh instance of every known backend, in listing order,
+// then of every added one by name. A known backend that is not built in
+// is a stand-in whose Available says so.
+func (r *Registry) All() []Backend {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	var out []Backend
-	known := map[string]bool{}
-	for _, name := range Known {
-		known[name] = true
-		if newB, ok := registry[name]; ok {
-			out = append(out, newB())
+	for _, e := range r.known {
+		if e.New != nil {
+			out = append(out, e.New())
 		} else {
-			out = append(out, missing{name})
+			out = append(out, missing{e.Name})
 		}
 	}
 	var rest []string
-	for name := range registry {
-		if !known[name] {
-			rest = append(rest, name)
-		}
+	for name := range r.extra {
+		rest = append(rest, name)
 	}
 	sort.Strings(rest)
 	for _, name := range rest {
-		out = append(out, registry[name]())
+		out = append(out, r.extra[name]())
 	}
 	return out
 }
 
-// Lookup returns a fresh instance of the backend called name, if it is
-// registered.
-func Lookup(name string) (Backend, bool) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	newB, ok := registry[name]
-	if !ok {
-		return nil, false
+// Lookup returns a fresh instance of the backend called name, if one is
+// built in or added.
+func (r *Registry) Lookup(name string) (Backend, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.known {
+		if e.Name == name && e.New != nil {
+			return e.New(), true
+		}
 	}
-	return newB(), true
+	if newB, ok := r.extra[name]; ok {
+		return newB(), true
+	}
+	return nil, false
 }
 
-// missing stands in for a known backend that is not linked in.
+// Choose returns the backend called name, or for "auto" the first of the
+// preference order that is available here. An unknown name is an
+// *UnknownError naming the known ones; a known backend that cannot run
+// here is returned as is (its Available says why).
+func (r *Registry) Choose(ctx context.Context, name string) (Backend, error) {
+	if name == "auto" {
+		var why []string
+		for _, n := range r.preference {
+			b, ok := r.Lookup(n)
+			if !ok {
+				continue
+			}
+			ok, w := b.Available(ctx)
+			if ok {
+				return b, nil
+			}
+			why = append(why, n+": "+w)
+		}
+		return nil, fmt.Errorf("--backend auto: no backend can run here (%s)", strings.Join(why, "; "))
+	}
+	if b, ok := r.Lookup(name); ok {
+		return b, nil
+	}
+	names := r.Names()
+	for _, n := range names {
+		if n == name {
+			return missing{name}, nil
+		}
+	}
+	return nil, &UnknownError{Name: name, Known: names}
+}
+
+// missing stands in for a known backend that is not built in.
 type missing struct{ name string }
 
 func (m missing) Name() string { return m.name }
@@ -83,44 +163,16 @@ func (m missing) Compile(context.Context, Source) (Program, error) {
 	return nil, &Failure{Kind: Unavailable, Msg: "the " + m.name + " backend is not built into this metalab"}
 }
 
-// Preference is the order --backend auto tries backends in: the real
-// thing first.
-var Preference = []string{"metal", "cuda", "cpu"}
-
-// Choose returns the backend called name, or for "auto" the first of
-// Preference that is available here. An unknown name is an error naming the
-// known ones; a known backend that cannot run here is returned as is (its
-// Available says why).
-func Choose(ctx context.Context, name string) (Backend, error) {
-	if name == "auto" {
-		var why []string
-		for _, n := range Preference {
-			b, ok := Lookup(n)
-			if !ok {
-				continue
-			}
-			ok, w := b.Available(ctx)
-			if ok {
-				return b, nil
-			}
-			why = append(why, n+": "+w)
-		}
-		return nil, fmt.Errorf("--backend auto: no backend can run here (%s)", strings.Join(why, "; "))
-	}
-	if b, ok := Lookup(name); ok {
-		return b, nil
-	}
-	for _, n := range Known {
-		if n == name {
-			return missing{name}, nil
-		}
-	}
-	return nil, &UnknownError{Name: name}
+// An UnknownError is a backend name metalab does not know.
+type UnknownError struct {
+	Name  string
+	Known []string // the known backends' names
 }
 
-// An UnknownError is a backend name metalab does not know.
-type UnknownError struct{ Name string }
-
 func (e *UnknownError) Error() string {
-	return fmt.Sprintf("unknown backend %q (backends: %s, or auto)", e.Name, strings.Join(Known, ", "))
+	known := e.Known
+	if known == nil {
+		known = Known
+	}
+	return fmt.Sprintf("unknown backend %q (backends: %s, or auto)", e.Name, strings.Join(known, ", "))
 }

@@ -88,9 +88,9 @@ func TestEnvOptions(t *testing.T) {
 		{map[string]string{"METALAB_CUDA_DEVICE": "-1", "METALAB_CUDA_RACECHECK": "maybe"}, Options{}},
 	}
 	for _, tt := range tests {
-		got := envOptions(func(k string) string { return tt.env[k] })
+		got := EnvOptions(func(k string) string { return tt.env[k] })
 		if got.Device != tt.want.Device || got.Racecheck != tt.want.Racecheck {
-			t.Errorf("envOptions(%v) = device %d racecheck %v, want %d %v", tt.env, got.Device, got.Racecheck, tt.want.Device, tt.want.Racecheck)
+			t.Errorf("EnvOptions(%v) = device %d racecheck %v, want %d %v", tt.env, got.Device, got.Racecheck, tt.want.Device, tt.want.Racecheck)
 		}
 	}
 }

@@ -7,14 +7,17 @@ import (
 	"metalab/backend"
 )
 
-// init registers the cuda backend as "cuda", with default Options but for
-// what the environment asks: METALAB_CUDA_DEVICE (a device index) and
-// METALAB_CUDA_RACECHECK (true: run under compute-sanitizer's racecheck).
+// init registers the cuda backend in package backend's package-level
+// registry, for the callers that have not moved to package all
+// (metalab/backend/all), which lists the backends itself.
 func init() {
-	backend.Register("cuda", func() backend.Backend { return New(envOptions(os.Getenv)) })
+	backend.Register("cuda", func() backend.Backend { return New(EnvOptions(os.Getenv)) })
 }
 
-func envOptions(getenv func(string) string) Options {
+// EnvOptions are default Options but for what the environment (getenv)
+// asks: METALAB_CUDA_DEVICE (a device index) and METALAB_CUDA_RACECHECK
+// (true: run under compute-sanitizer's racecheck).
+func EnvOptions(getenv func(string) string) Options {
 	var o Options
 	if n, err := strconv.Atoi(getenv("METALAB_CUDA_DEVICE")); err == nil && n >= 0 {
 		o.Device = n

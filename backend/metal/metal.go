@@ -17,9 +17,11 @@ const Name = "metal"
 // DefaultTimeout bounds one Run's command buffer when Dispatch.Timeout is 0.
 const DefaultTimeout = 60 * time.Second
 
-// init registers the metal backend as "metal". On a machine where it
-// cannot run, the registered backend says why (macOS only, or built
-// without cgo) instead of being missing.
+// init registers the metal backend as "metal" in package backend's
+// package-level registry, for the callers that have not moved to package
+// all (metalab/backend/all). On a machine where it cannot run, the
+// backend says why (macOS only, or built without cgo) instead of being
+// missing.
 func init() {
 	backend.Register(Name, func() backend.Backend { return New() })
 }
