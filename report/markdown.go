@@ -317,11 +317,15 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 			if n.Case != "" {
 				at = append(at, "at "+oneLine(n.Case))
 			}
-			if n.Phase != "" {
-				at = append(at, "("+oneLine(n.Phase)+")")
+			phase, text := noteParts(n)
+			if n.Attempts == 0 {
+				phase, text = n.Phase, n.Text // the text names its phase and counts
+			}
+			if phase != "" {
+				at = append(at, "("+oneLine(phase)+")")
 			}
 			if n.Attempts > 0 {
-				w("- %s, %s: %s\n", strings.Join(at, " "), attemptsText(n.ContaminatedAttempts, n.Attempts), oneLine(n.Text))
+				w("- %s, %s: %s\n", strings.Join(at, " "), attemptsText(n.ContaminatedAttempts, n.Attempts), oneLine(text))
 				continue
 			}
 			w("- %s: %s\n", strings.Join(at, " "), oneLine(n.Text))

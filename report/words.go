@@ -206,7 +206,7 @@ func attemptsFixed(in *Input, variant, reason string) string {
 		if note.Variant != variant || (wantCase != "" && note.Case != wantCase) {
 			continue
 		}
-		phase := note.Phase
+		phase, _ := noteParts(note)
 		if phase == "" {
 			if p := notePhase.FindStringSubmatch(note.Text); p != nil {
 				phase = p[1]
@@ -232,6 +232,26 @@ func attemptsFixed(in *Input, variant, reason string) string {
 		what = "contaminated in its only attempt"
 	}
 	return reason[:m[0]] + what + reason[m[1]:]
+}
+
+// noteLead is the start of a note's text that names its phase and
+// counts its contaminated attempts: "confirm (3 contaminated attempts): ".
+var noteLead = regexp.MustCompile(`^([a-z0-9-]+) \(\d+ contaminated attempts?\): `)
+
+// noteParts is a note's phase, from its text's lead when the note does
+// not state it, and its text, without the lead when the note gives its
+// counts (the report states them).
+func noteParts(n Note) (phase, text string) {
+	phase, text = n.Phase, n.Text
+	if m := noteLead.FindStringSubmatch(text); m != nil {
+		if phase == "" {
+			phase = m[1]
+		}
+		if n.Attempts > 0 && phase == m[1] {
+			text = text[len(m[0]):]
+		}
+	}
+	return phase, text
 }
 
 // notConfirmedLine says why the confirmation has no table: nothing was
