@@ -210,7 +210,7 @@ func (c *checker) control(ctx context.Context) (*Result, error) {
 			t0 := time.Now()
 			first, err := c.plainRun(ctx, c.ver, c.base, in, limit)
 			if err != nil {
-				return fail(err)
+				return c.controlFailure(ctx, r, p, PartVerification, in, err, limit)
 			}
 			c.vtime = append(c.vtime, time.Since(t0))
 			c.vrefs = append(c.vrefs, first)
@@ -260,14 +260,14 @@ func (c *checker) control(ctx context.Context) (*Result, error) {
 		t0 := time.Now()
 		first, err := c.plainRun(ctx, c.run, c.base, in, limit)
 		if err != nil {
-			return fail(err)
+			return c.controlFailure(ctx, r, p, PartConfirmation, in, err, limit)
 		}
 		c.ctime = append(c.ctime, time.Since(t0))
 		c.crefs = append(c.crefs, first)
 		cr := CaseResult{Case: caseName(in), Status: Pass}
 		again, err := c.plainRun(ctx, c.run, c.base, in, limit)
 		if err != nil {
-			return fail(err)
+			return c.controlFailure(ctx, r, p, PartConfirmation, in, err, limit)
 		}
 		if m := Compare(in, first, again); m != nil {
 			// The same kernel gave other bytes: the harness or the kernel
@@ -276,7 +276,7 @@ func (c *checker) control(ctx context.Context) (*Result, error) {
 		}
 		if cr.Status == Pass && c.opts.Race && c.ver == nil {
 			if err := c.probe(ctx, c.run, c.base, in, first, limit, &cr); err != nil {
-				return fail(err)
+				return c.controlFailure(ctx, r, p, PartConfirmation, in, err, limit)
 			}
 		}
 		addPart(p, cr)
@@ -286,6 +286,51 @@ func (c *checker) control(ctx context.Context) (*Result, error) {
 		r.Status, r.Msg, r.Mismatch, r.Stopped = p.Status, p.Msg, p.Mismatch, PartConfirmation
 		r.Msg = "the baseline fails its own check (" + string(r.Status) + "): variants are not judged; " + r.Msg
 	}
+	r.Cases = c.merge(r)
+	return r, nil
+}
+
+// controlFailure makes err, the failure of a plain run of the baseline on
+// case in in part p, the control's result: the case is named, and where
+// the verification backend has a checking mode the case runs again in its
+// checking build, so that a bad access (which the plain build reports by
+// buffer and offset only) is described by its findings: buffer, element,
+// thread and source line. Only a cancelled context and environment
+// faults are errors.
+func (c *checker) controlFailure(ctx context.Context, r *Result, p *Part, part string, in *spec.Instance, err error, limit time.Duration) (*Result, error) {
+	if ferr := failure(r, err); ferr != nil {
+		return nil, ferr
+	}
+	cr := CaseResult{Case: caseName(in), Status: r.Status, Msg: r.Msg}
+	if c.ver != nil {
+		_, fs, cerr := c.checkingRun(ctx, c.base, in, limit)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var env *backend.EnvError
+		if errors.As(cerr, &env) {
+			return nil, cerr
+		}
+		ident := &siteMapper{}
+		for i := range fs {
+			fs[i].Site, _ = ident.site(fs[i])
+		}
+		cr.Findings = fs
+		for _, f := range fs {
+			if st := findingStatus(f.Kind, c.opts.Strict); st != "" {
+				// The checking mode names what the plain run only saw fail.
+				cr.Msg = f.Msg
+				if cr.Status != st && (cr.Status == BadAccess || cr.Status == Crash) {
+					cr.Status = st
+				}
+				break
+			}
+		}
+	}
+	addPart(p, cr)
+	p.Msg = cr.Msg
+	r.Status, r.Stopped = p.Status, part
+	r.Msg = fmt.Sprintf("the baseline fails its own check (%s) on case %s: variants are not judged; %s", r.Status, cr.Case, cr.Msg)
 	r.Cases = c.merge(r)
 	return r, nil
 }

@@ -1,0 +1,70 @@
+package check
+
+import (
+	"strings"
+	"testing"
+
+	"metalab/backend"
+	"metalab/backend/cpu/cputest"
+)
+
+const oobSpec = `source: k.metal
+seed: 1
+buffers:
+  - {name: in, index: 0, type: float, count: N, role: input, gen: {kind: uniform, min: -1, max: 1}}
+  - {name: out, index: 1, type: float, count: N, role: output}
+stages:
+  - {entry: k, threadgroups: [1], threads: [N]}
+sets:
+  quick:
+    cases: [{N: 64}]
+`
+
+// TestBaselineBadAccess: a baseline that reads past the end of a buffer
+// fails its control with the case named and the access described as a
+// variant's is, by buffer, element, thread and source line (the plain
+// build alone sees only a buffer index and an offset).
+func TestBaselineBadAccess(t *testing.T) {
+	be := cputest.Shared(t)
+	for _, tc := range []struct {
+		name, body, want string
+		line           int
+	}{
+		{"read", "    float x = in[i + 64];\n    out[i] = x;\n", "out-of-bounds read of buffer in (index 0), byte 256", 8},
+		{"write", "    float x = in[i];\n    out[i + 64] = x;\n", "out-of-bounds write of buffer out (index 1), byte 256", 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kernel := "#include <metal_stdlib>\nusing namespace metal;\n\nkernel void k(device const float* in [[buffer(0)]],\n" +
+				"              device float* out [[buffer(1)]],\n              uint i [[thread_position_in_grid]])\n{\n" + tc.body + "}\n"
+			s := setup(t, oobSpec, kernel)
+			rep := run(t, Options{Spec: s, Backend: be, Variants: []Variant{variant("v", kernel)}})
+			ctl := rep.Control
+			if ctl.Status != BadAccess || ctl.Stopped != PartVerification {
+				t.Fatalf("control %s at %s: %s", ctl.Status, ctl.Stopped, ctl.Msg)
+			}
+			for _, want := range []string{"on case quick/N=64", tc.want, "thread 0 (simdgroup 0, lane 0)", "k.metal:"} {
+				if !strings.Contains(ctl.Msg, want) {
+					t.Errorf("control message %q lacks %q", ctl.Msg, want)
+				}
+			}
+			if len(ctl.Cases) != 1 || ctl.Cases[0].Case != "quick/N=64" || ctl.Cases[0].Status != BadAccess {
+				t.Fatalf("control cases %+v", ctl.Cases)
+			}
+			var f *Finding
+			for i := range ctl.Cases[0].Findings {
+				if ctl.Cases[0].Findings[i].Kind == backend.FindBounds {
+					f = &ctl.Cases[0].Findings[i]
+				}
+			}
+			if f == nil || f.Case != "quick/N=64" || f.Detail.Access.Line != tc.line || f.Detail.Access.Thread != 0 || !strings.Contains(f.Msg, tc.want) {
+				t.Fatalf("finding %+v, want one on line %d", f, tc.line)
+			}
+			if v := ctl.Verification; v.Status != BadAccess || len(v.Cases) != 1 {
+				t.Errorf("verification part %s with %d cases", v.Status, len(v.Cases))
+			}
+			if rep.Variants[0].Status != NotJudged {
+				t.Errorf("variant %s", rep.Variants[0].Status)
+			}
+		})
+	}
+}
