@@ -28,7 +28,7 @@ func TestBaselineBadAccess(t *testing.T) {
 	be := cputest.Shared(t)
 	for _, tc := range []struct {
 		name, body, want string
-		line           int
+		line             int
 	}{
 		{"read", "    float x = in[i + 64];\n    out[i] = x;\n", "out-of-bounds read of buffer in (index 0), byte 256", 8},
 		{"write", "    float x = in[i];\n    out[i + 64] = x;\n", "out-of-bounds write of buffer out (index 1), byte 256", 9},
