@@ -109,7 +109,7 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 			if v.Point != "" {
 				about = append(about, "at "+oneLine(v.Point))
 			}
-			if v.HandWritten() {
+			if v.HandWritten() && (v.File == "" || !strings.Contains(v.Label, v.File)) {
 				about = append(about, origin(&v))
 			}
 			if len(about) > 0 {
@@ -125,7 +125,7 @@ func Markdown(in *Input, plots []Plot) ([]byte, error) {
 			if v.Parity != "" {
 				w(". %s", oneLine(v.Parity))
 			}
-			if v.OutsideFn {
+			if v.OutsideFn && !strings.Contains(v.Label, "outside --fn") {
 				w(". %s", outsideText(&v))
 			}
 			if v.Patch != "" {
