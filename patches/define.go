@@ -27,6 +27,8 @@ type Define struct {
 	// #if !defined(NAME), the #else of #ifdef NAME), so that a -D of the
 	// host overrides it.
 	Guarded bool
+
+	glued bool // nothing but splices between the name and the value (or no value)
 }
 
 // ErrNoDefine is wrapped by FindDefine's error when the source has no
@@ -151,7 +153,13 @@ func FindDefineWith(src []byte, name string, defines map[string]string) (*Define
 // and its parentheses are kept, so that the macro's type does not change.
 func (d *Define) Edit(value string) edit.Edit {
 	value = strings.TrimSpace(value)
-	if d.ValueStart == d.ValueEnd {
+	if value == d.Value {
+		return edit.Edit{Start: d.ValueStart, End: d.ValueEnd, New: value} // no change
+	}
+	if d.glued {
+		// No blank between the name and the value (#define N!, or an
+		// empty body): one must come, or the value would lengthen the
+		// name.
 		return edit.Edit{Start: d.ValueStart, End: d.ValueEnd, New: " " + value}
 	}
 	if m := intLiteral.FindStringSubmatchIndex(d.Value); m != nil && plainInt.MatchString(value) {
@@ -231,6 +239,7 @@ func parseDefine(text string, restAt int, name string) (d *Define, funcLike bool
 		ve = vs
 	}
 	d.ValueStart, d.ValueEnd, d.Value = vs, ve, text[vs:ve]
+	d.glued = directive.Join(text[restAt+nameEnd(text[restAt:]):vs]) == ""
 	return d, false
 }
 

@@ -147,3 +147,54 @@ func TestFindDefineWith(t *testing.T) {
 		})
 	}
 }
+
+// FuzzDefineEdit checks on any source that FindDefine does not panic,
+// that the edit of a found #define lies inside its value's directive,
+// that setting the old value back is the identity, and that the edited
+// source's #define of the macro holds the new value.
+func FuzzDefineEdit(f *testing.F) {
+	for _, s := range []string{
+		"#define N 4\n",
+		"#ifndef N\n#define N 4u\n#endif\n",
+		"#if 0\n#define N 1\n#endif\n#define N (2)\n",
+		"#define N \\\n 4 // c\n",
+		"#define N\n",
+		"#define N \"x\" /* y */\n",
+		"/* #define N 3 */ #define N 3\n",
+		"#define N(x) x\n",
+		"#ifdef N\n#else\n#define N 0x10UL\n#endif",
+		"#define N!",     // no blank before the value: the edit must add one
+		"#define N\\\n!", // nor only a splice
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		d, err := patches.FindDefine([]byte(src), "N")
+		if err != nil {
+			return
+		}
+		if !(d.Pos <= d.ValueStart && d.ValueStart <= d.ValueEnd && d.ValueEnd <= d.End && d.End <= len(src)) {
+			t.Fatalf("ranges out of order: %+v in %d bytes", d, len(src))
+		}
+		if src[d.ValueStart:d.ValueEnd] != d.Value {
+			t.Fatalf("Value %q is not its bytes %q", d.Value, src[d.ValueStart:d.ValueEnd])
+		}
+		if d.Value != "" {
+			back, err := edit.Apply([]byte(src), []edit.Edit{d.Edit(d.Value)})
+			if err != nil || string(back) != src {
+				t.Fatalf("setting %q back: %q, %v", d.Value, back, err)
+			}
+		}
+		out, err := edit.Apply([]byte(src), []edit.Edit{d.Edit("7")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d2, err := patches.FindDefine(out, "N")
+		if err != nil {
+			t.Fatalf("after the edit: %v\n%q", err, out)
+		}
+		if !strings.Contains(d2.Value, "7") || d2.Line != d.Line {
+			t.Fatalf("after the edit the value is %q at line %d, want 7 at line %d\n%q", d2.Value, d2.Line, d.Line, out)
+		}
+	})
+}
