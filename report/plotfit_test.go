@@ -216,6 +216,7 @@ func longInput(t *testing.T) *Input {
 	in.Variants[0].Name = long
 	in.Variants[0].Label = "+ drop the second chunk barrier after pre-adding the k offsets of every simd group in the tile loop"
 	in.Variants[1].File = "variants/some/deep/directory/of/hand-written/variants/my_single_barrier_norm_rope_with_one_barrier.metal"
+	in.Variants[2].Label = "hand-written " + in.Variants[2].File + ", two 32x64 gemms into one buffer" // the label names the file
 	for i := range in.Variants {
 		for j := range in.Variants[i].Cases {
 			in.Variants[i].Cases[j].Case = "quick/full-size-prompt-with-a-case-name-that-goes-on-and-on=30000"
@@ -264,6 +265,9 @@ func TestPlotsFit(t *testing.T) {
 				}
 				if !strings.Contains(text, v.Name) {
 					t.Errorf("%s: %s: the variant %s is not named in full", what, p.File, v.Name)
+				}
+				if v.File != "" && strings.Count(text, v.File) != 1 {
+					t.Errorf("%s: %s: the file %s of %s is named %d times, want once", what, p.File, v.File, v.Name, strings.Count(text, v.File))
 				}
 				if v.Point != "" && !strings.Contains(strings.ReplaceAll(text, " ", ""), strings.ReplaceAll(v.Point, " ", "")) {
 					t.Errorf("%s: %s: the point %s of %s is not shown", what, p.File, v.Point, v.Name)

@@ -192,7 +192,7 @@ func variantWords(v *Variant) string {
 	if v.Point != "" {
 		parts = append(parts, "at "+oneLine(v.Point))
 	}
-	if v.HandWritten() {
+	if v.HandWritten() && (v.File == "" || !strings.Contains(v.Label, v.File)) {
 		o := "hand-written"
 		if v.File != "" {
 			o += " " + oneLine(v.File)
