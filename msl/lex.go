@@ -277,6 +277,10 @@ func (l *lexer) quoted(pos, q int, quote byte, k Kind) int {
 	for j := q + 1; j < len(src); j++ {
 		switch src[j] {
 		case '\\':
+			if n := directive.SpliceLen(src, j); n > 0 {
+				j += n - 1 // a splice continues the literal
+				continue
+			}
 			if j+1 < len(src) && src[j+1] != '\n' {
 				j++
 			}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"metalab/internal/directive"
 )
 
 // kinds renders tokens as "Kind:text" for table tests.
@@ -209,4 +211,39 @@ func TestErrorListCapped(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "bin.metal:1:1: ") {
 		t.Errorf("first line %q is not positioned at bin.metal:1:1", lines[0])
 	}
+}
+
+// FuzzLexDirectives: where a source has no conditional directive, the
+// lexer's directives are exactly those directive.Scan finds, the one
+// reading of where directives are that the vetting pass uses too.
+func FuzzLexDirectives(f *testing.F) {
+	for _, s := range []string{
+		"#define A 1\n  # include \"x.h\"\nint s = \"#x\"; // #x\n/* #x\n#x */ #define B\n",
+		"// a comment \\\n#define X 1\n#define Y /* a\n b */ 2\nR\"(\n#x\n)\"\n",
+		"#define S \"/*\" x\n#pragma once\r\n#define T '\\\n'\n",
+		"x \\\n#define Q\n/**/ # define R\n'#' #x\n",
+		"a\"\\\n#0000000000", // a splice continues the literal: no directive
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		for _, w := range []string{"if", "el", "endif"} {
+			if strings.Contains(src, w) {
+				return
+			}
+		}
+		toks, _ := Lex("fuzz.metal", []byte(src))
+		var got, want []int
+		for _, tk := range toks {
+			if tk.Kind == Directive {
+				got = append(got, tk.Pos)
+			}
+		}
+		for _, d := range directive.Scan(directive.LF([]byte(src))) {
+			want = append(want, d.Pos)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("msl's directives at %v, directive.Scan's at %v", got, want)
+		}
+	})
 }

@@ -334,29 +334,11 @@ func (v *vetter) scan(in *finst, pf *msl.File, base int, text string, toks []msl
 // expression continued on the next line, joins nothing and is kept; so is
 // one before the first token (between is false).
 func joiningSplice(gap string, between bool) int {
-	k := lineSplice(gap)
-	if k < 0 || !between {
-		return -1
-	}
-	if strings.NewReplacer("\\\r\n", "", "\\\n", "").Replace(gap) != "" {
+	k := directive.SpliceAt(gap)
+	if k < 0 || !between || directive.Join(gap) != "" {
 		return -1
 	}
 	return k
-}
-
-// lineSplice returns the offset of a backslash-newline in gap, or -1.
-func lineSplice(gap string) int {
-	for k := strings.IndexByte(gap, '\\'); k >= 0; {
-		if rest := gap[k+1:]; strings.HasPrefix(rest, "\n") || strings.HasPrefix(rest, "\r\n") {
-			return k
-		}
-		n := strings.IndexByte(gap[k+1:], '\\')
-		if n < 0 {
-			break
-		}
-		k += 1 + n
-	}
-	return -1
 }
 
 func (v *vetter) lookup(name string) *msl.Define { return v.macros[name] }

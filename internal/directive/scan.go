@@ -66,9 +66,6 @@ func Join(s string) string {
 	return b.String()
 }
 
-// HasSplice reports whether s holds a line splice.
-func HasSplice(s string) bool { return SpliceAt(s) >= 0 }
-
 // SpliceAt returns the offset of the first line splice in s, or -1.
 func SpliceAt(s string) int {
 	for k := strings.IndexByte(s, '\\'); k >= 0; {
