@@ -127,6 +127,14 @@ func normalized(in *Input) *Input {
 	for i, v := range in.Variants {
 		v.Refs = nonNil(v.Refs)
 		v.Cases = nonNil(v.Cases)
+		if len(v.Reasons) > 0 {
+			// Reasons count attempts as report.md does.
+			rs := make([]string, len(v.Reasons))
+			for j, r := range v.Reasons {
+				rs[j] = attemptsFixed(in, v.Name, r)
+			}
+			v.Reasons = rs
+		}
 		out.Variants[i] = v
 	}
 	if in.Ablation != nil {

@@ -84,6 +84,12 @@ func TestAttemptsAgree(t *testing.T) {
 		}
 	}
 
+	// report.json's reasons count as report.md's do.
+	js := goldenReports(t)["hand_tune_tolerance.txtar"][1]
+	if strings.Contains(js, "contaminated in all 1 attempts") || !strings.Contains(js, "contaminated in all 3 attempts") {
+		t.Errorf("report.json's reasons do not count the attempts its contamination notes do")
+	}
+
 	in := &Input{Contamination: []Note{
 		{Variant: "v", Case: "full", Phase: "confirm", Text: "attempt 1: x; attempt 2: x; attempt 3: x", Attempts: 3, ContaminatedAttempts: 3},
 		{Variant: "v", Case: "full", Phase: "explore", Text: "attempt 1: y", Attempts: 1, ContaminatedAttempts: 1},
