@@ -126,6 +126,12 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 
 	for _, r := range vs {
 		v := report.Variant{Name: r.Name, SHA256: r.Variant, Refs: r.Refs, Label: labels[r.Variant], TGBytes: -1, Kind: report.KindGenerated}
+		if _, pt, err := splitPointRef(r.Refs); err == nil && len(pt) > 0 {
+			v.Point = pt.String()
+		}
+		if notes := readHostNotes(dir, r.Name); len(notes) > 0 {
+			v.HostNote = strings.Join(notes, "; ")
+		}
 		if hw := handWrittenOf(sp, r.Refs); hw != nil {
 			v.Kind, v.File, v.FileSHA256 = report.KindHandWritten, hw.File.Path, hw.File.SHA256
 			if hw.File.OutsideFn != "" {
@@ -194,6 +200,9 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 				rel := filepath.Join(PatchesDir, fileName(r.Name)+".patch")
 				if _, err := os.Stat(filepath.Join(dir, rel)); err == nil {
 					v.Patch = filepath.ToSlash(rel)
+				} else if v.HostNote != "" && v.Point != "" {
+					// A point whose change is on the host only: its notes
+					// are the change.
 				} else if v.OutsideFn && p.Search.Scope != "file" {
 					v.PatchRefused = "it changes code outside --fn (" + v.Outside + "); --scope file allows it"
 				} else {
@@ -210,7 +219,7 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 			if in.Ablation == nil {
 				in.Ablation = &report.Ablation{Case: p.Explore.Case}
 			}
-			row := report.AblationRow{Variant: r.Name, Label: labels[r.Variant], Timing: *timingOf(t)}
+			row := report.AblationRow{Variant: r.Name, Label: labels[r.Variant], Timing: *timingOf(t), Point: v.Point}
 			if a, ok := afters[[2]string{r.Variant, p.Explore.Case}]; ok && a.Status != string(check.Pass) {
 				row.Bitwise = a.Status
 			} else if cf, ok := confirms[[2]string{r.Variant, p.Explore.Case}]; ok {
@@ -274,7 +283,7 @@ func BuildInput(ctx context.Context, st *store.Store, p *Plan, sp *Space, prov r
 	in.Plan = report.Plan{
 		Hash: st.PlanHash(), Strategy: strategyText(p, sp, len(vs)), Rule: PlanRuleText(p) + " (rule sha256 " + p.RuleSHA256[:12] + ")",
 		Kernel: p.Kernel, Functions: p.Functions, Cases: p.Cases, ExploreCase: p.Explore.Case, Pairs: p.Confirm.Pairs,
-		CILevel: p.Rule.Confidence, Baseline: p.Baseline, TGLimit: int64(p.TGLimit), Scope: p.Search.Scope, Parity: p.Parity,
+		CILevel: p.Rule.Confidence, Baseline: p.Baseline, TGLimit: int64(p.TGLimit), Scope: p.Search.Scope, Parity: p.Parity, Tune: tuneText(p),
 	}
 	return in, nil
 }
@@ -328,6 +337,19 @@ func labelVariants(sp *Space, vs []store.Row) map[string]string {
 	}
 	out := map[string]string{}
 	for _, r := range vs {
+		if rest, pt, err := splitPointRef(r.Refs); err == nil && len(pt) > 0 {
+			// At a point: what its source is, at the point.
+			var parts []string
+			for _, ref := range rest {
+				parts = append(parts, atomLabel(ref))
+			}
+			what := "the baseline's source"
+			if len(parts) > 0 {
+				what = strings.Join(parts, " + ")
+			}
+			out[r.Variant] = what + " at " + pt.String()
+			continue
+		}
 		if len(r.Refs) == 1 {
 			out[r.Variant] = atomLabel(r.Refs[0])
 			continue
@@ -366,6 +388,18 @@ func strategyText(p *Plan, sp *Space, built int) string {
 		text = fmt.Sprintf("%s over %d atoms (%s; every choice", s.Strategy, len(sp.Atoms), ops)
 	}
 	text += fmt.Sprintf(" of %d sites), seed %d", len(sp.Sites), s.Seed)
+	if s.Strategy == "" || s.OnlyFiles() {
+		text = fmt.Sprintf("no edit search, seed %d", s.Seed)
+	}
+	if len(s.Files) > 0 {
+		text = fmt.Sprintf("%s first, then %s", pluralize(len(s.Files), "hand-written variant"), text)
+	}
+	if s.Point != "" {
+		text += "; edits and hand-written variants at " + s.Point
+	}
+	if s.Tune != "" {
+		text += fmt.Sprintf("; %s over %d points of the tunable parameters (%s), on the baseline's source and every hand-written variant", s.Tune, len(s.Points), strings.Join(s.Points, "; "))
+	}
 	if s.Strategy == "beam" {
 		text += fmt.Sprintf(", width %d", s.Beam)
 	}
@@ -548,4 +582,20 @@ func notBitwise(msgs ...string) string {
 		}
 	}
 	return ""
+}
+
+// tuneText describes the plan's parameter search for the report, or "".
+func tuneText(p *Plan) string {
+	s := p.Search
+	if s.Tune == "" && s.Point == "" {
+		return ""
+	}
+	var parts []string
+	if s.Tune != "" {
+		parts = append(parts, fmt.Sprintf("%s: %s", s.Tune, strings.Join(s.Points, "; ")))
+	}
+	if s.Point != "" {
+		parts = append(parts, "fixed at "+s.Point)
+	}
+	return strings.Join(parts, "; ") + " (the baseline at the spec's defaults)"
 }

@@ -170,6 +170,20 @@ type Settings struct {
 	// sha256, judged before the strategy's. With files and neither Ops
 	// nor Refs, only they are swept (no operator's site is searched).
 	Files []VariantFile `json:"files,omitempty"`
+	// Tune is the strategy over the spec's tunable parameters (a
+	// Strategy over OverParams: grid or random); "" leaves them at Point.
+	// Points are the points it tries, as spec.Point.String writes them,
+	// fixed when the plan is made (grid: every point the restrictions
+	// allow but the default; random: Samples of them drawn with Seed),
+	// each tried on the baseline's source and on every hand-written
+	// variant's.
+	Tune    string   `json:"tune,omitempty"`
+	Samples int      `json:"samples,omitempty"`
+	Points  []string `json:"points,omitempty"`
+	// Point is the point of the tunable parameters the edits (and the
+	// hand-written variants) run at: "" the spec's default, the
+	// baseline's own.
+	Point string `json:"point,omitempty"`
 	// Scope is what a patch may change: "" (the owned functions only,
 	// as patches.Make's scope check holds them) or "file" (anywhere in
 	// the kernel's file: a hand-written variant that changes code
@@ -198,9 +212,6 @@ type Budget struct {
 	// resumed run starts its own clock).
 	WallSeconds float64 `json:"wall_seconds,omitempty"`
 }
-
-// Strategies lists the search strategies.
-var Strategies = []string{"ablate", "stack", "loo", "greedy", "beam"}
 
 // ParseBudget parses "variants=12,device=10m,wall=1h" (durations as Go
 // writes them, or plain seconds).
@@ -292,8 +303,14 @@ func (p *Plan) Validate() error {
 		return bad("target case %q is not a timed case (%s)", p.Target, strings.Join(p.Cases, ", "))
 	case !slices.Contains(p.Cases, p.Explore.Case):
 		return bad("explore case %q is not a timed case (%s)", p.Explore.Case, strings.Join(p.Cases, ", "))
-	case !slices.Contains(Strategies, p.Search.Strategy):
-		return bad("strategy %q (want one of %s)", p.Search.Strategy, strings.Join(Strategies, ", "))
+	case p.Search.Strategy == "" && p.Search.Tune == "" && len(p.Search.Files) == 0:
+		return bad("no strategy: name one over edits (%s) or over parameters (%s)", StrategyNames(OverEdits), StrategyNames(OverParams))
+	case p.Search.Strategy != "" && LookupStrategy(p.Search.Strategy, OverEdits) == nil:
+		return bad("strategy %q over edits (want one of %s)", p.Search.Strategy, StrategyNames(OverEdits))
+	case p.Search.Tune != "" && LookupStrategy(p.Search.Tune, OverParams) == nil:
+		return bad("strategy %q over parameters (want one of %s)", p.Search.Tune, StrategyNames(OverParams))
+	case p.Search.Tune == "random" && p.Search.Samples < 1:
+		return bad("random: %d points to draw (want at least one)", p.Search.Samples)
 	case p.Search.Choices != "all" && p.Search.Choices != "first":
 		return bad("choices %q (want all or first)", p.Search.Choices)
 	case p.Search.Strategy == "beam" && p.Search.Beam < 1:
@@ -540,10 +557,36 @@ func NewPlan(s *spec.Spec, specBytes []byte, f *msl.File, readFile func(string) 
 	if !o.Parity.Bitwise() {
 		p.Parity = o.Parity.String()
 	}
+	if p.Search.Tune != "random" {
+		p.Search.Samples = 0
+	}
+	p.Search.Points = nil
+	if p.Search.Tune != "" {
+		pts, err := PlanPoints(s, p.Search.Tune, p.Search.Samples, p.Search.Seed)
+		if err != nil {
+			return nil, err
+		}
+		p.Search.Points = pts
+	}
+
 	if p.Path == "" {
 		p.Path = DefaultPath(s.Source, "")
 	}
-	geom, err := geometry.Of(s)
+	point, err := FixedPoint(s, p.Search.Point)
+	if err != nil {
+		return nil, err
+	}
+	p.Search.Point = point
+	// The edits' barrier proofs hold for the threads of the point they
+	// run at.
+	gs := s
+	if point != "" {
+		pt, _ := spec.ParsePoint(point)
+		if gs, err = s.At(pt); err != nil {
+			return nil, fmt.Errorf("--point %s: %w", point, err)
+		}
+	}
+	geom, err := geometry.Of(gs)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"metalab/msl"
 	"metalab/mutate"
 	"metalab/mutate/all"
+	"metalab/spec"
 	"metalab/variants"
 )
 
@@ -23,6 +24,13 @@ type Space struct {
 	// Files are the plan's hand-written variants (Settings.Files), in
 	// order, once LoadFiles has read them.
 	Files []HandWritten
+	// Points are the points the parameter strategy tries
+	// (Settings.Points), and Fixed the point the edits and hand-written
+	// variants run at (Settings.Point; empty: the default).
+	Points []spec.Point
+	Fixed  spec.Point
+	// pointOf is the point of each candidate at one, by its key.
+	pointOf map[string]spec.Point
 }
 
 // An Atom is one choice of one site.
@@ -64,9 +72,11 @@ func NewSpace(f *msl.File, p *Plan) (*Space, error) {
 		}
 		muts = append(muts, m)
 	}
-	if p.Search.OnlyFiles() {
-		// Hand-written variants alone: no operator's sites.
-		return &Space{File: f}, nil
+	if p.Search.OnlyFiles() || p.Search.Strategy == "" {
+		// Hand-written variants or parameters alone: no operator's
+		// sites.
+		sp := &Space{File: f}
+		return sp, sp.parsePoints(p)
 	}
 	if len(muts) == 0 {
 		muts = all.Mutations
@@ -76,6 +86,9 @@ func NewSpace(f *msl.File, p *Plan) (*Space, error) {
 		return nil, err
 	}
 	sp := &Space{File: f, Sites: sites}
+	if err := sp.parsePoints(p); err != nil {
+		return nil, err
+	}
 	for _, s := range sites {
 		names := s.ChoiceNames()
 		if p.Search.Choices == "first" {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"metalab/spec"
 	"metalab/variants"
 )
 
@@ -53,10 +54,91 @@ func (s Shard) String() string {
 // owns reports whether the shard runs feasible candidate k.
 func (s Shard) owns(k int) bool { return s.Count <= 1 || k%s.Count == s.Index-1 }
 
-// Shardable reports whether a strategy's candidates are fixed before any
-// result is known, so that shards can split them: ablate and loo. The
-// others choose each step by the results of the last.
-func Shardable(strategy string) bool { return strategy == "ablate" || strategy == "loo" }
+// What a strategy searches (Strategy.Over).
+const (
+	OverEdits  = "edits"  // sets of atoms: operators' choices at sites
+	OverParams = "params" // points of the spec's tunable parameters
+)
+
+// A Strategy is one way of searching: over edits (the operators' atoms,
+// Settings.Strategy) or over the spec's tunable parameters (its points,
+// Settings.Tune). A sweep runs at most one of each: the hand-written
+// variants first, then the edits at Settings.Point, then the points.
+type Strategy struct {
+	Name string
+	Over string // OverEdits or OverParams
+	Doc  string // what it does, in a line
+	// Shardable says its candidates are fixed before any result is
+	// known, so shards can split them; the others choose each step by
+	// the results of the last.
+	Shardable bool
+	run       func(x *explorer, ctx context.Context) error
+	// expected is how many candidates it evaluates at most; 0 when not
+	// known in advance.
+	expected func(x *explorer) int
+}
+
+// Strategies are every strategy, over edits then over parameters.
+var Strategies = []*Strategy{
+	{Name: "ablate", Over: OverEdits, Shardable: true, Doc: "each atom alone: one choice of one site",
+		run: (*explorer).ablate, expected: func(x *explorer) int { return len(x.sp.Atoms) }},
+	{Name: "stack", Over: OverEdits, Doc: "the atoms added one by one, in source order or the order of --refs; an atom that fails is left out of later steps",
+		run: (*explorer).stack, expected: func(x *explorer) int { return len(x.firsts()) }},
+	{Name: "loo", Over: OverEdits, Shardable: true, Doc: "a set of atoms, then the set without each of them",
+		run: (*explorer).loo, expected: func(x *explorer) int { return len(x.firsts()) + 1 }},
+	{Name: "greedy", Over: OverEdits, Doc: "forward selection: each round adds the atom whose variant explores fastest",
+		run: func(x *explorer, ctx context.Context) error { return x.beam(ctx, 1) }},
+	{Name: "beam", Over: OverEdits, Doc: "forward selection keeping the --beam fastest sets each round",
+		run: func(x *explorer, ctx context.Context) error { return x.beam(ctx, x.set.Beam) }},
+	{Name: "grid", Over: OverParams, Shardable: true, Doc: "every point of the tunable parameters the restrictions allow",
+		run: (*explorer).points, expected: (*explorer).pointCount},
+	{Name: "random", Over: OverParams, Shardable: true, Doc: "--samples points drawn from those the restrictions allow, by --seed",
+		run: (*explorer).points, expected: (*explorer).pointCount},
+}
+
+// LookupStrategy returns the strategy called name over over ("" either),
+// or nil.
+func LookupStrategy(name, over string) *Strategy {
+	for _, st := range Strategies {
+		if st.Name == name && (over == "" || st.Over == over) {
+			return st
+		}
+	}
+	return nil
+}
+
+// StrategyNames lists the strategies' names over over ("" all), joined
+// by ", ".
+func StrategyNames(over string) string {
+	var names []string
+	for _, st := range Strategies {
+		if over == "" || st.Over == over {
+			names = append(names, st.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// Shardable reports whether the search s runs can be split into shards:
+// every strategy it runs fixes its candidates before any result is known
+// (ablate, loo, grid, random).
+func (s Settings) Shardable() bool {
+	for _, name := range []string{s.Strategy, s.Tune} {
+		if name == "" {
+			continue
+		}
+		if st := LookupStrategy(name, ""); st == nil || !st.Shardable {
+			return false
+		}
+	}
+	return true
+}
+
+// Shardable reports whether the strategy called name can be sharded.
+func Shardable(name string) bool {
+	st := LookupStrategy(name, "")
+	return st != nil && st.Shardable
+}
 
 // An explorer builds the candidates a strategy asks for, once each,
 // within the budget, and evaluates those of its shard.
@@ -76,6 +158,7 @@ type candidate struct {
 	atoms []int
 	v     *variants.Variant
 	file  *HandWritten
+	point spec.Point // the point it runs at; nil the default
 }
 
 // try builds atoms and evaluates the variant (or recalls it).
@@ -92,7 +175,15 @@ func (x *explorer) try(ctx context.Context, atoms []int) (Outcome, error) {
 		}
 		return Outcome{}, err
 	}
-	if o, ok := x.seen[v.Sha256]; ok {
+	return x.tryCandidate(ctx, candidate{atoms: atoms, v: x.sp.atPoint(v, x.sp.Fixed), point: x.sp.Fixed})
+}
+
+// tryCandidate evaluates c (or recalls it) within the budgets.
+func (x *explorer) tryCandidate(ctx context.Context, c candidate) (Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, err
+	}
+	if o, ok := x.seen[c.v.Sha256]; ok {
 		return o, nil
 	}
 	if b := x.set.Budget.Variants; b > 0 && x.built >= b {
@@ -101,7 +192,7 @@ func (x *explorer) try(ctx context.Context, atoms []int) (Outcome, error) {
 	if err := x.budget(); err != nil {
 		return Outcome{}, err
 	}
-	return x.evalOnce(ctx, candidate{atoms: atoms, v: v})
+	return x.evalOnce(ctx, c)
 }
 
 // evalOnce counts a new feasible candidate and evaluates it when the
@@ -127,19 +218,7 @@ func (x *explorer) evalOnce(ctx context.Context, c candidate) (Outcome, error) {
 func (x *explorer) files(ctx context.Context) error {
 	for i := range x.sp.Files {
 		hw := &x.sp.Files[i]
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if _, ok := x.seen[hw.Variant.Sha256]; ok {
-			continue
-		}
-		if b := x.set.Budget.Variants; b > 0 && x.built >= b {
-			return &BudgetError{Why: fmt.Sprintf("variants=%d built", b)}
-		}
-		if err := x.budget(); err != nil {
-			return err
-		}
-		if _, err := x.evalOnce(ctx, candidate{v: hw.Variant, file: hw}); err != nil {
+		if _, err := x.tryCandidate(ctx, candidate{v: x.sp.atPoint(hw.Variant, x.sp.Fixed), file: hw, point: x.sp.Fixed}); err != nil {
 			return err
 		}
 	}
@@ -152,42 +231,39 @@ func (x *explorer) explore(ctx context.Context) error {
 	if err := x.files(ctx); err != nil {
 		return err
 	}
-	if len(x.sp.Atoms) == 0 {
-		return nil
+	for _, name := range []struct{ name, over string }{{x.set.Strategy, OverEdits}, {x.set.Tune, OverParams}} {
+		if name.name == "" || name.over == OverEdits && len(x.sp.Atoms) == 0 {
+			continue
+		}
+		st := LookupStrategy(name.name, name.over)
+		if st == nil {
+			return fmt.Errorf("unknown strategy %q over %s", name.name, name.over)
+		}
+		if err := st.run(x, ctx); err != nil {
+			return err
+		}
 	}
-	switch x.set.Strategy {
-	case "ablate":
-		return x.ablate(ctx)
-	case "stack":
-		return x.stack(ctx)
-	case "loo":
-		return x.loo(ctx)
-	case "greedy":
-		return x.beam(ctx, 1)
-	case "beam":
-		return x.beam(ctx, x.set.Beam)
-	}
-	return fmt.Errorf("unknown strategy %q", x.set.Strategy)
+	return nil
 }
 
 // expected returns how many variants this shard is expected to evaluate:
 // an upper bound (infeasible and repeated candidates are not evaluated),
 // the variants budget's share, or 0 when not known in advance.
 func (x *explorer) expected() int {
-	n := 0
-	switch x.set.Strategy {
-	case "ablate":
-		n = len(x.sp.Atoms)
-	case "stack":
-		n = len(x.firsts())
-	case "loo":
-		n = len(x.firsts()) + 1
+	n, known := len(x.sp.Files), true
+	for _, name := range []struct{ name, over string }{{x.set.Strategy, OverEdits}, {x.set.Tune, OverParams}} {
+		if name.name == "" || name.over == OverEdits && len(x.sp.Atoms) == 0 {
+			continue
+		}
+		st := LookupStrategy(name.name, name.over)
+		if st == nil || st.expected == nil {
+			known = false
+			continue
+		}
+		n += st.expected(x)
 	}
-	if len(x.sp.Atoms) == 0 {
+	if !known {
 		n = 0
-	}
-	if n > 0 || len(x.sp.Atoms) == 0 {
-		n += len(x.sp.Files)
 	}
 	if b := x.set.Budget.Variants; b > 0 && (n == 0 || b < n) {
 		n = b

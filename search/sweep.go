@@ -15,6 +15,7 @@ import (
 
 	"metalab/backend"
 	"metalab/check"
+	"metalab/internal/edit"
 	"metalab/internal/inputfile"
 	"metalab/measure"
 	"metalab/msl"
@@ -191,6 +192,7 @@ type sweep struct {
 	// patchNotes say why a retained variant's patch was refused, by
 	// sha256.
 	patchNotes map[string]string
+	atSpecs    map[string]specAtPoint // the spec at each point
 	res        *Result
 }
 
@@ -230,8 +232,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := CheckRepo(opts.Plan, opts.Repo); err != nil {
 		return nil, err
 	}
-	if opts.Shard.Count > 1 && !Shardable(opts.Plan.Search.Strategy) {
-		return nil, fmt.Errorf("sweep: the %s strategy chooses each step by the results of the last, so it cannot be split into shards; shard ablate or loo", opts.Plan.Search.Strategy)
+	if opts.Shard.Count > 1 && !opts.Plan.Search.Shardable() {
+		return nil, fmt.Errorf("sweep: the %s strategy chooses each step by the results of the last, so it cannot be split into shards; shard ablate, loo, grid or random", opts.Plan.Search.Strategy)
 	}
 	if opts.ReadFile == nil {
 		opts.ReadFile = inputfile.ReadFile
@@ -602,6 +604,13 @@ func (w *sweep) evaluate(ctx context.Context, c candidate) (Outcome, error) {
 		}
 		refs = []string{c.file.File.Ref()}
 	}
+	if len(c.point) > 0 {
+		if c.file == nil && len(c.atoms) == 0 {
+			what = "the baseline's source"
+		}
+		what += " at " + c.point.String()
+		refs = append(refs, PointRefPrefix+c.point.String())
+	}
 	w.progress(Event{Stage: "explore", Done: n - 1, Total: total, Variant: v.Name, Msg: "checking " + what})
 	if err := w.st.PutVariant(ctx, store.Variant{SHA256: v.Sha256, Name: v.Name, Refs: refs}); err != nil {
 		return Outcome{}, err
@@ -655,9 +664,33 @@ func (w *sweep) evaluate(ctx context.Context, c candidate) (Outcome, error) {
 	return Outcome{Passed: true, Timed: true, Ratio: t.Stats.Ratio}, nil
 }
 
-// checkVariant is v as check judges it.
+// checkVariant is v as check judges it: at its point, under the spec at
+// that point.
 func (w *sweep) checkVariant(v *variants.Variant) *check.Variant {
-	return &check.Variant{Name: v.Name, Path: filepath.Join(VariantsDir, fileName(v.Name)+filepath.Ext(w.plan.Kernel)), Text: v.Source, Edits: v.Edits}
+	cv := &check.Variant{Name: v.Name, Path: filepath.Join(VariantsDir, fileName(v.Name)+filepath.Ext(w.plan.Kernel)), Text: v.Source, Edits: v.Edits}
+	if pt := w.sp.PointOf(v.Sha256); len(pt) > 0 {
+		cv.Spec, _ = w.specAt(pt)
+	}
+	return cv
+}
+
+// specAt returns the spec at point pt, made once per point.
+func (w *sweep) specAt(pt spec.Point) (*spec.Spec, error) {
+	key := pt.String()
+	if e, ok := w.atSpecs[key]; ok {
+		return e.s, e.err
+	}
+	s, err := w.opts.Spec.At(pt)
+	if w.atSpecs == nil {
+		w.atSpecs = map[string]specAtPoint{}
+	}
+	w.atSpecs[key] = specAtPoint{s, err}
+	return s, err
+}
+
+type specAtPoint struct {
+	s   *spec.Spec
+	err error
 }
 
 // A verdict is where a variant's checks stopped: at its build, its
@@ -682,7 +715,18 @@ func (w *sweep) check(ctx context.Context, v *variants.Variant) (verdict, error)
 	if _, have, err := w.st.Compile(ctx, k); err != nil {
 		return verdict{}, err
 	} else if !have {
-		if msg := w.sourceOverLimit(v.Source); msg != "" {
+		if pt := w.sp.PointOf(v.Sha256); len(pt) > 0 {
+			if _, err := w.specAt(pt); err != nil {
+				msg := fmt.Sprintf("the spec at %s: %v", pt, err)
+				if err := w.st.PutCompile(ctx, k, store.Compile{Status: string(check.FailSpec), Message: msg, TGBytes: -1}); err != nil {
+					return verdict{}, err
+				}
+				w.taken("compile", k)
+				w.logf(v.Name, "not compiled: %s", msg)
+				return verdict{stopped: check.PartBuild, status: string(check.FailSpec), msg: msg}, nil
+			}
+		}
+		if msg := w.sourceOverLimit(v); msg != "" {
 			// Static threadgroup memory, from the source, before compiling.
 			if err := w.st.PutCompile(ctx, k, store.Compile{Status: string(check.FailTGMem), Message: msg, TGBytes: -1}); err != nil {
 				return verdict{}, err
@@ -794,15 +838,24 @@ func (w *sweep) stored(ctx context.Context, variant string) (verdict, bool, erro
 	return verdict{}, complete, nil
 }
 
-// sourceOverLimit returns why text is over the threadgroup memory limit
-// by its source, or "" when it is not or the size is not known.
-func (w *sweep) sourceOverLimit(text []byte) string {
-	f, err := msl.Parse(w.plan.Kernel, text)
+// sourceOverLimit returns why v is over the threadgroup memory limit by
+// its source, at its point (its stages' defines), or "" when it is not or
+// the size is not known.
+func (w *sweep) sourceOverLimit(v *variants.Variant) string {
+	f, err := msl.Parse(w.plan.Kernel, v.Source)
 	if err != nil {
 		return ""
 	}
+	cv := w.checkVariant(v)
 	seen := map[string]bool{}
 	for _, in := range w.insts {
+		if cv.Spec != nil {
+			pin, err := w.session.Instance(cv, in)
+			if err != nil {
+				continue
+			}
+			in = pin
+		}
 		for _, st := range in.Stages {
 			key := st.Entry + fmt.Sprint(st.Defines)
 			if st.Source != w.plan.Kernel || seen[key] {
@@ -811,7 +864,11 @@ func (w *sweep) sourceOverLimit(text []byte) string {
 			seen[key] = true
 			m, err := msl.ThreadgroupMemory(f, st.Entry, msl.Env{File: f, Defines: st.Defines})
 			if err == nil && m.Known && m.Total > int64(w.plan.TGLimit) {
-				return fmt.Sprintf("%s: %d bytes of static threadgroup memory by its source, limit %d", st.Entry, m.Total, w.plan.TGLimit)
+				at := ""
+				if pt := w.sp.PointOf(v.Sha256); len(pt) > 0 {
+					at = " at " + pt.String()
+				}
+				return fmt.Sprintf("%s: %d bytes of static threadgroup memory by its source%s, limit %d", st.Entry, m.Total, at, w.plan.TGLimit)
 			}
 		}
 	}
@@ -1085,7 +1142,21 @@ func (w *sweep) writePatches(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, _, err := WritePatch(ctx, w.opts.Dir, w.plan, w.opts.File, v, PatchOptions{Repo: w.opts.Repo, Header: header}); err != nil {
+		po := PatchOptions{Repo: w.opts.Repo, Header: header}
+		if pt := w.sp.PointOf(v.Sha256); len(pt) > 0 {
+			in := w.insts[w.plan.Target]
+			pin, err := w.session.Instance(w.checkVariant(v), in)
+			if err != nil {
+				pin = nil
+			}
+			ch, err := changeAt(w.opts.Spec, in, pin, v.Source, pt, w.plan.Kernel)
+			if err != nil {
+				w.logf(v.Name, "patch refused: %v", err)
+				continue
+			}
+			po.Defines, po.Host = ch.edits, ch.host
+		}
+		if _, _, err := WritePatch(ctx, w.opts.Dir, w.plan, w.opts.File, v, po); err != nil {
 			w.logf(v.Name, "patch refused: %v", err)
 			if w.patchNotes == nil {
 				w.patchNotes = map[string]string{}
@@ -1104,6 +1175,20 @@ func (w *sweep) rebuild(refs []string) (*variants.Variant, error) {
 // RebuildVariant builds the variant of refs (as the store records them)
 // in sp: a hand-written variant's is its file (Space.LoadFiles).
 func RebuildVariant(sp *Space, refs []string) (*variants.Variant, error) {
+	rest, pt, err := splitPointRef(refs)
+	if err != nil {
+		return nil, err
+	}
+	if len(pt) > 0 {
+		if len(rest) == 0 {
+			return sp.atPoint(sp.baseVariant(), pt), nil
+		}
+		v, err := RebuildVariant(sp, rest)
+		if err != nil {
+			return nil, err
+		}
+		return sp.atPoint(v, pt), nil
+	}
 	if len(refs) == 1 && IsFileRef(refs[0]) {
 		if hw := sp.fileOf(refs[0]); hw != nil {
 			return hw.Variant, nil
@@ -1129,6 +1214,11 @@ type PatchOptions struct {
 	// line (git apply skips text before a diff): a variant judged under
 	// a tolerance says there that it is not bitwise, and by how much.
 	Header []string
+	// Defines are edits of v's source (a point's #defines) the patch
+	// makes too, and Host the host-side values to change with it,
+	// written beside the patch (patches/NAME.host.txt) and in its header.
+	Defines []edit.Edit
+	Host    []string
 }
 
 // PatchHeader returns the header lines of variant's patch: how it was
@@ -1168,22 +1258,51 @@ func WritePatch(ctx context.Context, dir string, p *Plan, base *msl.File, v *var
 		// --scope file: the patch may change the kernel's file anywhere.
 		fns = nil
 	}
-	pt, err := patches.Make(ctx, base.Src, v.Source, patches.MakeOptions{Path: p.Path, File: base, Fns: fns, Repo: repo})
-	if err != nil && p.Search.Scope != "file" && strings.Contains(err.Error(), "change outside") {
-		err = fmt.Errorf("%w (the variant changes code outside --fn: sweep with --scope file to allow such a patch)", err)
+	outside := func(err error) error {
+		if err != nil && p.Search.Scope != "file" && strings.Contains(err.Error(), "change outside") {
+			return fmt.Errorf("%w (the variant changes code outside --fn: sweep with --scope file to allow such a patch)", err)
+		}
+		return err
 	}
-	if err != nil {
+	src := v.Source
+	if len(o.Defines) > 0 {
+		// A point's #defines lie outside --fn by nature: the variant's own
+		// edits are held to the scope, then the #defines are added.
+		if fns != nil {
+			if err := patches.CheckFuncScope(base.Src, v.Source, base, fns); err != nil {
+				return "", nil, outside(fmt.Errorf("refusing patch: %w", err))
+			}
+		}
+		var err error
+		if src, err = edit.Apply(v.Source, o.Defines); err != nil {
+			return "", nil, fmt.Errorf("the #define edits of %s: %w", v.Name, err)
+		}
+		fns = nil
+	}
+	if len(o.Host) > 0 {
+		if err := writeFile(filepath.Join(dir, hostFile(v.Name)), []byte(strings.Join(o.Host, "\n")+"\n")); err != nil {
+			return "", nil, err
+		}
+	}
+	pt, err := patches.Make(ctx, base.Src, src, patches.MakeOptions{Path: p.Path, File: base, Fns: fns, Repo: repo})
+	if err = outside(err); err != nil {
 		return "", nil, err
+	}
+	if pt.Text == "" {
+		// Nothing changes in the source: the host-side notes are the
+		// whole change.
+		return "", pt, nil
 	}
 	rel := filepath.Join(PatchesDir, fileName(v.Name)+".patch")
 	text := pt.Text
-	if len(o.Header) > 0 {
-		var b strings.Builder
-		for _, h := range o.Header {
-			b.WriteString("# " + h + "\n")
-		}
-		text = b.String() + text
+	var b strings.Builder
+	for _, h := range o.Header {
+		b.WriteString("# " + h + "\n")
 	}
+	for _, h := range o.Host {
+		b.WriteString("# host side: " + h + "\n")
+	}
+	text = b.String() + text
 	if err := writeFile(filepath.Join(dir, rel), []byte(text)); err != nil {
 		return "", nil, err
 	}

@@ -177,8 +177,14 @@ func (w *sweep) measureKey(ctx context.Context, k store.Key, v *check.Variant, i
 				return nil, &timingError{err: fmt.Errorf("%s at %s: %w", name, caseName(in), err)}
 			}
 		}
+		vin := in
+		if v != nil {
+			if vin, err = w.session.Instance(v, in); err != nil {
+				return nil, &timingError{err: fmt.Errorf("%s at %s: %w", name, caseName(in), err)}
+			}
+		}
 		for !done() {
-			r, err := w.measureOnce(ctx, k, in, base, progs, w.options(ph, in, name), ph, v != nil)
+			r, err := w.measureOnce(ctx, k, in, vin, base, progs, w.options(ph, in, name), ph, v != nil)
 			if err != nil {
 				return nil, err
 			}
@@ -245,7 +251,7 @@ func (e *timingError) Unwrap() error { return e.err }
 // base, writing each pair as it completes and the summary at the end;
 // for a variant (variant set), with the check of its last timed sample's
 // outputs.
-func (w *sweep) measureOnce(ctx context.Context, k store.Key, in *spec.Instance, base, progs []backend.Program, opts measure.Options, ph Phase, variant bool) (*measure.Result, error) {
+func (w *sweep) measureOnce(ctx context.Context, k store.Key, in, vin *spec.Instance, base, progs []backend.Program, opts measure.Options, ph Phase, variant bool) (*measure.Result, error) {
 	id, err := w.st.Begin(ctx, k)
 	if err != nil {
 		return nil, err
@@ -255,7 +261,7 @@ func (w *sweep) measureOnce(ctx context.Context, k store.Key, in *spec.Instance,
 	if variant {
 		pa, pb = &lastA, &lastB
 	}
-	a, b := w.sampler(base, in, ph, pa), w.sampler(progs, in, ph, pb)
+	a, b := w.sampler(base, in, ph, pa), w.sampler(progs, vin, ph, pb)
 	rec := &pairWriter{w: w, id: id, warmup: max(ph.Warmup, 0)}
 	start, device := time.Now(), w.deviceSeconds()
 	r, err := measure.Paired(ctx, rec.wrap(store.SideA, a), rec.wrap(store.SideB, b), opts)

@@ -85,6 +85,14 @@ type SweepOptions struct {
 	Scope string
 	// Parity is --parity: bitwise (the default) or an opt-in tolerance.
 	Parity checkpkg.Parity
+	// Strategies are --strategy's names: at most one over edits
+	// (Strategy) and one over the tunable parameters (Tune).
+	Strategies []string
+	Tune       string
+	// Samples is --samples, the points random draws; Point is --point,
+	// the point edits and hand-written variants run at.
+	Samples int
+	Point   string
 }
 
 // NewCmdSweep returns the sweep command; runF, if non-nil, replaces the
@@ -187,7 +195,9 @@ verification backend (no C++ compiler for cpu), before any work.`,
 	cmdutil.AddMacroFlags(fl, &opts.Macros.Defines, &opts.Macros.Undefs, &opts.Macros.IncludeDirs)
 	cmdutil.AddCompileTimeoutFlag(fl, &opts.CompileTimeout)
 	fl.StringVar(&opts.Backend, "backend", "cpu", "backend `NAME`: cpu, cuda, metal, or auto")
-	fl.StringVar(&opts.Strategy, "strategy", "ablate", "search `STRATEGY`: "+strings.Join(search.Strategies, ", "))
+	fl.StringSliceVar(&opts.Strategies, "strategy", []string{"ablate"}, "search `STRATEGY`: one over edits ("+search.StrategyNames(search.OverEdits)+") and/or one over the spec's tunable parameters ("+search.StrategyNames(search.OverParams)+"), e.g. ablate,grid")
+	fl.IntVar(&opts.Samples, "samples", 8, "`N` points the random strategy draws")
+	fl.StringVar(&opts.Point, "point", "", "the tunable parameters' `POINT` (NSG=4 TILE=64) the edits and hand-written variants run at (default: the spec's defaults)")
 	fl.StringSliceVar(&opts.Ops, "ops", nil, "operators `OP,...` whose sites are searched (default: every operator)")
 	fl.StringVar(&opts.Choices, "choices", "all", "`all` choices of every site, or each site's `first`")
 	fl.StringSliceVar(&opts.Refs, "refs", nil, "site refs `ID=CHOICE,...`: the stack's order, the loo set, or the only atoms searched")
@@ -308,11 +318,27 @@ func parseFlags(cmd *cobra.Command, o *SweepOptions, v flagValues) error {
 	case !contains(search.Scopes, o.Scope):
 		return cmdutil.FlagErrorf("--scope %q: want fn or file", o.Scope)
 	}
-	if !contains(search.Strategies, o.Strategy) {
-		return cmdutil.FlagErrorf("--strategy %q: want one of %s", o.Strategy, strings.Join(search.Strategies, ", "))
+	o.Strategy, o.Tune = "", ""
+	for _, name := range o.Strategies {
+		st := search.LookupStrategy(name, "")
+		switch {
+		case st == nil:
+			return cmdutil.FlagErrorf("--strategy %q: want one of %s", name, search.StrategyNames(""))
+		case st.Over == search.OverEdits && o.Strategy != "":
+			return cmdutil.FlagErrorf("--strategy: %s and %s both search edits: give one (and one over parameters: %s)", o.Strategy, name, search.StrategyNames(search.OverParams))
+		case st.Over == search.OverParams && o.Tune != "":
+			return cmdutil.FlagErrorf("--strategy: %s and %s both search parameters: give one", o.Tune, name)
+		case st.Over == search.OverEdits:
+			o.Strategy = name
+		default:
+			o.Tune = name
+		}
 	}
-	if o.Shard.Count > 1 && !search.Shardable(o.Strategy) {
-		return cmdutil.FlagErrorf("--shard: the %s strategy chooses each step by the results of the last, so it cannot be split; shard ablate or loo", o.Strategy)
+	if o.Tune == "random" && o.Samples < 1 {
+		return cmdutil.FlagErrorf("--samples %d: want at least 1", o.Samples)
+	}
+	if set := (search.Settings{Strategy: o.Strategy, Tune: o.Tune}); o.Shard.Count > 1 && !set.Shardable() {
+		return cmdutil.FlagErrorf("--shard: the %s strategy chooses each step by the results of the last, so it cannot be split; shard ablate, loo, grid or random", o.Strategy)
 	}
 	if o.Strategy != "greedy" && o.Strategy != "beam" {
 		o.MinStep = 0
@@ -489,7 +515,8 @@ func load(ctx context.Context, o *SweepOptions) (*search.Options, error) {
 			Target: o.Target, ExploreCase: o.Explore, Path: o.Path, Explore: o.Phases.Explore, Confirm: o.Phases.Confirm,
 			TGLimit: o.TGLimit, NoDetect: o.NoDetect, Race: o.Race, Strict: o.Strict, Rule: o.Rule, Parity: o.Parity,
 			Search: search.Settings{Strategy: o.Strategy, Ops: ops, Choices: o.Choices, Refs: o.Refs, Seed: o.Seed,
-				Beam: o.Beam, MinStep: o.MinStep, Budget: o.Budget, Files: files, Scope: scope},
+				Beam: o.Beam, MinStep: o.MinStep, Budget: o.Budget, Files: files, Scope: scope,
+				Tune: o.Tune, Samples: o.Samples, Point: o.Point},
 		})
 		if err != nil {
 			return nil, cmdutil.FlagErrorf("%v", err)
