@@ -589,6 +589,14 @@ func (w *effWalker) call(x *CallExpr, cond bool) {
 		return
 	}
 	callee := f.Func(name)
+	if callee == nil && f.IsPureMacro(name) {
+		// A macro computing a value from its arguments: each may be
+		// evaluated any number of times, or not at all.
+		for _, a := range x.Args {
+			w.expr(a, true)
+		}
+		return
+	}
 	if callee == nil {
 		// Not a known pure function nor one of the file's: anything it
 		// receives by address may be written.

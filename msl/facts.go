@@ -112,8 +112,7 @@ func (sc *Scope) OnEveryIteration(body *Block, s Stmt) (bool, string) {
 			leaves := j.Kind == "return" || j.Kind == "goto" || j.Kind == "discard_fragment" ||
 				j.Kind == "break" && j.Depth == 0 || j.Kind == "continue" && j.Loops == 0
 			if leaves {
-				p := sc.File.Position(j.Pos)
-				return false, fmt.Sprintf("a %s at %d:%d may skip it", j.Kind, p.Line, p.Column)
+				return false, fmt.Sprintf("a %s at %s may skip it", j.Kind, sc.File.At(j.Pos))
 			}
 		}
 	}

@@ -298,6 +298,7 @@ type File struct {
 	// expansions are bounded as a whole (nil: a budget of its own).
 	macroBudget *int
 	macro       string          // for an expansion, the macro used
+	pureMacros  map[string]bool // IsPureMacro, memoised
 	unknownAt   map[int]string  // statement offset → unknown macro used just before it
 	origin      []int32         // for an expansion, pairs of (offset here, offset in parent) per token; sorted
 	parseErr    error           // what parseFile found wrong

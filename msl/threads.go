@@ -1548,9 +1548,35 @@ func (in *interp) call(x *CallExpr) ival {
 		}
 		return unknown()
 	}
+	if in.sc.File.Func(name) == nil && in.sc.File.IsPureMacro(name) && in.readOnlyArgs(x) {
+		// A pure macro of arguments that only read: what they read is
+		// recorded (possibly more than the macro evaluates, never less),
+		// its value is unknown.
+		evalArgs()
+		return unknown()
+	}
 	in.unknownf(x.Pos, x.End, "call of %s, whose effects are not followed", name)
 	evalArgs()
 	return unknown()
+}
+
+// readOnlyArgs reports whether call x's arguments write nothing: no
+// variable, no memory, no call of the file's functions, nothing unknown.
+// A pure macro may evaluate them conditionally, so a write in them could
+// not be told to happen.
+func (in *interp) readOnlyArgs(x *CallExpr) bool {
+	for _, a := range x.Args {
+		e := in.sc.ExprEffects(a, in.top)
+		if len(e.Writes) > 0 || len(e.Calls) > 0 || len(e.Unknown) > 0 || len(e.AddrTaken) > 0 {
+			return false
+		}
+		for _, ac := range e.Accesses {
+			if ac.Write {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // castBuiltins convert a value without touching memory.

@@ -125,6 +125,5 @@ func Conditional(f *msl.File, pos, end int) string {
 }
 
 func short(f *msl.File, off int) string {
-	p := f.Position(off)
-	return fmt.Sprintf("%d:%d", p.Line, p.Column)
+	return fmt.Sprintf("%s", f.At(off))
 }

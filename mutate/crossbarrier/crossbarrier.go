@@ -23,6 +23,7 @@ var Mutation = &mutate.Mutation{
 
 func run(p *mutate.Pass) error {
 	sc := p.Scope()
+	parents := msl.Parents(p.Func.Body)
 	mutate.Inspect(p.Func, func(s msl.Stmt) bool {
 		blk, ok := s.(*msl.Block)
 		if !ok {
@@ -34,7 +35,7 @@ func run(p *mutate.Pass) error {
 		}
 		for k, iv := range ivs {
 			for j, st := range iv.Stmts {
-				site(p, sc, blk, ivs, k, j, st)
+				site(p, sc, parents, blk, ivs, k, j, st)
 			}
 		}
 		return true
@@ -43,7 +44,7 @@ func run(p *mutate.Pass) error {
 }
 
 // site judges moving statement st, the j-th of interval k of blk.
-func site(p *mutate.Pass, sc *msl.Scope, blk *msl.Block, ivs []msl.Interval, k, j int, st msl.Stmt) {
+func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, blk *msl.Block, ivs []msl.Interval, k, j int, st msl.Stmt) {
 	f := p.File
 	pos, end := st.Span()
 	if _, isDecl := st.(*msl.Decl); isDecl {
@@ -72,7 +73,8 @@ func site(p *mutate.Pass, sc *msl.Scope, blk *msl.Block, ivs []msl.Interval, k, 
 	text := string(f.Src[start:next])
 	if b := ivs[k].Before; b != nil {
 		jumped := ivs[k].Stmts[:j]
-		if why := check(sc, blk, st, jumped, b, k-1, ivs, true, &assumed); why != "" {
+		var reach []msl.Stmt
+		if why := check(sc, parents, blk, st, jumped, b, k-1, ivs, true, &assumed, &reach); why != "" {
 			refused = append(refused, "up: "+why)
 		} else {
 			bpos, bend := b.Span()
@@ -84,10 +86,8 @@ func site(p *mutate.Pass, sc *msl.Scope, blk *msl.Block, ivs []msl.Interval, k, 
 				// The proof read the interval it joins (from the barrier
 				// that opens it), the barrier and the statements it jumps.
 				from := at
-				if join := ivs[k-1]; join.Before != nil {
-					from, _ = join.Before.Span()
-				} else if len(join.Stmts) > 0 {
-					from, _ = join.Stmts[0].Span()
+				if len(reach) > 0 {
+					from, _ = reach[0].Span()
 				}
 				choices = append(choices, mutate.Choice{Name: "up", Message: "move it before the barrier above", Edits: append(own, mutate.Guards(f.Src, from, start, own)...)})
 			}
@@ -95,7 +95,8 @@ func site(p *mutate.Pass, sc *msl.Scope, blk *msl.Block, ivs []msl.Interval, k, 
 	}
 	if b := ivs[k].After; b != nil {
 		jumped := ivs[k].Stmts[j+1:]
-		if why := check(sc, blk, st, jumped, b, k+1, ivs, false, &assumed); why != "" {
+		var reach []msl.Stmt
+		if why := check(sc, parents, blk, st, jumped, b, k+1, ivs, false, &assumed, &reach); why != "" {
 			refused = append(refused, "down: "+why)
 		} else {
 			bpos, bend := b.Span()
@@ -105,10 +106,8 @@ func site(p *mutate.Pass, sc *msl.Scope, blk *msl.Block, ivs []msl.Interval, k, 
 			} else {
 				own := []edit.Edit{{Start: start, End: next}, {Start: at, End: at, New: text}}
 				to := at
-				if join := ivs[k+1]; join.After != nil {
-					_, to = join.After.Span()
-				} else if len(join.Stmts) > 0 {
-					_, to = join.Stmts[len(join.Stmts)-1].Span()
+				if len(reach) > 0 {
+					_, to = reach[len(reach)-1].Span()
 				}
 				choices = append(choices, mutate.Choice{Name: "down", Message: "move it after the barrier below", Edits: append(own, mutate.Guards(f.Src, next, to, own)...)})
 			}
@@ -188,8 +187,11 @@ func movable(sc *msl.Scope, st msl.Stmt, e *msl.Effects) string {
 
 // check returns why st may not jump the statements jumped and barrier b
 // into interval k of ivs (up: to the end of interval k; down: to its
-// start), or "".
-func check(sc *msl.Scope, blk *msl.Block, st msl.Stmt, jumped []msl.Stmt, b msl.Stmt, k int, ivs []msl.Interval, up bool, assumed *[]string) string {
+// start), or "". An interval k that reaches the start (up) or end of blk
+// goes on outside it when blk is a branch of if statements
+// (elidebarrier.Outward). reach is set to the statements the proof read
+// on the other side, the barrier that bounds them included.
+func check(sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, blk *msl.Block, st msl.Stmt, jumped []msl.Stmt, b msl.Stmt, k int, ivs []msl.Interval, up bool, assumed *[]string, reach *[]msl.Stmt) string {
 	f := sc.File
 	if _, ok := b.(*msl.Barrier); !ok {
 		return "the barrier is hidden behind a macro"
@@ -252,39 +254,66 @@ func check(sc *msl.Scope, blk *msl.Block, st msl.Stmt, jumped []msl.Stmt, b msl.
 	if c := mutate.Conditional(f, lo, hi); c != "" {
 		return "the statements between it and where it would go hold " + c
 	}
-	body := blk == sc.Func.Body
-	if up && join.Before == nil && !body || !up && join.After == nil && !body {
-		return "the interval on the other side reaches outside the block (a loop's other iteration or the code around it)"
+	joined, bound := join.Stmts, join.Before
+	if !up {
+		bound = join.After
 	}
-	if up && join.Before == nil {
-		if why := elidebarrier.OutsideCall(sc, "before the barrier above", "start"); why != "" {
+	branches := ""
+	if bound == nil {
+		out, outer, ifs, why := elidebarrier.Outward(sc, parents, blk, up)
+		if why != "" {
+			return why
+		}
+		if up {
+			joined = append(append([]msl.Stmt{}, out...), joined...)
+		} else {
+			joined = append(append([]msl.Stmt{}, joined...), out...)
+		}
+		bound, branches = outer, elidebarrier.Branches(f, ifs)
+		lo, hi := startOf(st), endOf(st)
+		for _, x := range joined {
+			p, e := x.Span()
+			lo, hi = min(lo, p), max(hi, e)
+		}
+		if c := mutate.Conditional(f, lo, hi); c != "" {
+			return "the statements between it and where it would go hold " + c
+		}
+	}
+	if bound == nil {
+		edge, which := "start", "before the barrier above"
+		if !up {
+			edge, which = "end", "after the barrier below"
+		}
+		if why := elidebarrier.OutsideCall(sc, which, edge); why != "" {
 			return why
 		}
 	}
-	if !up && join.After == nil {
-		if why := elidebarrier.OutsideCall(sc, "after the barrier below", "end"); why != "" {
-			return why
+	*reach = joined
+	if bound != nil {
+		if up {
+			*reach = append([]msl.Stmt{bound}, joined...)
+		} else {
+			*reach = append(append([]msl.Stmt{}, joined...), bound)
 		}
 	}
 	fs := sc.Footprints([]msl.Stmt{st})
 	if w := fs.Why(); w == "" && !touches(fs) {
 		return "" // it touches no shared memory: nothing to protect
 	}
-	for _, x := range join.Stmts {
+	for _, x := range joined {
 		if msl.ContainsBarrier(x) {
 			return "the interval on the other side holds a statement with barriers of its own; not analysed"
 		}
 	}
-	fj := sc.Footprints(join.Stmts)
+	fj := sc.Footprints(joined)
 	for _, fp := range []*msl.Footprints{fs, fj} {
 		if w := fp.Why(); w != "" {
-			pos := f.Position(fp.Unknown[0].Pos)
-			return fmt.Sprintf("cannot follow every thread: %s at %d:%d", w, pos.Line, pos.Column) + elidebarrier.Assuming(fs, fj)
+			return fmt.Sprintf("cannot follow every thread: %s at %s", w, f.At(fp.Unknown[0].Pos)) + elidebarrier.AssumingWith(branches, fs, fj)
 		}
 	}
 	if cs := msl.Conflicts(fs, fj); len(cs) > 0 {
-		return "the barrier protects it: " + elidebarrier.Describe(f, cs[0]) + elidebarrier.Assuming(fs, fj)
+		return "the barrier protects it: " + elidebarrier.Describe(f, cs[0]) + elidebarrier.AssumingWith(branches, fs, fj)
 	}
-	*assumed = append(*assumed, elidebarrier.Assuming(fs, fj))
+	*assumed = append(*assumed, elidebarrier.AssumingWith(branches, fs, fj))
 	return ""
 }

@@ -21,6 +21,11 @@
 //   - it holds no barrier, no break, continue, return or goto, and nothing
 //     the facts cannot follow.
 //
+// When the interval it joins reaches the start or end of a branch of an
+// if statement, it goes on before or after the if, as elide-barrier's
+// intervals do (every thread takes a branch that holds a barrier); the
+// site states the assumption.
+//
 // Moving a statement lets rounds whose stores are disjoint meet at one
 // barrier, after which merge-barriers and elide-barrier can remove the
 // barriers that no longer order anything. Refusals are skipped with the

@@ -3,6 +3,7 @@ package elidebarrier
 import (
 	_ "embed"
 	"fmt"
+	"slices"
 	"strings"
 
 	"metalab/internal/edit"
@@ -49,7 +50,7 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, b *msl.B
 		skip("the barrier is not a statement of a block")
 		return
 	}
-	before, after, prev, next, why := Around(sc, blk, b)
+	before, after, prev, next, branches, why := Around(sc, parents, blk, b)
 	if why != "" {
 		skip(why)
 		return
@@ -67,8 +68,7 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, b *msl.B
 	}
 	for _, x := range append(append([]msl.Stmt{}, before...), after...) {
 		if msl.ContainsBarrier(x) {
-			pos := f.Position(startOf(x))
-			skip(fmt.Sprintf("its intervals hold a statement with barriers of its own (at %d:%d); not analysed", pos.Line, pos.Column))
+			skip(fmt.Sprintf("its intervals hold a statement with barriers of its own (at %s); not analysed", f.At(startOf(x))))
 			return
 		}
 	}
@@ -76,16 +76,15 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, b *msl.B
 	for _, fp := range []*msl.Footprints{fa, fb} {
 		if w := fp.Why(); w != "" {
 			u := fp.Unknown[0]
-			pos := f.Position(u.Pos)
-			skip(fmt.Sprintf("cannot follow every thread: %s at %d:%d", w, pos.Line, pos.Column) + Assuming(fa, fb))
+			skip(fmt.Sprintf("cannot follow every thread: %s at %s", w, f.At(u.Pos)) + AssumingWith(branches, fa, fb))
 			return
 		}
 	}
 	if cs := msl.Conflicts(fa, fb); len(cs) > 0 {
-		skip("needed: " + Describe(f, cs[0]) + Assuming(fa, fb))
+		skip("needed: " + Describe(f, cs[0]) + AssumingWith(branches, fa, fb))
 		return
 	}
-	msg := "orders no access of another thread" + Assuming(fa, fb)
+	msg := "orders no access of another thread" + AssumingWith(branches, fa, fb)
 	del := mutate.RemoveStmt(f.Src, b.Pos, b.End, mutate.AfterLabel(f, b.Pos))
 	// The proof read both intervals and the barriers that bound them.
 	from, to := b.Pos, b.End
@@ -113,8 +112,15 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, b *msl.B
 // Assuming returns " (assuming ...)" naming what footprints rest on (one-
 // dimensional threadgroups when no geometry was given and the kernel reads
 // its thread position; the threads per threadgroup when one was), or "".
-func Assuming(fps ...*msl.Footprints) string {
+func Assuming(fps ...*msl.Footprints) string { return AssumingWith("", fps...) }
+
+// AssumingWith is Assuming with a further assumption first (Branches'),
+// when it is not "".
+func AssumingWith(extra string, fps ...*msl.Footprints) string {
 	var as, geos []string
+	if extra != "" {
+		as = append(as, extra)
+	}
 	for _, fp := range fps {
 		as = append(as, fp.Assumes...)
 		for _, sf := range fp.Scenarios {
@@ -152,10 +158,15 @@ func dedupe(s []string) []string {
 
 // Around returns the statements of the intervals before and after barrier
 // b, a statement of block blk, and the barriers that bound them (nil at the
-// function body's start or end). It reports why not when an interval
-// reaches outside the block: only the function body's intervals may run
-// to its start or end.
-func Around(sc *msl.Scope, blk *msl.Block, b msl.Stmt) (before, after []msl.Stmt, prev, next msl.Stmt, why string) {
+// function body's start or end), with what the intervals rest on (" ("
+// assuming ...)" or ""). An interval that reaches the start or end of blk
+// goes on outside it (Outward) when blk is a branch of an if statement:
+// every thread takes the branch that holds a barrier, which Metal requires
+// of a barrier, so the branch's statements run straight after the code
+// before the if and before the code after it. It reports why not when an
+// interval reaches outside a loop body or another statement, or the start
+// or end of a function that is not a kernel.
+func Around(sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, blk *msl.Block, b msl.Stmt) (before, after []msl.Stmt, prev, next msl.Stmt, assumed string, why string) {
 	ivs := sc.Intervals(blk) // memoised: Around is asked of every barrier
 	k := -1
 	for i, iv := range ivs {
@@ -165,32 +176,117 @@ func Around(sc *msl.Scope, blk *msl.Block, b msl.Stmt) (before, after []msl.Stmt
 		}
 	}
 	if k < 0 {
-		return nil, nil, nil, nil, "the barrier is not a statement of its block"
+		return nil, nil, nil, nil, "", "the barrier is not a statement of its block"
 	}
-	body := blk == sc.Func.Body
-	if ivs[k].Before == nil && !body {
-		return nil, nil, nil, nil, "no barrier precedes it in its block: the interval before it reaches outside the block (a loop's previous iteration or the code before)"
-	}
-	if ivs[k+1].After == nil && !body {
-		return nil, nil, nil, nil, "no barrier follows it in its block: the interval after it reaches outside the block (a loop's next iteration or the code after)"
-	}
-	if ivs[k].Before == nil {
-		if why := OutsideCall(sc, "before it", "start"); why != "" {
-			return nil, nil, nil, nil, why
+	before, after = ivs[k].Stmts, ivs[k+1].Stmts
+	prev, next = ivs[k].Before, ivs[k+1].After
+	var ifs []*msl.If
+	if prev == nil {
+		out, bound, through, why := Outward(sc, parents, blk, true)
+		if why != "" {
+			return nil, nil, nil, nil, "", "no barrier precedes it in its block: " + why
+		}
+		before, prev, ifs = append(append([]msl.Stmt{}, out...), before...), bound, append(ifs, through...)
+		if prev == nil {
+			if why := OutsideCall(sc, "before it", "start"); why != "" {
+				return nil, nil, nil, nil, "", why
+			}
 		}
 	}
-	if ivs[k+1].After == nil {
-		if why := OutsideCall(sc, "after it", "end"); why != "" {
-			return nil, nil, nil, nil, why
+	if next == nil {
+		out, bound, through, why := Outward(sc, parents, blk, false)
+		if why != "" {
+			return nil, nil, nil, nil, "", "no barrier follows it in its block: " + why
+		}
+		after, next = append(append([]msl.Stmt{}, after...), out...), bound
+		for _, s := range through {
+			if !slices.Contains(ifs, s) {
+				ifs = append(ifs, s)
+			}
+		}
+		if next == nil {
+			if why := OutsideCall(sc, "after it", "end"); why != "" {
+				return nil, nil, nil, nil, "", why
+			}
 		}
 	}
-	return ivs[k].Stmts, ivs[k+1].Stmts, ivs[k].Before, ivs[k+1].After, ""
+	return before, after, prev, next, Branches(sc.File, ifs), ""
+}
+
+// Branches names the if statements whose branch an interval was followed
+// through, as an assumption (" every thread takes the branch of the if at
+// 12:5, as its barrier requires"), or "".
+func Branches(f *msl.File, ifs []*msl.If) string {
+	if len(ifs) == 0 {
+		return ""
+	}
+	var at []string
+	for _, s := range ifs {
+		at = append(at, fmt.Sprintf("%s", f.At(s.Pos)))
+	}
+	w := "the if"
+	if len(at) > 1 {
+		w = "the ifs"
+	}
+	return fmt.Sprintf("every thread takes the branch of %s at %s, as its barrier requires", w, strings.Join(at, ", "))
+}
+
+// Outward returns the statements that run in every thread right before
+// the start (up) or right after the end (!up) of block blk, up to the
+// nearest barrier (bound; nil when they reach the function body's start
+// or end), when blk is a branch of if statements whose conditions touch
+// no memory and have no effects: a thread that runs a barrier in the
+// branch has run the code before the if (back to that code's barrier) and
+// runs the code after it (on to the next barrier), and every thread runs
+// the barrier. The ifs followed through are returned; why says what
+// stops it (a loop body, whose interval takes in another iteration; a
+// condition with effects; another statement).
+func Outward(sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, blk *msl.Block, up bool) (stmts []msl.Stmt, bound msl.Stmt, ifs []*msl.If, why string) {
+	f := sc.File
+	var cur msl.Stmt = blk
+	for cur != msl.Stmt(sc.Func.Body) {
+		switch p := parents[cur].(type) {
+		case *msl.If:
+			e := sc.SpanEffects(p.Cond.Pos, p.Cond.End, p)
+			if len(e.Accesses) > 0 || len(e.Writes) > 0 || len(e.Calls) > 0 || len(e.Unknown) > 0 || len(e.AddrTaken) > 0 {
+				return nil, nil, nil, fmt.Sprintf("the interval reaches outside the branch of the if at %s, whose condition touches memory or has effects", f.At(p.Pos))
+			}
+			ifs = append(ifs, p)
+			cur = p
+		case *msl.Block:
+			idx := p.Index(cur)
+			if idx < 0 {
+				return nil, nil, nil, "the interval reaches outside the block"
+			}
+			for _, iv := range sc.Intervals(p) {
+				if idx < iv.From || idx >= iv.From+len(iv.Stmts) {
+					continue
+				}
+				j := idx - iv.From
+				if up {
+					stmts = append(append([]msl.Stmt{}, iv.Stmts[:j]...), stmts...)
+					if iv.Before != nil {
+						return stmts, iv.Before, ifs, ""
+					}
+				} else {
+					stmts = append(stmts, iv.Stmts[j+1:]...)
+					if iv.After != nil {
+						return stmts, iv.After, ifs, ""
+					}
+				}
+				break
+			}
+			cur = p
+		default:
+			return nil, nil, nil, "the interval before or after it reaches outside the block (a loop's previous or next iteration, or the code around another statement)"
+		}
+	}
+	return stmts, nil, ifs, ""
 }
 
 // Describe explains a conflict with positions.
 func Describe(f *msl.File, c msl.Conflict) string {
-	a, b := f.Position(c.A.Pos), f.Position(c.B.Pos)
-	return fmt.Sprintf("%s (%d:%d and %d:%d)", c.String(), a.Line, a.Column, b.Line, b.Column)
+	return fmt.Sprintf("%s (%s and %s)", c.String(), f.At(c.A.Pos), f.At(c.B.Pos))
 }
 
 // OutsideCall returns why an interval (the one before or after a barrier)

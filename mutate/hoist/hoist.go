@@ -368,8 +368,7 @@ func clash(sc *msl.Scope, lf *msl.LoopFacts, body *msl.Block, d *msl.Decl, v *ms
 		pv := prev
 		prev = t.Text
 		if t.Kind == msl.Ident && t.Text == v.Name && pv != "." && pv != "->" && pv != "::" {
-			p := f.Position(t.Pos)
-			return fmt.Sprintf("%s at %d:%d, before the declaration, names something else", v.Name, p.Line, p.Column)
+			return fmt.Sprintf("%s at %s, before the declaration, names something else", v.Name, f.At(t.Pos))
 		}
 	}
 	// The enclosing block: a declaration of the name at its level clashes;
@@ -377,8 +376,7 @@ func clash(sc *msl.Scope, lf *msl.LoopFacts, body *msl.Block, d *msl.Decl, v *ms
 	// would see the hoisted one. Declarations in nested blocks shadow it.
 	for _, w := range sc.Vars() {
 		if w != v && w.Name == v.Name && w.Decl != nil && parent.Index(w.Decl) >= 0 {
-			p := f.Position(w.NamePos)
-			return fmt.Sprintf("%s is also declared at %d:%d in the enclosing block", v.Name, p.Line, p.Column)
+			return fmt.Sprintf("%s is also declared at %s in the enclosing block", v.Name, f.At(w.NamePos))
 		}
 	}
 	prev = ""
@@ -392,8 +390,7 @@ func clash(sc *msl.Scope, lf *msl.LoopFacts, body *msl.Block, d *msl.Decl, v *ms
 		if r != nil && r.NamePos > loopEnd {
 			continue // declared after the loop, in a nested block
 		}
-		p := f.Position(t.Pos)
-		return fmt.Sprintf("%s is also named after the loop at %d:%d", v.Name, p.Line, p.Column)
+		return fmt.Sprintf("%s is also named after the loop at %s", v.Name, f.At(t.Pos))
 	}
 	return ""
 }
@@ -433,8 +430,7 @@ func memOK(sc *msl.Scope, lf *msl.LoopFacts, a msl.Access, trips string) (why, f
 		}
 		for _, w := range fe.Accesses {
 			if w.Write && w.Space == msl.Device && sc.MayAlias(w.Var, v) {
-				p := f.Position(startOf2(w.Expr))
-				return fmt.Sprintf("the function writes device memory through %s at %d:%d, which may alias %s", w.Var.Name, p.Line, p.Column, v.Name), ""
+				return fmt.Sprintf("the function writes device memory through %s at %s, which may alias %s", w.Var.Name, f.At(startOf2(w.Expr)), v.Name), ""
 			}
 		}
 		if w := needTrips(); w != "" {
@@ -450,8 +446,7 @@ func memOK(sc *msl.Scope, lf *msl.LoopFacts, a msl.Access, trips string) (why, f
 		}
 		for _, w := range lf.Effects.Accesses {
 			if w.Write && w.Space == msl.Threadgroup && sc.MayAlias(w.Var, v) {
-				p := f.Position(startOf2(w.Expr))
-				return fmt.Sprintf("the loop writes threadgroup memory through %s at %d:%d, which may alias %s", w.Var.Name, p.Line, p.Column, v.Name), ""
+				return fmt.Sprintf("the loop writes threadgroup memory through %s at %s, which may alias %s", w.Var.Name, f.At(startOf2(w.Expr)), v.Name), ""
 			}
 		}
 		if w := needTrips(); w != "" {

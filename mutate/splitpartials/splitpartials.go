@@ -316,8 +316,7 @@ func escapes(sc *msl.Scope, x *msl.Var, direct []msl.Access, aliases map[*msl.Va
 		if len(a.Subs) != len(x.Dims) {
 			// Passed whole to a function, or an access the facts could not
 			// follow.
-			p := f.Position(pos)
-			return fmt.Sprintf("its address is used at %d:%d other than for an element or an alias", p.Line, p.Column)
+			return fmt.Sprintf("its address is used at %s other than for an element or an alias", f.At(pos))
 		}
 		ok[pos] = true
 	}
@@ -337,8 +336,7 @@ func escapes(sc *msl.Scope, x *msl.Var, direct []msl.Access, aliases map[*msl.Va
 			}
 			next := f.SigTokens(t.End, sc.Func.End)
 			if len(next) > 0 && (msl.IsAssignOp(next[0].Text) || next[0].Text == "++" || next[0].Text == "--") {
-				p := f.Position(t.Pos)
-				return fmt.Sprintf("alias %s is reassigned at %d:%d", v.Name, p.Line, p.Column)
+				return fmt.Sprintf("alias %s is reassigned at %s", v.Name, f.At(t.Pos))
 			}
 		}
 	}
@@ -358,8 +356,7 @@ func escapes(sc *msl.Scope, x *msl.Var, direct []msl.Access, aliases map[*msl.Va
 		if inAlias {
 			continue
 		}
-		p := f.Position(t.Pos)
-		return fmt.Sprintf("its address is used at %d:%d other than for an element or an alias", p.Line, p.Column)
+		return fmt.Sprintf("its address is used at %s other than for an element or an alias", f.At(t.Pos))
 	}
 	return ""
 }
@@ -403,8 +400,7 @@ func coverage(sc *msl.Scope, x *msl.Var, ivs []msl.Interval, rounds []*round) (s
 			fps[k] = sc.Footprints(ivs[k].Stmts)
 		}
 		if w := fps[k].Why(); w != "" {
-			pos := f.Position(fps[k].Unknown[0].Pos)
-			return nil, fmt.Sprintf("cannot follow every thread: %s at %d:%d", w, pos.Line, pos.Column)
+			return nil, fmt.Sprintf("cannot follow every thread: %s at %s", w, f.At(fps[k].Unknown[0].Pos))
 		}
 		return fps[k], ""
 	}

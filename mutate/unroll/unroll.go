@@ -69,8 +69,7 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, s *msl.F
 		return
 	}
 	for _, j := range sc.Effects(s.Body).Jumps {
-		pos := f.Position(j.Pos)
-		at := fmt.Sprintf("%d:%d", pos.Line, pos.Column)
+		at := fmt.Sprintf("%s", f.At(j.Pos))
 		switch {
 		case j.Kind == "break" && j.Depth == 0:
 			skip("the body breaks out of the loop at " + at)
@@ -148,8 +147,7 @@ func full(f *msl.File, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, s *msl.For,
 	}
 	if !l.Declared {
 		if at := usedAfter(f, sc, s, v); at >= 0 {
-			pos := f.Position(at)
-			return mutate.Choice{}, fmt.Sprintf("%s is used after the loop at %d:%d", l.Var, pos.Line, pos.Column)
+			return mutate.Choice{}, fmt.Sprintf("%s is used after the loop at %s", l.Var, f.At(at))
 		}
 	}
 	eol := mutate.EOL(src, s.Pos)
