@@ -294,6 +294,9 @@ func TestWrap(t *testing.T) {
 		width vg.Length
 	}{
 		{"paired samples of drop-barrier.qsa_flash.1=drop+unroll-pragma.qsa_flash.3=full-5e0d7c21", 200},
+		{"drop-barrier.qsa_flash.1=drop+unroll-pragma.qsa_flash.3=full-5e0d7c21 · gain +2.10% faster", 100},
+		{"drop-barrier.qsa_flash.1=drop+unroll-pragma.qsa_flash.3=full-5e0d7c21 · gain +2.10% faster", 150},
+		{"drop-barrier.qsa_flash.1=drop+unroll-pragma.qsa_flash.3=full-5e0d7c21 · gain +2.10% faster", 250},
 		{"at NSG=4 TILE=32 · hand-written variants/my_single_barrier.metal · not bitwise", 150},
 		{"short", 400},
 		{"", 100},
