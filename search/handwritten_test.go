@@ -128,8 +128,8 @@ func TestSweepHandWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := reportVariant(t, in, "file.outside-"); !strings.Contains(v.Label, "outside --fn") {
-		t.Errorf("outside's label %q does not say it changes code outside --fn", v.Label)
+	if v := reportVariant(t, in, "file.outside-"); !v.OutsideFn || !strings.Contains(v.Outside, "change outside k") || v.Kind != report.KindHandWritten || v.File == "" || v.FileSHA256 != files[1].SHA256 || v.PatchRefused == "" {
+		t.Errorf("outside in the report: %+v; want it hand-written, its file and sha256, changing code outside k, its patch refused", v)
 	}
 
 	file := filepath.Join(t.TempDir(), "file")

@@ -322,7 +322,8 @@ func labelVariants(sp *Space, vs []store.Row) map[string]string {
 			return sp.Label(i)
 		}
 		if hw := sp.fileOf(ref); hw != nil {
-			return hw.File.Label()
+			// The report shows its file, sha256 and change outside --fn.
+			return "hand-written"
 		}
 		return ref
 	}
@@ -343,11 +344,12 @@ func labelVariants(sp *Space, vs []store.Row) map[string]string {
 			for _, ref := range rest {
 				parts = append(parts, atomLabel(ref))
 			}
+			// (the report shows the point beside the label)
 			what := "the baseline's source"
 			if len(parts) > 0 {
 				what = strings.Join(parts, " + ")
 			}
-			out[r.Variant] = what + " at " + pt.String()
+			out[r.Variant] = what
 			continue
 		}
 		if len(r.Refs) == 1 {
