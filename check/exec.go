@@ -222,9 +222,11 @@ func bindingsText(bs []spec.Binding) string {
 // Compare compares the device buffers of in between want and got and
 // returns the first difference, or nil when every byte is equal. Input
 // buffers are compared too: a variant must not write where its baseline
-// does not, even into a buffer no later stage reads. The mismatch
-// describes the first differing buffer in spec order and names the other
-// differing buffers.
+// does not, even into a buffer no later stage reads. The padding bytes of
+// an element type (between and after a struct's members, a 3-vector's
+// fourth lane) hold no value and are not compared: a struct copied whole
+// copies whatever they held. The mismatch describes the first differing
+// buffer in spec order and names the other differing buffers.
 func Compare(in *spec.Instance, want, got map[string][]byte) *Mismatch {
 	var first *Mismatch
 	for _, b := range in.Buffers {
@@ -233,6 +235,10 @@ func Compare(in *spec.Instance, want, got map[string][]byte) *Mismatch {
 		}
 		w, g := want[b.Name], got[b.Name]
 		if bytes.Equal(w, g) {
+			continue
+		}
+		pad := paddingOf(b.Type)
+		if pad != nil && len(w) == len(g) && equalValues(b, pad, w, g) {
 			continue
 		}
 		if first != nil {
@@ -247,7 +253,7 @@ func Compare(in *spec.Instance, want, got map[string][]byte) *Mismatch {
 		n := min(len(w), len(g))
 		for e := 0; e*size < n; e++ {
 			lo, hi := e*size, min((e+1)*size, n)
-			if bytes.Equal(w[lo:hi], g[lo:hi]) {
+			if bytes.Equal(w[lo:hi], g[lo:hi]) || (pad != nil && e < b.Count && hi-lo == size && equalMasked(pad, w[lo:hi], g[lo:hi])) {
 				continue
 			}
 			m.Differing++
@@ -261,4 +267,64 @@ func Compare(in *spec.Instance, want, got map[string][]byte) *Mismatch {
 		first = m
 	}
 	return first
+}
+
+// paddingOf returns which bytes of an element of type t are padding (true),
+// or nil when it has none.
+func paddingOf(t *spec.Type) []bool {
+	if t == nil || t.Size <= 0 || t.Kind == spec.Scalar {
+		return nil
+	}
+	pad := make([]bool, t.Size)
+	for i := range pad {
+		pad[i] = true
+	}
+	var mark func(t *spec.Type, off int)
+	mark = func(t *spec.Type, off int) {
+		if t.Kind == spec.Struct {
+			for _, f := range t.Fields {
+				for j := range max(f.Len, 1) {
+					mark(f.Type, off+f.Offset+j*f.Type.Size)
+				}
+			}
+			return
+		}
+		n := t.Size
+		if k, ok := scalarSize(t.Scalar); ok {
+			n = k * max(t.Lanes, 1)
+		}
+		for i := off; i < off+n && i < len(pad); i++ {
+			pad[i] = false
+		}
+	}
+	mark(t, 0)
+	for _, p := range pad {
+		if p {
+			return pad
+		}
+	}
+	return nil
+}
+
+// equalMasked reports whether two elements are equal but for padding.
+func equalMasked(pad []bool, w, g []byte) bool {
+	for i := range w {
+		if w[i] != g[i] && !pad[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// equalValues reports whether two contents of buffer b (of equal length)
+// are equal but for the padding of its elements; slack bytes are compared.
+func equalValues(b *spec.Buffer, pad []bool, w, g []byte) bool {
+	size := b.Type.Size
+	n := min(len(w), b.Count*size)
+	for lo := 0; lo+size <= n; lo += size {
+		if !equalMasked(pad, w[lo:lo+size], g[lo:lo+size]) {
+			return false
+		}
+	}
+	return bytes.Equal(w[n-n%size:], g[n-n%size:])
 }

@@ -152,11 +152,14 @@ func TestCompareParity(t *testing.T) {
 		{"half 3 ulp", half, ulp2, spec.Output, u16(hone), u16(hone + 3), false, 0, 0, "3 ulp apart"},
 		{"bfloat 1 ulp", bf, ulp2, spec.Output, u16(bone), u16(bone - 1), true, 1, 1, ""},
 		{"float4 lanes", typ(t, "float4"), ulp2, spec.Output, f32(1, 2, 3, 4), append(f32(1, 2, 3), bits32(math.Float32bits(4)+2)...), true, 2, 1, ""},
-		{"float3 padding", typ(t, "float3"), ulp2, spec.Output, append(f32(1, 2, 3), 0, 0, 0, 0), append(f32(1, 2, 3), 1, 0, 0, 0), false, 0, 0, "integer component or padding"},
+		{"float3 padding", typ(t, "float3"), ulp2, spec.Output, append(f32(1, 2, 3), 0, 0, 0, 0), append(f32(1, 2, 3), 1, 0, 0, 0), true, 0, 0, ""},
+		{"float3 padding and a lane", typ(t, "float3"), ulp2, spec.Output, append(f32(1, 2, 3), 0, 0, 0, 0), append(f32(1, 2), append(bits32(math.Float32bits(3)+1), 1, 0, 0, 0)...), true, 1, 1, ""},
 		{"int", typ(t, "int"), ulp2, spec.Output, bits32(1), bits32(2), false, 0, 0, "integer component"},
 		{"input buffer", typ(t, "float"), ulp2, spec.Input, bits32(one), bits32(one + 1), false, 0, 0, "an input buffer is compared bitwise"},
 		{"struct member", md, ulp2, spec.Output, append(u16(hone, 0), f32(1)...), append(u16(hone+1, 0), bits32(one+2)...), true, 2, 1, ""},
-		{"struct padding", md, ulp2, spec.Output, append(u16(hone, 0), f32(1)...), append(u16(hone, 7), f32(1)...), false, 0, 0, "padding"},
+		{"struct padding", md, ulp2, spec.Output, append(u16(hone, 0), f32(1)...), append(u16(hone, 7), f32(1)...), true, 0, 0, ""},
+		{"struct int member", &spec.Type{Name: "S", Kind: spec.Struct, Size: 8, Align: 4, Fields: []spec.Field{{Name: "m", Type: half, Offset: 0}, {Name: "i", Type: typ(t, "int"), Offset: 4}}},
+			ulp2, spec.Output, append(u16(hone, 0), bits32(1)...), append(u16(hone, 0), bits32(2)...), false, 0, 0, "integer component"},
 	} {
 		n := len(tc.want) / tc.t.Size
 		in := instanceOf(tc.t, n, tc.role)

@@ -213,6 +213,9 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	id, incs := b.id, b.incs
 	args := append([]string{}, b.kernelFlags()...)
 	if in.check {
+		if pad := paddingTable(in.cpp); pad != nil {
+			in.cpp = append(in.cpp[:len(in.cpp):len(in.cpp)], pad...)
+		}
 		args = append(args, checkFlags...)
 		if strings.Contains(strings.ToLower(id), "clang") {
 			args = append(args, checkClangFlags...)
@@ -225,9 +228,10 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	}
 	// Only a TU that starts by including the prelude (what the translator
 	// emits) gets it precompiled: -include would add it to any other.
+	var pchArgs []string
 	if bytes.HasPrefix(in.cpp, []byte("#include <metal_stdlib>")) {
 		if pch := b.pch(ctx, args, in.check); pch != "" {
-			args = append(args, "-include", pch)
+			pchArgs = []string{"-include", pch}
 		}
 	}
 	if in.dir != "" {
@@ -235,7 +239,9 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	}
 	args = append(args, buildcache.DefineArgs(in.defines)...)
 	// A hand-written TU (CompileCPP) may include headers from in.dir; a
-	// translated TU is self-contained (preprocessed) and has none.
+	// translated TU is self-contained (preprocessed) and has none. The
+	// precompiled prelude is not in the key: the TU includes the prelude
+	// itself, and the object is the same with it or without.
 	key := buildcache.ObjectKey(id, b.opts.PreludeVersion, args, in.cpp, in.dir)
 	soDir := filepath.Join(b.root, "so")
 	so := filepath.Join(soDir, key+".so")
@@ -267,6 +273,39 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 	if err := os.WriteFile(cppPath, in.cpp, 0o644); err != nil {
 		return "", envErr(err)
 	}
+	err = b.runCompile(ctx, in, args, pchArgs, tmpDir, cppPath, out)
+	if err != nil && len(pchArgs) > 0 && ctx.Err() == nil && pchBroke(err) {
+		// The compiler refused the precompiled prelude (a damaged or
+		// foreign .gch it could not read): compiled again without it, and
+		// no kernel of this mode gets it any more.
+		if err = b.runCompile(ctx, in, args, nil, tmpDir, cppPath, out); err == nil {
+			b.dropPCH(in.check)
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := buildcache.Record(out, so); err != nil {
+		return "", envErr(err)
+	}
+	return so, nil
+}
+
+// pchBroke reports whether a compile's failure names the precompiled
+// prelude.
+func pchBroke(err error) bool {
+	var f *backend.Failure
+	if !errors.As(err, &f) || f.Kind != backend.CompileError {
+		return false
+	}
+	return strings.Contains(f.Log, pchHeader) || strings.Contains(f.Log, "PCH") || strings.Contains(f.Log, "precompiled header")
+}
+
+// runCompile runs the compiler (and for the checking mode the linker) on
+// cppPath with args and pchArgs, writing out, in tmpDir.
+func (b *Backend) runCompile(ctx context.Context, in compileInput, args, pchArgs []string, tmpDir, cppPath, out string) error {
+	envErr := func(err error) error { return &backend.EnvError{Op: "compile " + in.name, Err: err} }
+	args = append(append([]string{}, args...), pchArgs...)
 	steps := [][]string{append(append(append([]string{}, b.cxx[1:]...), args...), "-o", out, cppPath)}
 	if in.check {
 		// Compile and link apart: linking with -fsanitize would pull in the
@@ -290,80 +329,153 @@ func (b *Backend) compileSO(ctx context.Context, in compileInput) (string, error
 		cmd.Stderr = &log
 		timedOut, err := buildcache.RunLimited(ctx, cmd, timeout)
 		if timedOut {
-			return "", &backend.Failure{Kind: backend.CompileTimeout,
+			return &backend.Failure{Kind: backend.CompileTimeout,
 				Msg: fmt.Sprintf("%s: compiling took longer than %v, the compile time limit (--compile-timeout)", in.name, timeout), Log: log.String()}
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return "", fmt.Errorf("compile %s: %w", in.name, ctx.Err())
+				return fmt.Errorf("compile %s: %w", in.name, ctx.Err())
 			}
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) {
-				return "", envErr(err)
+				return envErr(err)
 			}
 			if m := memoryExhausted(log.String()); m != "" && b.sandboxPrefix(timeout) != nil {
 				// The sandbox's memory limit is most of the machine's: a
 				// compile that reaches it is the source's doing.
-				return "", &backend.Failure{Kind: backend.CompileError,
+				return &backend.Failure{Kind: backend.CompileError,
 					Msg: fmt.Sprintf("%s: the compiler ran out of its memory limit (%s)", in.name, m), Log: log.String()}
 			}
 			if m := buildcache.EnvironmentFault(log.String()); m != "" {
-				return "", envErr(fmt.Errorf("%s\n%s", m, log.String()))
+				return envErr(fmt.Errorf("%s\n%s", m, log.String()))
 			}
 			if m := reportLine(log.String(), "compile limit: "); m != "" {
 				// The compile sandbox stopped a compiler that ran too
 				// many processes: the source's (or its compiler's) doing.
-				return "", &backend.Failure{Kind: backend.CompileError, Msg: fmt.Sprintf("%s: %s", in.name, m), Log: log.String()}
+				return &backend.Failure{Kind: backend.CompileError, Msg: fmt.Sprintf("%s: %s", in.name, m), Log: log.String()}
 			}
 			if strings.Contains(log.String(), "compile sandbox: ") {
-				return "", envErr(fmt.Errorf("the compile sandbox failed\n%s", log.String()))
+				return envErr(fmt.Errorf("the compile sandbox failed\n%s", log.String()))
 			}
-			return "", &backend.Failure{Kind: backend.CompileError, Msg: firstError(log.String(), in.name), Log: log.String()}
+			return &backend.Failure{Kind: backend.CompileError, Msg: firstError(log.String(), in.name), Log: log.String()}
 		}
 	}
-	if err := buildcache.Record(out, so); err != nil {
-		return "", envErr(err)
-	}
-	return so, nil
+	return nil
 }
+
+// pchHeader is the header kernels get with -include: it includes the
+// prelude, and its precompiled form sits next to it (metal_pch.h.gch, where
+// GCC looks for it). A TU that starts by including the prelude itself
+// includes it a second time as a no-op (the prelude's include guards).
+const pchHeader = "metal_pch.h"
+
+// pchRefused names the file a precompiled-header directory holds instead
+// of the header when the compiler refused to build one for those flags:
+// no metalab process tries again (the log is in the file).
+const pchRefused = "refused"
 
 // pch returns a header that includes the prelude and has a precompiled
 // form built with flags (the kernel flags, checking mode included), for
-// -include: kernels then skip parsing the prelude, about a third of a
-// compile. It is built once per prelude, compiler and flags, on first use;
-// "" when the compiler is not GCC (whose .gch lookup this relies on) or the
-// build failed, in which case kernels compile without it, only slower. The
-// compiler ignores a precompiled header that does not match the flags of a
-// compile, so a stale one can cost time, never correctness.
+// -include: kernels then skip parsing the prelude. It is built once per
+// prelude, compiler identity and flags, on first use, into a directory of
+// the cache named by their hash (installed by an atomic rename, so
+// concurrent metalab processes share it; its sha256 is recorded and
+// verified before first use). It is "" when the compiler is not GCC (whose
+// .gch lookup this relies on), when the compiler refused to build it (which
+// is recorded in the cache), or after a compile the precompiled header
+// broke (see compileSO): kernels then compile without it, only slower. GCC
+// ignores a precompiled header that does not match a compile's flags, so a
+// stale one can cost time, never correctness.
 func (b *Backend) pch(ctx context.Context, flags []string, check bool) string {
-	if strings.Contains(strings.ToLower(b.id), "clang") {
+	if b.noPCH || strings.Contains(strings.ToLower(b.id), "clang") {
 		return ""
 	}
 	mode := 0
 	if check {
 		mode = 1
 	}
-	b.pchOnce[mode].Do(func() {
-		h := sha256.New()
-		fmt.Fprintf(h, "%s\x00%s\x00%s", b.id, b.opts.PreludeVersion, strings.Join(flags, "\x01"))
-		dir := filepath.Join(b.root, "pch-"+hex.EncodeToString(h.Sum(nil))[:24])
-		err := buildcache.InstallDir(dir, func(tmp string) error {
-			hdr := filepath.Join(tmp, "metal_pch.h")
-			if err := os.WriteFile(hdr, []byte("#include <metal_stdlib>\n"), 0o644); err != nil {
-				return err
-			}
-			args := append(append(append([]string{}, b.cxx[1:]...), flags...), "-x", "c++-header", hdr, "-o", hdr+".gch")
-			cmd := exec.CommandContext(ctx, b.cxx[0], args...)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("%w: %s", err, out)
-			}
-			return nil
-		})
-		if err == nil {
-			b.pchPath[mode] = filepath.Join(dir, "metal_pch.h")
+	b.pchMu[mode].Lock()
+	defer b.pchMu[mode].Unlock()
+	st := &b.pchState[mode]
+	if st.done {
+		return st.path
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s", b.id, b.opts.PreludeVersion, strings.Join(flags, "\x01"))
+	dir := filepath.Join(b.root, "pch-"+hex.EncodeToString(h.Sum(nil))[:24])
+	hdr := filepath.Join(dir, pchHeader)
+	for attempt := 0; attempt < 2; attempt++ {
+		err := buildcache.InstallDir(dir, func(tmp string) error { return b.buildPCH(ctx, tmp, flags) })
+		if err != nil {
+			// The machine's fault, or a cancelled context: no precompiled
+			// header this time, another try on the next compile.
+			return ""
 		}
-	})
-	return b.pchPath[mode]
+		if _, err := os.Stat(filepath.Join(dir, pchRefused)); err == nil {
+			st.done = true
+			return ""
+		}
+		if buildcache.Verify(hdr + ".gch") {
+			st.done, st.path = true, hdr
+			return hdr
+		}
+		// Damaged (a truncated .gch, a missing sum): built again, once.
+		os.RemoveAll(dir)
+	}
+	st.done = true
+	return ""
+}
+
+// buildPCH builds the precompiled prelude in tmp, under the compile time
+// limit. A compiler that refuses it (it exits with an error that is not
+// the machine's fault) leaves the pchRefused file instead, with its log.
+func (b *Backend) buildPCH(ctx context.Context, tmp string, flags []string) error {
+	hdr := filepath.Join(tmp, pchHeader)
+	if err := os.WriteFile(hdr, []byte("#include <metal_stdlib>\n"), 0o644); err != nil {
+		return err
+	}
+	gch := hdr + ".gch"
+	args := append(append(append([]string{}, b.cxx[1:]...), flags...), "-x", "c++-header", hdr, "-o", gch+".tmp")
+	cmd := exec.Command(b.cxx[0], args...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var log bytes.Buffer
+	cmd.Stdout = &log
+	cmd.Stderr = &log
+	b.pchBuilt.Add(1)
+	timedOut, err := buildcache.RunLimited(ctx, cmd, b.compileTimeoutValue())
+	if err != nil && !timedOut {
+		var ee *exec.ExitError
+		if ctx.Err() != nil || !errors.As(err, &ee) {
+			return fmt.Errorf("precompile the prelude: %w", err)
+		}
+		if m := buildcache.EnvironmentFault(log.String()); m != "" {
+			return fmt.Errorf("precompile the prelude: %s", m)
+		}
+	}
+	if err != nil {
+		os.Remove(gch + ".tmp")
+		return os.WriteFile(filepath.Join(tmp, pchRefused), []byte(fmt.Sprintf("%v\n%s", err, log.String())), 0o644)
+	}
+	return buildcache.Record(gch+".tmp", gch)
+}
+
+// dropPCH stops giving kernels of the mode the precompiled header: a
+// compile failed with it and then succeeded without it.
+func (b *Backend) dropPCH(check bool) {
+	mode := 0
+	if check {
+		mode = 1
+	}
+	b.pchMu[mode].Lock()
+	b.pchState[mode] = pchState{done: true}
+	b.pchMu[mode].Unlock()
+}
+
+// pchState is a mode's precompiled header: done once it was decided, path
+// "" for none.
+type pchState struct {
+	done bool
+	path string
 }
 
 // memoryExhausted returns the compiler's line saying it ran out of memory,

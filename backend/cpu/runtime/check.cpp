@@ -271,6 +271,10 @@ void tg_access(Worker* w, TGArray& a, size_t off, size_t n, bool write, bool rea
   auto named = [xep](uint8_t k, const Acc& r) { return k == kFindRace && r.xep != xep ? kFindMemNone : k; };
   bool uninit = false;
   for (size_t i = 0; i < n; i++) {
+    // A read of a padding byte (a struct copied whole) reads no value: it
+    // is neither unwritten nor a conflict. Writes of padding are recorded
+    // as any write.
+    if (a.pad && !write && a.pad[(off + i) % a.pad_elem]) continue;
     Acc* c = cells + (off + i) * 3;
     Acc& wr = c[0];
     Acc& r1 = c[1];

@@ -172,7 +172,7 @@ void do_load(Reader& r) {
     }
     if (a > 4096) return send_err(kErrUsage, "threadgroup slot alignment " + std::to_string(a) + " exceeds 4096");
     off = round_up(off, a);
-    k->slots.push_back({s.id, off, s.size, a, &s});
+    k->slots.push_back({s.id, off, s.size, a, &s, {}});
     off += s.size;
     max_id = std::max(max_id, s.id);
   }
@@ -181,6 +181,21 @@ void do_load(Reader& r) {
                                    std::to_string(kMaxTGSlots));
   }
   k->static_tg = round_up(off, 16);
+  if (k->checking) {
+    // The checking build says which bytes of each declaration's element
+    // type are padding: a struct copied whole reads them, but they hold no
+    // value (see tg_access).
+    using PadFn = const unsigned char* (*)(int, size_t*);
+    if (auto pad = reinterpret_cast<PadFn>(dlsym(so, "mtl_tg_padding"))) {
+      for (auto& s : k->slots) {
+        size_t elem = 0;
+        const unsigned char* m = pad(s.id, &elem);
+        if (!m || elem == 0 || elem > s.size || s.size % elem != 0) continue;
+        if (std::find(m, m + elem, 1) == m + elem) continue;  // no padding
+        s.pad.assign(m, m + elem);
+      }
+    }
+  }
   g_kernels.push_back(k);
   Writer w;
   w.put<uint32_t>(uint32_t(g_kernels.size() - 1));

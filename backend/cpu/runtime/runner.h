@@ -109,6 +109,9 @@ struct Kernel {
     int id;
     size_t offset, size, align;
     const mtl_rt::TGSlot* desc;
+    // The element type's padding bytes (1: padding), from the checking
+    // build's mtl_tg_padding (see build.go); empty when none is known.
+    std::vector<unsigned char> pad;
   };
   std::vector<Slot> slots;
   bool writable[kMaxBuffers];  // per buffer index, from info->bufs
@@ -168,6 +171,12 @@ struct TGArray {
   size_t map_len = 0;
   int space = 0;  // kSpaceThreadgroup or kSpaceHostThreadgroup
   int id = 0;     // slot id or host index
+  // pad marks the padding bytes of the declaration's element type (pad_elem
+  // bytes, repeated over the array): a read of them reads no value, so the
+  // checking mode neither reports it unwritten nor records it. nullptr when
+  // the element type has none, or is unknown.
+  const unsigned char* pad = nullptr;
+  size_t pad_elem = 0;
   struct TGCell* shadow = nullptr;
   size_t shadow_cap = 0;
 };

@@ -190,11 +190,16 @@ bool prepare_arrays(Worker* w, const Job& job) {
     a.size = size;
     a.space = space;
     a.id = id;
+    a.pad = nullptr;
+    a.pad_elem = 0;
     check_prepare_array(&a);
     return &a;
   };
   for (const auto& s : k->slots) {
-    if (!place(s.size, s.align, kSpaceThreadgroup, s.id)) return false;
+    TGArray* a = place(s.size, s.align, kSpaceThreadgroup, s.id);
+    if (!a) return false;
+    a->pad = s.pad.empty() ? nullptr : s.pad.data();
+    a->pad_elem = s.pad.size();
     w->slot_array[size_t(s.id)] = w->narrays - 1;
   }
   for (int i = 0; i < kMaxBuffers; i++) w->tgbufs[i] = nullptr;
