@@ -63,6 +63,10 @@ type Manifest struct {
 	Store    string   `json:"store"`
 	Sources  []Source `json:"sources"` // the baseline's sources, the spec and every variant snapshot, with sha256
 	Updated  string   `json:"updated"`
+	// WorkDir is the directory the plan's relative paths (the spec, its
+	// sources, hand-written variants) are relative to: where the sweep
+	// began. A sweep resumed from elsewhere finds its files through it.
+	WorkDir string `json:"workdir,omitempty"`
 }
 
 // ManifestSchema is the value of manifest.json's "schema" field.
@@ -94,6 +98,10 @@ func (w *sweep) manifest() *Manifest {
 		Schema: ManifestSchema, Plan: w.res.Plan, Rule: w.plan.RuleSHA256, Version: w.opts.Version,
 		Backend: w.info.Name, Device: w.info.Device, Compiler: w.compiler, Clock: w.info.Clock, Timing: w.info.Timing,
 		Shard: w.opts.Shard.String(), Store: StoreFile, Updated: w.now().UTC().Format(time.RFC3339),
+		WorkDir: w.opts.WorkDir,
+	}
+	if m.WorkDir == "" {
+		m.WorkDir, _ = os.Getwd()
 	}
 	m.Sources = append(m.Sources, w.plan.Sources...)
 	m.Sources = append(m.Sources, Source{Path: w.plan.Spec, SHA256: w.plan.SpecSHA256})

@@ -53,8 +53,11 @@ type Options struct {
 	Resume bool
 	// Repo, when set, is the repository patches are verified against: its
 	// Plan.Path must still have the baseline's sha256.
-	Repo     string
-	Shard    Shard
+	Repo  string
+	Shard Shard
+	// WorkDir is the directory the plan's relative paths are relative to,
+	// for the manifest; "" means the working directory.
+	WorkDir  string
 	Version  string                          // metalab's version, for the manifest
 	ReadFile func(string) ([]byte, error)    // reads the spec's sources; nil means inputfile.ReadFile
 	Progress func(Event)                     // optional

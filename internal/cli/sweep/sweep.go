@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -408,11 +409,16 @@ func load(ctx context.Context, o *SweepOptions) (*search.Options, error) {
 		if plan, err = search.ParsePlan(b); err != nil {
 			return nil, err
 		}
+		so.WorkDir = resumeFrom(o, plan)
+		so.ReadFile = o.ReadFile
 		o.Spec, o.Functions, o.Backend = plan.Spec, plan.Functions, plan.Backend
 		o.Macros = cmdutil.Macros{Defines: plan.Macros.Defines, Undefs: plan.Macros.Undefs, IncludeDirs: plan.Macros.IncludeDirs}
 	}
 	specBytes, err := o.ReadFile(o.Spec)
 	if err != nil {
+		if plan != nil && !filepath.IsAbs(o.Spec) {
+			return nil, fmt.Errorf("read spec: %w (the plan in %s records it relative to the directory the sweep began in: resume from there)", err, o.Out)
+		}
 		return nil, fmt.Errorf("read spec: %w", err)
 	}
 	s, err := spec.Parse(o.Spec, specBytes)
@@ -659,6 +665,37 @@ func summary(o *SweepOptions, r *search.Result, took time.Duration) {
 	}
 	fmt.Fprintf(w, "report: %s (and report.json, plots/)\n", r.Report)
 	fmt.Fprintf(w, "results: %s (metalab results %s)\n", r.Store, r.Dir)
+}
+
+// resumeFrom makes o read the plan's relative paths (the spec, its
+// sources, hand-written variants) relative to the directory the sweep
+// began in, as its manifest records it, when they are not found from
+// here: `sweep --resume --out DIR` works from any directory. It returns
+// that directory, or "" when the paths are read from here.
+func resumeFrom(o *SweepOptions, plan *search.Plan) string {
+	if filepath.IsAbs(plan.Spec) {
+		return ""
+	}
+	if _, err := o.ReadFile(plan.Spec); !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	m, err := search.ReadManifest(o.Out)
+	if err != nil || m.WorkDir == "" {
+		return ""
+	}
+	base, read := m.WorkDir, o.ReadFile
+	if _, err := read(filepath.Join(base, plan.Spec)); err != nil {
+		return ""
+	}
+	o.ReadFile = func(p string) ([]byte, error) {
+		if !filepath.IsAbs(p) {
+			if b, err := read(filepath.Join(base, p)); !errors.Is(err, fs.ErrNotExist) {
+				return b, err
+			}
+		}
+		return read(p)
+	}
+	return base
 }
 
 // heldOutOption maps --held-out (-1 default, 0 off) to
