@@ -534,7 +534,7 @@ func substParams(v string, vals map[string]int64) string {
 				j++
 			}
 			word := v[i:j]
-			if x, ok := vals[word]; ok && !('0' <= c && c <= '9') {
+			if x, ok := vals[word]; ok { // a word starting with a digit names nothing
 				b.WriteString(strconv.FormatInt(x, 10))
 			} else {
 				b.WriteString(word)
