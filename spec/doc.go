@@ -359,8 +359,12 @@
 // forbid or at which the domains' largest case is past a limit. Held-out
 // cases are drawn, and case tokens replayed, under the spec's point:
 // a token does not carry the point. A point is written NSG=4 TILE=64
-// (Point.String, ParsePoint); a point that leaves a parameter out gives
-// it its default (Spec.Complete).
+// (Point.String, ParsePoint; in JSON it is that one string); a point
+// that leaves a parameter out gives it its default (Spec.Complete).
+// Spec.ParamUses lists the places a parameter reaches (a define, the
+// threads of a stage, a buffer's count), for naming the host-side values
+// a parameter change needs; Spec.FileDigest is the file's digest at any
+// point.
 //
 // # Errors
 //

@@ -180,6 +180,10 @@ func TestTuneNameUsable(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `unknown variable "Q"`) {
 		t.Fatalf("got %v, want Q unknown", err)
 	}
+	src = strings.Replace(tuneSpecText, "tune:\n  params:\n", "tune:\n  params:\n    N: [1]\n", 1)
+	if _, err := Parse("k.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), `k.yaml:27:5: tune parameter "N": the name of a variable of case s/N=256`) {
+		t.Errorf("a parameter named like a case variable: %v", err)
+	}
 	src = strings.Replace(tuneSpecText, "tune:\n  params:\n", "tune:\n  params:\n    Q: [1]\n", 1)
 	src = strings.Replace(src, "threads: [NSG * 32]", "threads: [NSG * 32 * Q]", 1)
 	mustTune(t, src)
