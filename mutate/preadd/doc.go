@@ -27,6 +27,15 @@
 // fewer than 2^32 elements). Pointer arithmetic adds each term to the
 // pointer separately, so its terms can be regrouped freely.
 //
+// A macro in a subscript (`#define K_TILE 128u`, then `a[i + K_TILE]`) is
+// typed by its expansion where it is used, which must be an integer
+// constant expression of literals (suffixes included), parentheses,
+// arithmetic and other such macros; every macro it reaches must have one
+// replacement text in the file and its headers, so that an #if the front
+// end cannot decide does not change the type. A macro that expands to a
+// floating-point value, a variable or a call, or that is defined twice
+// differently, is refused with a reason.
+//
 // It refuses, with a reason, accesses whose base is not a pointer or array
 // (a vector's component), bases or terms that change in the loop,
 // subscripts whose types would change, and loops that are not statements

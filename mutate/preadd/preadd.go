@@ -392,14 +392,21 @@ func invariantTerm(sc *msl.Scope, lf *msl.LoopFacts, x msl.Expr, s msl.Stmt) boo
 // intSplitOK returns why splitting a subscript's integer sum into inv and
 // rest could change its value, or "".
 func intSplitOK(sc *msl.Scope, o *occ, inv, rest []term) string {
-	T := sc.TypeOf(o.idx)
+	T, why := typeOf(sc, o.idx)
+	if why != "" {
+		return "the subscript's type is not known: " + why
+	}
 	if !msl.IsIntegerType(T) {
 		return fmt.Sprintf("the subscript's type %q is not a known integer type", T)
 	}
 	bits, signed := msl.IntWidth(T)
 	types := map[msl.Expr]string{}
 	for _, t := range o.terms {
-		tt := msl.Promote(sc.TypeOf(t.x))
+		tt, why := typeOf(sc, t.x)
+		if why != "" {
+			return fmt.Sprintf("the type of %s is not known: %s", text(sc.File, t.x), why)
+		}
+		tt = msl.Promote(tt)
 		if !msl.IsIntegerType(tt) {
 			return fmt.Sprintf("the type of %s is not a known integer type", text(sc.File, t.x))
 		}
