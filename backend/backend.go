@@ -290,6 +290,31 @@ type CompileLimiter interface {
 	SetCompileTimeout(d time.Duration)
 }
 
+// A BothCompiler is a Backend that compiles one source for the plain and
+// the checking mode together faster than two Compiles (the cpu backend
+// translates once and runs the two builds at once).
+type BothCompiler interface {
+	// CompileBoth compiles src (whatever src.Check says) for the plain
+	// and for the checking mode; each program, or its error, is what
+	// Compile would return for that mode.
+	CompileBoth(ctx context.Context, src Source) (plain, checking Program, plainErr, checkErr error)
+}
+
+// CompileBoth compiles src for the plain and the checking mode on b, at
+// once where b is a BothCompiler, else with two Compiles in series. A
+// caller that needs both programs of one source (the checking mode's
+// verdict and the plain build's run) should ask for them here.
+func CompileBoth(ctx context.Context, b Backend, src Source) (plain, checking Program, plainErr, checkErr error) {
+	if bc, ok := b.(BothCompiler); ok {
+		return bc.CompileBoth(ctx, src)
+	}
+	src.Check = false
+	plain, plainErr = b.Compile(ctx, src)
+	src.Check = true
+	checking, checkErr = b.Compile(ctx, src)
+	return plain, checking, plainErr, checkErr
+}
+
 // A Failure is something a kernel did wrong, with its log.
 type Failure struct {
 	Kind     FailureKind

@@ -126,8 +126,14 @@ type Backend struct {
 
 	linesState
 
-	pchOnce [2]sync.Once // precompiled prelude, plain and checking mode
-	pchPath [2]string
+	pchMu    [2]sync.Mutex // guards pchState, by mode
+	pchState [2]pchState   // precompiled prelude, plain and checking mode
+	pchBuilt atomic.Int64  // precompiled-prelude builds, for tests
+	noPCH    bool          // compile without the precompiled prelude (benchmarks, tests)
+
+	// modeFreeTranslate says the translator is DefaultTranslate, whose
+	// TU does not depend on Source.Check: CompileBoth translates once.
+	modeFreeTranslate bool
 }
 
 // DefaultCPULimit is the runner's CPU-time limit when Options.CPULimit is
@@ -138,6 +144,7 @@ const DefaultCPULimit = 6 * 3600
 var (
 	_ backend.Backend        = (*Backend)(nil)
 	_ backend.CompileLimiter = (*Backend)(nil)
+	_ backend.BothCompiler   = (*Backend)(nil)
 )
 
 // New returns a cpu Backend. Nothing is built until first use.
@@ -148,7 +155,8 @@ func New(opts Options) *Backend {
 	if opts.CXX == "" {
 		opts.CXX = "g++"
 	}
-	if opts.Translate == nil {
+	modeFree := opts.Translate == nil
+	if modeFree {
 		opts.Translate = DefaultTranslate
 	}
 	if opts.Prelude == nil {
@@ -158,7 +166,7 @@ func New(opts Options) *Backend {
 		}
 	}
 	cxx := strings.Fields(opts.CXX)
-	return &Backend{opts: opts, cxx: cxx, pp: &translate.Preprocessor{CXX: cxx}}
+	return &Backend{opts: opts, cxx: cxx, pp: &translate.Preprocessor{CXX: cxx}, modeFreeTranslate: modeFree}
 }
 
 // Name returns "cpu".
@@ -256,6 +264,56 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 	if err := b.setup(ctx); err != nil {
 		return nil, &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
 	}
+	tu, kernel, err := b.translate(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	return b.compileTranslated(ctx, src, tu, kernel, src.Check)
+}
+
+// CompileBoth compiles src for the plain and the checking mode (src.Check
+// is ignored): the source is translated once (with the default translator,
+// which does not depend on the mode) and the two builds run at once, on
+// two cores where there are two. Each program, or its error, is returned
+// as Compile would return it.
+func (b *Backend) CompileBoth(ctx context.Context, src backend.Source) (plain, checking backend.Program, plainErr, checkErr error) {
+	if err := b.setup(ctx); err != nil {
+		f := &backend.Failure{Kind: backend.Unavailable, Msg: err.Error()}
+		return nil, nil, f, f
+	}
+	src.Check = false
+	var tu []byte
+	var kernel string
+	var err error
+	shared := b.modeFreeTranslate
+	if shared {
+		if tu, kernel, err = b.translate(ctx, src); err != nil {
+			return nil, nil, err, err
+		}
+	}
+	var progs [2]backend.Program
+	var errs [2]error
+	var wg sync.WaitGroup
+	for mode := range progs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := src
+			s.Check = mode == 1
+			if !shared {
+				progs[mode], errs[mode] = b.Compile(ctx, s)
+				return
+			}
+			progs[mode], errs[mode] = b.compileTranslated(ctx, s, tu, kernel, s.Check)
+		}()
+	}
+	wg.Wait()
+	return progs[0], progs[1], errs[0], errs[1]
+}
+
+// translate runs the translator on src under the compile time limit,
+// its errors made Failures.
+func (b *Backend) translate(ctx context.Context, src backend.Source) ([]byte, string, error) {
 	timeout := b.compileTimeoutValue()
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	tu, kernel, err := b.opts.Translate(tctx, src, b.pp)
@@ -263,33 +321,38 @@ func (b *Backend) Compile(ctx context.Context, src backend.Source) (backend.Prog
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, "", ctx.Err()
 		}
 		if timedOut {
-			return nil, &backend.Failure{Kind: backend.CompileTimeout,
+			return nil, "", &backend.Failure{Kind: backend.CompileTimeout,
 				Msg: fmt.Sprintf("%s: translating took longer than %v, the compile time limit (--compile-timeout)", src.Name, timeout)}
 		}
 		var f *backend.Failure
 		if errors.As(err, &f) {
-			return nil, f
+			return nil, "", f
 		}
 		var env *backend.EnvError
 		if errors.As(err, &env) {
-			return nil, env
+			return nil, "", env
 		}
 		var r *translate.Refusal
 		if errors.As(err, &r) && len(r.Errors) > 0 {
-			return nil, &backend.Failure{Kind: backend.Refused, Msg: r.Errors[0].Error(), Log: r.Report()}
+			return nil, "", &backend.Failure{Kind: backend.Refused, Msg: r.Errors[0].Error(), Log: r.Report()}
 		}
 		var pe *translate.PreprocessError
 		if errors.As(err, &pe) {
-			return nil, &backend.Failure{Kind: backend.CompileError, Msg: pe.Error(), Log: pe.Log}
+			return nil, "", &backend.Failure{Kind: backend.CompileError, Msg: pe.Error(), Log: pe.Log}
 		}
-		return nil, &backend.Failure{Kind: backend.CompileError, Msg: firstLine(err.Error()), Log: err.Error()}
+		return nil, "", &backend.Failure{Kind: backend.CompileError, Msg: firstLine(err.Error()), Log: err.Error()}
 	}
+	return tu, kernel, nil
+}
+
+// compileTranslated compiles src's translation tu and loads kernel.
+func (b *Backend) compileTranslated(ctx context.Context, src backend.Source, tu []byte, kernel string, check bool) (backend.Program, error) {
 	// The TU is self-contained: no include directory, no defines, and
 	// no include closure to hash beyond its own text.
-	p, err := b.compileCPP(ctx, CPPSource{Name: src.Name, CPP: tu, Kernel: kernel, Check: src.Check})
+	p, err := b.compileCPP(ctx, CPPSource{Name: src.Name, CPP: tu, Kernel: kernel, Check: check})
 	if err != nil {
 		return nil, err
 	}
