@@ -3,10 +3,12 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"metalab/backend"
+	"metalab/internal/testenv"
 )
 
 // The GPU benchmarks report the GPU's time (Result.Total, CUDA events) per
@@ -82,5 +84,35 @@ func BenchmarkCompileParity(b *testing.B) {
 		if _, err := t.compileObject(context.Background(), src, testArch(), false); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkBuildVariants builds 8 ablation-like variants of one kernel
+// (the same tokens under different comments, blank lines and
+// indentation) with a fake nvcc that takes 0.2 s a run, keyed by the
+// translation's exact text ("exact", as before) and by its tokens
+// ("tokens"): nvcc-runs/op is what the GPU machine's nvcc would run.
+//
+//	go test ./backend/cuda -run '^$' -bench BuildVariants -benchtime 2x
+func BenchmarkBuildVariants(b *testing.B) {
+	testenv.RequireCXX(b)
+	nvcc, runs := fakeNVCC(b)
+	ctx := context.Background()
+	for _, mode := range []string{"exact", "tokens"} {
+		b.Run(mode, func(b *testing.B) {
+			be := New(Options{NVCC: nvcc, CacheDir: b.TempDir()})
+			be.exactKey = mode == "exact"
+			before := runs()
+			for i := 0; i < b.N; i++ {
+				k := fmt.Sprintf("%d.0f", i+2)
+				for v := 0; v < 8; v++ {
+					text := variantKernel(fmt.Sprintf("// variant %d\n%s", v, strings.Repeat("\n", v*3)), strings.Repeat(" ", v+1), k)
+					if _, err := be.Build(ctx, backend.Source{Name: "v.metal", Text: []byte(text), Entry: "scale"}, "sm_90"); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(runs()-before)/float64(b.N), "nvcc-runs/op")
+		})
 	}
 }

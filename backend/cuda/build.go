@@ -268,12 +268,40 @@ func (b *Backend) compileObject(ctx context.Context, in CUSource, arch string, l
 		args = append(args, "-I"+in.Dir)
 	}
 	args = append(args, buildcache.DefineArgs(in.Defines)...)
-	key := buildcache.ObjectKey(b.nvccID, b.opts.PreludeVersion, args, in.CU, in.Dir)
+	// Without line tables the key covers the TU's tokens, not its line
+	// information (see keyText): variants whose translations differ only
+	// in comments, blank lines or indentation share one object, and one
+	// nvcc run.
+	text := in.CU
+	if !lineinfo && !b.exactKey {
+		text = keyText(in.CU)
+	}
+	key := buildcache.ObjectKey(b.nvccID, b.opts.PreludeVersion, args, text, in.Dir)
 	soDir := filepath.Join(b.root, "so")
 	so := filepath.Join(soDir, key+".so")
-	if buildcache.Verify(so) {
+	// One nvcc run per key at a time in this process: a second compile of
+	// the key waits for the first and takes its object (or, when it
+	// failed, compiles itself: failures are not cached).
+	var done chan struct{}
+	for {
+		if buildcache.Verify(so) {
+			return so, nil
+		}
+		var first bool
+		if done, first = b.building(key); first {
+			break
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return "", fmt.Errorf("compile %s: %w", in.Name, ctx.Err())
+		}
+	}
+	if buildcache.Verify(so) { // built between the check and the registration
+		b.built(key, done)
 		return so, nil
 	}
+	defer b.built(key, done)
 	envErr := func(err error) error { return &backend.EnvError{Op: "compile " + in.Name, Err: err} }
 	if err := os.MkdirAll(soDir, 0o755); err != nil {
 		return "", envErr(err)
@@ -329,6 +357,33 @@ func (b *Backend) compileObject(ctx context.Context, in CUSource, arch string, l
 		return "", envErr(err)
 	}
 	return so, nil
+}
+
+// building registers a compile of key: first says no other is running,
+// and the caller must call built(key, done) when it ends; otherwise done
+// is closed when the running one ends.
+func (b *Backend) building(key string) (done chan struct{}, first bool) {
+	b.buildMu.Lock()
+	defer b.buildMu.Unlock()
+	if ch, ok := b.inflight[key]; ok {
+		return ch, false
+	}
+	if b.inflight == nil {
+		b.inflight = map[string]chan struct{}{}
+	}
+	ch := make(chan struct{})
+	b.inflight[key] = ch
+	return ch, true
+}
+
+// built ends the compile of key that building registered.
+func (b *Backend) built(key string, done chan struct{}) {
+	b.buildMu.Lock()
+	defer b.buildMu.Unlock()
+	if b.inflight[key] == done {
+		delete(b.inflight, key)
+		close(done)
+	}
 }
 
 // firstError returns nvcc's first error line, or a generic message.

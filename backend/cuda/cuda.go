@@ -101,8 +101,11 @@ type Backend struct {
 	gpu        Hello
 	arch       string
 
-	compilerRuns   atomic.Int64            // nvcc invocations for kernels, for tests
-	compileTimeout buildcache.CompileLimit // SetCompileTimeout's, else Options'
+	compilerRuns   atomic.Int64             // nvcc invocations for kernels, for tests
+	exactKey       bool                     // key objects on the TU's exact text (benchmarks)
+	buildMu        sync.Mutex               // guards inflight
+	inflight       map[string]chan struct{} // kernel objects being compiled, by key
+	compileTimeout buildcache.CompileLimit  // SetCompileTimeout's, else Options'
 
 	// mu serialises the requests to runners and guards gpu after setup.
 	// Every program has a runner process of its own (pool): no two
