@@ -176,10 +176,19 @@ func probeFlag(ctx context.Context, cxx []string, dir, flag string) bool {
 var checkFlags = []string{"-fsanitize=thread", "-fsanitize=bounds", "-g", "-fno-var-tracking", "-DMTL_CHECKING=1"}
 
 // checkGCCFlags and checkClangFlags turn off the function entry and exit
-// hooks, which the checking mode does not use.
+// hooks, which the checking mode does not use, and the optimisations that
+// merge identical code from different source lines: two stores of one
+// address in two branches sunk into one (ggml's argmax: the store of line
+// 3071 ran, the merged store carried line 3076), identical tails or
+// hoisted loads, instrumented calls cross-jumped, identical functions
+// folded. A finding names the line of its hook's call, so each access must
+// keep a call of its own. The plain build, the one timed, keeps them all.
 var (
-	checkGCCFlags   = []string{"--param=tsan-instrument-func-entry-exit=0"}
-	checkClangFlags = []string{"-mllvm", "-tsan-instrument-func-entry-exit=0"}
+	checkGCCFlags = []string{"--param=tsan-instrument-func-entry-exit=0",
+		"-fno-tree-sink", "-fno-tree-tail-merge", "-fno-tree-cselim", "-fno-code-hoisting", "-fno-hoist-adjacent-loads",
+		"-fno-crossjumping", "-fno-ipa-icf"}
+	checkClangFlags = []string{"-mllvm", "-tsan-instrument-func-entry-exit=0",
+		"-mllvm", "-simplifycfg-sink-common=false", "-mllvm", "-simplifycfg-hoist-common=false", "-mllvm", "-enable-tail-merge=false"}
 )
 
 // objectLinkFlags link every kernel object with full RELRO: its GOT is
