@@ -3,6 +3,8 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +115,61 @@ func BenchmarkBuildVariants(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(runs()-before)/float64(b.N), "nvcc-runs/op")
+		})
+	}
+}
+
+// BenchmarkNVCCFlags times nvcc on fresh variants of qsa_flash (its
+// translation, moved down by lines unique to the run) with the kernel
+// flags as they are and with the per-variant cuts worth trying: SASS for
+// the device's architecture only, no PTX embedded (-gencode
+// arch=compute_XY,code=sm_XY instead of -arch=sm_XY); the host pass
+// unoptimised (-Xcompiler -O0: the host side is the launch stubs and the
+// kernel table; the device code keeps -O3); both. It needs nvcc, not a
+// GPU; the objects' timings must then be compared on the GPU before a
+// cut is adopted.
+//
+//	go test ./backend/cuda -run '^$' -bench NVCCFlags -benchtime 3x
+func BenchmarkNVCCFlags(b *testing.B) {
+	nvcc := testenv.RequireNVCC(b)
+	src, err := os.ReadFile(filepath.Join("..", "..", "kernels", "qsa_prompt.metal"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	arch := testArch()
+	sm := strings.TrimPrefix(arch, "sm_")
+	gencode := func(args []string) []string {
+		for i, a := range args {
+			if a == "-arch="+arch {
+				args[i] = "-gencode=arch=compute_" + sm + ",code=sm_" + sm
+			}
+		}
+		return args
+	}
+	hostO0 := func(args []string) []string { return append(args, "-Xcompiler", "-O0") }
+	cuts := []struct {
+		name string
+		edit func([]string) []string
+	}{
+		{"as-is", nil},
+		{"sass-only", gencode},
+		{"host-O0", hostO0},
+		{"sass-only+host-O0", func(a []string) []string { return hostO0(gencode(a)) }},
+	}
+	base := int(time.Now().UnixNano()/1000) % 1000000 * 64
+	ctx := context.Background()
+	for ci, c := range cuts {
+		b.Run(c.name, func(b *testing.B) {
+			be := New(Options{NVCC: nvcc, CacheDir: testCache()})
+			be.exactKey, be.flagEdit = true, c.edit
+			for i := 0; i < b.N; i++ {
+				text := append([]byte(fmt.Sprintf("#line %d\n", base+ci*1000+i+2)), src...)
+				s := backend.Source{Name: "qsa_prompt.metal", Text: text, Entry: "qsa_flash",
+					Constants: map[string]backend.Value{"COOP_K4": {Type: "bool", Bits: 1}}}
+				if _, err := be.Build(ctx, s, arch); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -261,6 +261,9 @@ func (b *Backend) compileObject(ctx context.Context, in CUSource, arch string, l
 	if lineinfo {
 		args = append(args, "-lineinfo")
 	}
+	if b.flagEdit != nil {
+		args = b.flagEdit(args)
+	}
 	for _, inc := range b.incs {
 		args = append(args, "-I"+inc)
 	}

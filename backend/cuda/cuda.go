@@ -103,6 +103,7 @@ type Backend struct {
 
 	compilerRuns   atomic.Int64             // nvcc invocations for kernels, for tests
 	exactKey       bool                     // key objects on the TU's exact text (benchmarks)
+	flagEdit       func([]string) []string  // edits a kernel compile's nvcc flags (benchmarks)
 	buildMu        sync.Mutex               // guards inflight
 	inflight       map[string]chan struct{} // kernel objects being compiled, by key
 	compileTimeout buildcache.CompileLimit  // SetCompileTimeout's, else Options'
