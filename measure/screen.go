@@ -192,3 +192,6 @@ func ms(ns float64) string {
 // pct formats a fraction as a percentage with up to four significant
 // digits: 0.03 is "3%".
 func pct(f float64) string { return fmt.Sprintf("%.4g%%", 100*f) }
+
+// Validate reports a threshold of s that cannot be applied.
+func (s Screen) Validate() error { return s.validate() }

@@ -170,5 +170,55 @@ func (w *sweep) finish() error {
 		}
 	}
 	w.res.Budget = w.stopped
+	w.suggest(in)
 	return w.writeManifest()
+}
+
+func dispatchText(n int) string {
+	if n == 1 {
+		return "1 dispatch"
+	}
+	return fmt.Sprintf("%d dispatches", n)
+}
+
+// suggest sets the result's suggestion of more dispatches per sample
+// when a measurement was contaminated and its samples were too short to
+// time: the shortest such median decides.
+func (w *sweep) suggest(in *report.Input) {
+	var short time.Duration
+	var at string
+	consider := func(c string, contaminated bool, medianA float64) {
+		d := time.Duration(medianA)
+		if contaminated && d > 0 && d < measure.MinSampleTime && (short == 0 || d < short) {
+			short, at = d, c
+		}
+	}
+	for _, c := range in.Controls {
+		consider(c.Case, c.Contaminated, c.MedianA)
+	}
+	for _, v := range in.Variants {
+		for _, c := range v.Cases {
+			if c.Timing != nil {
+				consider(c.Case, c.Timing.Contaminated, c.Timing.MedianA)
+			}
+		}
+	}
+	if short == 0 {
+		return
+	}
+	per := w.plan.Confirm.Dispatches
+	if per == 0 {
+		per = 1
+		if in := w.insts[at]; in != nil {
+			per = max(in.Dispatches, 1)
+		}
+	}
+	n := measure.SuggestDispatches(short, per, 0)
+	if n == 0 {
+		return
+	}
+	w.res.Dispatches = n
+	w.res.Suggest = fmt.Sprintf("samples of %s (%s per sample) at %s are too short to time on this machine, and measurements were contaminated: sweep again with --dispatches %d (samples of about %s)",
+		short.Round(time.Microsecond), dispatchText(per), at, n, (short * time.Duration(n) / time.Duration(per)).Round(time.Microsecond))
+	w.logf("baseline", "%s", w.res.Suggest)
 }

@@ -421,6 +421,12 @@ func strategyText(p *Plan, sp *Space, built int) string {
 	}
 	text += fmt.Sprintf("; explore %d pairs at %s, confirm the fastest %d with %d pairs at every case; %s; timed stages %s",
 		p.Explore.Pairs, p.Explore.Case, p.Confirm.Top, p.Confirm.Pairs, per, strings.Join(p.TimedStages, ", "))
+	switch sc := p.screen(); {
+	case sc.Off:
+		text += "; contamination screen off (--no-screen): no measurement is marked contaminated"
+	case sc.MaxNoise > 0:
+		text += fmt.Sprintf("; contamination screen at %s noise", pctText(sc.MaxNoise))
+	}
 	return text
 }
 

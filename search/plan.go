@@ -96,6 +96,17 @@ type Plan struct {
 	Geometry   map[string][]msl.Dims `json:"geometry,omitempty"`
 	Rule       measure.Rule          `json:"rule"`
 	RuleSHA256 string                `json:"rule_sha256"`
+	// Screen, when set, is the contamination screen of every measurement
+	// (--max-noise, --no-screen); nil is measure's default screen.
+	Screen *measure.Screen `json:"screen,omitempty"`
+}
+
+// screen is the plan's contamination screen.
+func (p *Plan) screen() measure.Screen {
+	if p.Screen == nil {
+		return measure.Screen{}
+	}
+	return *p.Screen
 }
 
 // A Verification is the first part of every variant's verdict: it runs
@@ -359,6 +370,9 @@ func (p *Plan) Validate() error {
 	if err := p.Rule.Validate(); err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
+	if err := p.screen().Validate(); err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
 	if p.Confirm.Pairs < p.Rule.MinPairs {
 		return bad("confirm pairs %d are fewer than the rule's min_pairs %d: no confirmation could decide anything", p.Confirm.Pairs, p.Rule.MinPairs)
 	}
@@ -530,6 +544,8 @@ type PlanOptions struct {
 	// Parity is the parity rule (check.Parity); the zero rule is
 	// bitwise.
 	Parity check.Parity
+	// Screen is the contamination screen; nil the default.
+	Screen *measure.Screen
 }
 
 // DefaultHeldOut is the held-out cases each variant's verification draws
@@ -552,7 +568,7 @@ func NewPlan(s *spec.Spec, specBytes []byte, f *msl.File, readFile func(string) 
 		Schema: PlanSchema, Spec: s.Path, SpecSHA256: sha(specBytes), Kernel: s.Source, Path: o.Path,
 		Functions: o.Functions, Macros: o.Macros, Backend: o.Backend, CheckSets: o.CheckSets,
 		Explore: o.Explore, Confirm: o.Confirm, TGLimit: o.TGLimit, Checking: !o.NoDetect && !o.NoVerify, Race: o.Race, Strict: o.Strict,
-		Search: o.Search, Rule: o.Rule, RuleSHA256: o.Rule.Hash(),
+		Search: o.Search, Rule: o.Rule, RuleSHA256: o.Rule.Hash(), Screen: o.Screen,
 	}
 	if !o.Parity.Bitwise() {
 		p.Parity = o.Parity.String()

@@ -111,6 +111,11 @@ type Result struct {
 	// outputs were not bitwise identical.
 	Parity     string `json:"parity"`
 	NotBitwise int    `json:"not_bitwise,omitempty"`
+	// Dispatches, when set, is the --dispatches this sweep's samples
+	// call for: some measurement was contaminated and its samples were
+	// shorter than measure.MinSampleTime; Suggest says so in words.
+	Dispatches int    `json:"suggest_dispatches,omitempty"`
+	Suggest    string `json:"suggest,omitempty"`
 	// Control is the baseline's own check: "pass", or why no variant was
 	// judged. BaselineFindings counts what the checking mode found in the
 	// baseline itself (once per source site): reported, not stopping.

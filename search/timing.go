@@ -126,7 +126,7 @@ func (w *sweep) options(ph Phase, in *spec.Instance, variant string) measure.Opt
 	return measure.Options{
 		Warmup: warmup, Pairs: ph.Pairs, MaxReruns: -1,
 		Confidence: w.plan.Rule.Confidence, Seed: w.plan.Search.Seed,
-		Label: w.info.Timing, Dispatches: dispatches(ph, in), A: "baseline", B: variant,
+		Label: w.info.Timing, Dispatches: dispatches(ph, in), A: "baseline", B: variant, Screen: w.plan.screen(),
 	}
 }
 
@@ -363,7 +363,7 @@ func analyzeStored(ctx context.Context, st *store.Store, p *Plan, ms []store.Mea
 		name = "baseline"
 	}
 	r, err := measure.Analyze(pairs, clock, measure.Options{
-		Confidence: p.Rule.Confidence, Seed: p.Search.Seed, Label: label, A: "baseline", B: name,
+		Confidence: p.Rule.Confidence, Seed: p.Search.Seed, Label: label, A: "baseline", B: name, Screen: p.screen(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("measurement %s: %w", last.ID, err)

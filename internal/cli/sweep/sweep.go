@@ -94,6 +94,9 @@ type SweepOptions struct {
 	// the point edits and hand-written variants run at.
 	Samples int
 	Point   string
+	// Screen is the contamination screen (--max-noise, --no-screen); nil
+	// the default.
+	Screen *measure.Screen
 }
 
 // NewCmdSweep returns the sweep command; runF, if non-nil, replaces the
@@ -102,7 +105,8 @@ func NewCmdSweep(f *cmdutil.Factory, runF func(*SweepOptions) error) *cobra.Comm
 	opts := &SweepOptions{IO: f.IOStreams, ReadFile: f.ReadFile, Version: f.Version}
 	var (
 		budget, shard, tgLimit, ruleFile string
-		parity                           string
+		parity, maxNoise                 string
+		noScreen                         bool
 		minGain, maxRegression, minStep  string
 		confirmations                    string
 		explorePairs, confirmPairs, top  int
@@ -185,6 +189,17 @@ verification backend (no C++ compiler for cpu), before any work.`,
 				return cmdutil.FlagErrorf("--parity: %v", err)
 			}
 			opts.Parity = p
+			if noScreen || maxNoise != "" {
+				if noScreen && maxNoise != "" {
+					return cmdutil.FlagErrorf("--no-screen turns the screen off: --max-noise would not be used")
+				}
+				opts.Screen = &measure.Screen{Off: noScreen}
+				if maxNoise != "" {
+					if opts.Screen.MaxNoise, err = parsePct(maxNoise); err != nil || opts.Screen.MaxNoise == 0 {
+						return cmdutil.FlagErrorf("--max-noise %q: want a percentage above 0%%, such as 10%%", maxNoise)
+					}
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -235,6 +250,8 @@ verification backend (no C++ compiler for cpu), before any work.`,
 	fl.BoolVar(&opts.JSON, "json", false, "write the result (or an error) as JSON")
 	fl.StringArrayVar(&opts.Variants, "variant", nil, "a hand-written variant `FILE` of the kernel, or a directory of them (its *.metal files; repeatable): swept like the generated ones; without --ops or --refs, only they are")
 	fl.StringVar(&parity, "parity", "bitwise", "the parity `RULE` variants are judged by: bitwise (the default), or opt in to a tolerance for changes that reorder arithmetic, ulp=N or rel=X (every result, report and patch so judged says \"not bitwise\" and by how much)")
+	fl.StringVar(&maxNoise, "max-noise", "", "the contamination screen's noise `PCT` above which a measurement is contaminated (default 5%)")
+	fl.BoolVar(&noScreen, "no-screen", false, "turn the contamination screen off: no measurement is contaminated (for emulator timings on a busy machine; every report shows the plan's screen)")
 	fl.StringVar(&opts.Scope, "scope", "fn", "what a patch may change: `fn` (the owned functions only) or file (anywhere in the kernel's file: a hand-written variant's change outside --fn)")
 	return cmd
 }
@@ -519,7 +536,7 @@ func load(ctx context.Context, o *SweepOptions) (*search.Options, error) {
 			Functions: o.Functions, Backend: o.Backend, Sets: o.Cases, CheckSets: o.CheckSets,
 			Macros: search.Macros{Defines: o.Macros.Defines, Undefs: o.Macros.Undefs, IncludeDirs: o.Macros.IncludeDirs},
 			Target: o.Target, ExploreCase: o.Explore, Path: o.Path, Explore: o.Phases.Explore, Confirm: o.Phases.Confirm,
-			TGLimit: o.TGLimit, NoDetect: o.NoDetect, Race: o.Race, Strict: o.Strict, Rule: o.Rule, Parity: o.Parity,
+			TGLimit: o.TGLimit, NoDetect: o.NoDetect, Race: o.Race, Strict: o.Strict, Rule: o.Rule, Parity: o.Parity, Screen: o.Screen,
 			Search: search.Settings{Strategy: o.Strategy, Ops: ops, Choices: o.Choices, Refs: o.Refs, Seed: o.Seed,
 				Beam: o.Beam, MinStep: o.MinStep, Budget: o.Budget, Files: files, Scope: scope,
 				Tune: o.Tune, Samples: o.Samples, Point: o.Point},
@@ -649,6 +666,9 @@ func summary(o *SweepOptions, r *search.Result, took time.Duration) {
 	fmt.Fprintln(w)
 	if r.Budget != "" {
 		fmt.Fprintf(w, "stopped early: %s\n", r.Budget)
+	}
+	if r.Suggest != "" {
+		fmt.Fprintf(w, "suggestion: %s\n", r.Suggest)
 	}
 	for _, x := range r.Retained {
 		if x.Patch != "" {
