@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"metalab/spec"
 )
@@ -37,7 +38,20 @@ func (c *checker) instance(src *sourceSet, in *spec.Instance) (*spec.Instance, e
 }
 
 // pointInstance returns ps's instance of in's case, checked against in.
+// The instances of the session's cases are made once per spec and case
+// (their bytes shared with the baseline's, which they equal); those of
+// drawn cases each time.
 func (c *checker) pointInstance(ps *spec.Spec, in *spec.Instance) (*spec.Instance, error) {
+	if !c.listed(in) {
+		pin, err := ps.Instantiate(in.Case)
+		if err == nil {
+			err = samePlace(in, pin)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the variant's spec %s at case %s: %w", ps.Path, caseName(in), err)
+		}
+		return pin, nil
+	}
 	key := pointKey{ps, in}
 	c.mu.Lock()
 	if c.points == nil {
@@ -61,6 +75,8 @@ func (c *checker) pointInstance(ps *spec.Spec, in *spec.Instance) (*spec.Instanc
 	if err != nil {
 		err = fmt.Errorf("the variant's spec %s at case %s: %w", ps.Path, caseName(in), err)
 		pin = nil
+	} else {
+		share(in, pin)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -72,6 +88,25 @@ func (c *checker) pointInstance(ps *spec.Spec, in *spec.Instance) (*spec.Instanc
 		c.pointOf[pin] = true
 	}
 	return pin, err
+}
+
+// listed reports whether in is one of the session's cases.
+func (c *checker) listed(in *spec.Instance) bool {
+	return slices.Contains(c.insts, in) || slices.Contains(c.vinsts, in)
+}
+
+// share makes p's device buffers hold b's bytes where they are equal, so
+// that a point's instance costs no copy of its inputs. Instances' bytes
+// are never written (runs copy them).
+func share(b, p *spec.Instance) {
+	for _, y := range p.Buffers {
+		if y.Role == spec.Threadgroup {
+			continue
+		}
+		if x := b.Buffer(y.Name); x != nil && bytes.Equal(x.Data, y.Data) {
+			y.Data = x.Data
+		}
+	}
 }
 
 type pointKey struct {

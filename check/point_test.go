@@ -166,3 +166,24 @@ func TestVariantSpecOutputs(t *testing.T) {
 		t.Errorf("the point's programs give %+v against the baseline, want 64 elements differing", m)
 	}
 }
+
+// TestVariantSpecHeldOut: a point is judged on held-out cases too, each
+// instantiated from its own spec, and under a tolerance rule.
+func TestVariantSpecHeldOut(t *testing.T) {
+	be := cputest.Shared(t)
+	withDomains := func(text string) string { return strings.Replace(text, "stages:", "domains:\n  G: {min: 1, max: 6}\nstages:", 1) }
+	base := setup(t, withDomains(pointSpecText("64", "64")), pointKernel)
+	other := loadIn(t, filepath.Dir(base.Path), "p32.yaml", withDomains(pointSpecText("32", "128")))
+	rep := run(t, Options{Spec: base, Backend: be, HeldOut: 2, Seed: 9, SeedSet: true, Parity: Parity{Mode: ParityULP, ULP: 1},
+		Variants: []Variant{{Name: "p32", Text: []byte(pointKernel), Spec: other}}})
+	v := rep.Variants[0]
+	if v.Status != Pass || v.HeldOut == nil || v.HeldOut.Judged != 2 {
+		t.Fatalf("p32: %s %s, held out %+v", v.Status, v.Msg, v.HeldOut)
+	}
+	if v.Tolerance == nil || !v.Tolerance.Bitwise || v.Tolerance.Rule != "ulp=1" {
+		t.Errorf("p32 tolerance %+v, want bitwise under ulp=1", v.Tolerance)
+	}
+	if rep.Parity != "ulp=1" {
+		t.Errorf("report parity %q", rep.Parity)
+	}
+}
