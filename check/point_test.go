@@ -171,7 +171,9 @@ func TestVariantSpecOutputs(t *testing.T) {
 // instantiated from its own spec, and under a tolerance rule.
 func TestVariantSpecHeldOut(t *testing.T) {
 	be := cputest.Shared(t)
-	withDomains := func(text string) string { return strings.Replace(text, "stages:", "domains:\n  G: {min: 1, max: 6}\nstages:", 1) }
+	withDomains := func(text string) string {
+		return strings.Replace(text, "stages:", "domains:\n  G: {min: 1, max: 6}\nstages:", 1)
+	}
 	base := setup(t, withDomains(pointSpecText("64", "64")), pointKernel)
 	other := loadIn(t, filepath.Dir(base.Path), "p32.yaml", withDomains(pointSpecText("32", "128")))
 	rep := run(t, Options{Spec: base, Backend: be, HeldOut: 2, Seed: 9, SeedSet: true, Parity: Parity{Mode: ParityULP, ULP: 1},
