@@ -662,45 +662,33 @@ func (l *lexer) enterBranch(g *directive.Group, next int) int {
 }
 
 // skipBranch consumes lines from next up to the #elif/#else/#endif that ends
-// the current branch, emitting them as one Skipped token.
+// the current branch, emitting them as one Skipped token. The directives
+// of the skipped text are found as directive.Scan finds them: a '#' in a
+// comment or a literal starts none.
 func (l *lexer) skipBranch(next int) int {
-	src := l.str
 	depth := 0
-	for line := next; line < len(src); {
-		j := line
-		for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\n' || src[j] == '\r' || src[j] == '\f' || src[j] == '\v') {
-			if src[j] == '\n' {
-				line = j + 1
-			}
-			j++
-		}
-		if j >= len(src) {
+	for i := next; ; {
+		d, ok := directive.Next(l.str, i)
+		if !ok {
 			break
 		}
-		if src[j] == '#' {
-			end, _ := l.lineEnd(j)
-			name, _ := directiveName(l.str[j:end])
-			switch name {
-			case "if", "ifdef", "ifndef":
-				depth++
-			case "elif", "elifdef", "elifndef", "else", "endif":
-				if depth == 0 {
-					l.emitSkipped(next, line)
-					return line
-				}
-				if name == "endif" {
-					depth--
-				}
+		name, _ := directive.Split(l.str[d.Pos:d.End])
+		switch name {
+		case "if", "ifdef", "ifndef":
+			depth++
+		case "elif", "elifdef", "elifndef", "else", "endif":
+			if depth == 0 {
+				l.emitSkipped(next, d.Line)
+				return d.Line
+			}
+			if name == "endif" {
+				depth--
 			}
 		}
-		k := strings.IndexByte(src[j:], '\n')
-		if k < 0 {
-			break
-		}
-		line = j + k + 1
+		i = d.Next
 	}
-	l.emitSkipped(next, len(src))
-	return len(src)
+	l.emitSkipped(next, len(l.str))
+	return len(l.str)
 }
 
 func (l *lexer) emitSkipped(pos, end int) {

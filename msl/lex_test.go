@@ -213,9 +213,9 @@ func TestErrorListCapped(t *testing.T) {
 	}
 }
 
-// FuzzLexDirectives: where a source has no conditional directive, the
-// lexer's directives are exactly those directive.Scan finds, the one
-// reading of where directives are that the vetting pass uses too.
+// FuzzLexDirectives: the lexer's directives are exactly those
+// directive.Scan finds, the one reading of where directives are that the
+// vetting pass uses too, less those inside the inactive branches it skips.
 func FuzzLexDirectives(f *testing.F) {
 	for _, s := range []string{
 		"#define A 1\n  # include \"x.h\"\nint s = \"#x\"; // #x\n/* #x\n#x */ #define B\n",
@@ -223,27 +223,54 @@ func FuzzLexDirectives(f *testing.F) {
 		"#define S \"/*\" x\n#pragma once\r\n#define T '\\\n'\n",
 		"x \\\n#define Q\n/**/ # define R\n'#' #x\n",
 		"a\"\\\n#0000000000", // a splice continues the literal: no directive
+		"#if 0\n/*\n#endif\n*/\n\"#else\"\n/* a\n */ #elif 1\nB\n#endif\n",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		for _, w := range []string{"if", "el", "endif"} {
-			if strings.Contains(src, w) {
-				return
-			}
-		}
 		toks, _ := Lex("fuzz.metal", []byte(src))
-		var got, want []int
+		lexed := map[int]bool{}
+		var skipped []Token
 		for _, tk := range toks {
-			if tk.Kind == Directive {
-				got = append(got, tk.Pos)
+			switch tk.Kind {
+			case Directive:
+				lexed[tk.Pos] = true
+			case Skipped:
+				skipped = append(skipped, tk)
 			}
 		}
+		scanned := map[int]bool{}
 		for _, d := range directive.Scan(directive.LF([]byte(src))) {
-			want = append(want, d.Pos)
+			scanned[d.Pos] = true
+			in := false
+			for _, sk := range skipped {
+				in = in || sk.Pos <= d.Pos && d.Pos < sk.End
+			}
+			if lexed[d.Pos] == in {
+				t.Errorf("directive.Scan finds a directive at %d; msl lexed it %v, skipped it %v", d.Pos, lexed[d.Pos], in)
+			}
 		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("msl's directives at %v, directive.Scan's at %v", got, want)
+		for pos := range lexed {
+			if !scanned[pos] {
+				t.Errorf("msl lexed a directive at %d that directive.Scan does not find", pos)
+			}
 		}
 	})
+}
+
+// TestLexSkippedComments: an inactive branch ends at a directive, not at a
+// '#' in a comment or a literal, and a directive after a comment ends it.
+func TestLexSkippedComments(t *testing.T) {
+	src := "#if 0\n/*\n#endif\n*/\n\"#else\"\n/* a\n */ #elif 1\nB\n#endif\n"
+	toks, err := Lex("t.metal", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tk := range toks {
+		got = append(got, kindName[tk.Kind])
+	}
+	if want := "Directive Skipped Comment Directive Ident Directive"; strings.Join(got, " ") != want {
+		t.Errorf("tokens %s, want %s (%s)", strings.Join(got, " "), want, kinds(toks))
+	}
 }

@@ -189,8 +189,10 @@ loop:
 
 // A Span is one directive's bytes: Pos is its '#', End follows its last
 // character but trailing blanks (continuations included), Next is the
-// offset of the line break that ends it.
-type Span struct{ Pos, End, Next int }
+// offset of the line break that ends it. Line is where its line begins:
+// after the last line break outside comments before it, so that only
+// blanks and comments stand between Line and Pos.
+type Span struct{ Line, Pos, End, Next int }
 
 // Scan returns the directives of s, in order, as the C preprocessor finds
 // them: a '#' first on a line (after blanks and comments), outside
@@ -198,18 +200,33 @@ type Span struct{ Pos, End, Next int }
 // #if branches are not told apart: every directive is returned.
 func Scan(s string) []Span {
 	var out []Span
-	n := len(s)
-	lineStart := true
 	i := 0
 	if strings.HasPrefix(s, "\xEF\xBB\xBF") {
 		i = 3
 	}
+	for {
+		d, ok := Next(s, i)
+		if !ok {
+			return out
+		}
+		out = append(out, d)
+		i = d.Next
+	}
+}
+
+// Next returns the first directive of s at or after offset i, which must
+// begin a line (or s), as Scan finds it; false when there is none.
+func Next(s string, i int) (Span, bool) {
+	n := len(s)
+	lineStart := true
+	line := i
 	for i < n {
 		c := s[i]
 		switch {
 		case c == '\n':
 			lineStart = true
 			i++
+			line = i
 		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
 			i++
 		case c == '\\' && SpliceLen(s, i) > 0:
@@ -220,8 +237,7 @@ func Scan(s string) []Span {
 			i = LineCommentEnd(s, i)
 		case c == '#' && lineStart:
 			end, next, _ := End(s, i)
-			out = append(out, Span{i, end, next})
-			i = next
+			return Span{line, i, end, next}, true
 		case c == '"' || c == '\'':
 			lineStart = false
 			i = QuoteEnd(s, i)
@@ -242,7 +258,7 @@ func Scan(s string) []Span {
 			i++
 		}
 	}
-	return out
+	return Span{}, false
 }
 
 // RawStringEnd returns the end of the raw string literal whose prefix
