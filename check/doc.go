@@ -3,7 +3,13 @@
 // limit, and produce bitwise the same bytes as the baseline in every output
 // buffer, never-written regions included (outputs start as sentinel
 // bytes), and leave every input buffer as the baseline leaves it, for
-// every case of the chosen sets (by default the spec's DefaultSets).
+// every case of the chosen sets (by default the spec's DefaultSets). The
+// padding bytes of an element type hold no value and are not compared.
+// Options.Parity opts into a tolerance for reordered float arithmetic
+// (ulp=N, rel=X; see ParityMode), and every result so judged says whether
+// it was bitwise and by how much it was not (Result.Tolerance). A variant
+// may run under a spec of its own, another point of the baseline's tunable
+// parameters (Variant.Spec; see point.go).
 //
 // # The two-part verdict
 //
