@@ -12,15 +12,67 @@
 // the owned functions and macro flags, the checked and timed cases, the
 // target and explore cases, pairs, warm-ups, re-runs and dispatches per
 // sample of each phase, the threadgroup memory limit and checking mode, the
-// search settings (strategy, operators, choices, refs, seed, beam width,
-// budgets) and the decision rule (measure.Rule) with its hash. Changing any
+// parity rule (bitwise, or an opt-in tolerance), the contamination screen,
+// the search settings (strategies, operators, choices, refs, seed, beam
+// width, budgets, hand-written variant files with their sha256, the
+// tunable parameters' points, the patch scope) and the decision rule
+// (measure.Rule) with its hash. Changing any
 // of it, the rule above all, is a new plan, and a store or directory of
 // another plan is refused (ResumeError, store.ErrOtherPlan): results of
 // two plans are never mixed. Where the sweep runs (device, shard, output
 // directory, repository to verify patches against) is not part of it.
 //
+// # Hand-written variants
+//
+// Settings.Files are variants written by hand (sweep --variant FILE|DIR,
+// a directory's *.metal files): each is recorded in the plan by its path
+// and sha256, named "file.<base name>-<sha256[:8]>", stored with the ref
+// "file:<path>", and goes through the same stages as a generated variant,
+// first, before the strategies'. One whose change reaches outside the
+// owned functions (patches.CheckFuncScope) is recorded so (VariantFile.
+// OutsideFn) and shown so in the report; its patch is refused unless
+// Settings.Scope is "file" (--scope file). With files and neither
+// operators nor refs only they are swept. A file that changed since the
+// plan was made is an error on resume (FileChangedError), never a new
+// variant.
+//
+// # Tunable parameters
+//
+// A spec's tune: section gives parameters (spec.Param) that its defines,
+// geometry, constants and buffer sizes may read; the baseline is the spec
+// at their defaults. A candidate is a source at a point: its checks run
+// under the spec at that point (check.Variant.Spec), its outputs compared
+// with the default-point baseline's on every case, its threadgroup memory
+// judged at the point's own defines (so a point over the limit is not
+// compiled). A candidate at another point is keyed by its source's and
+// its point's hashes together, named "<name>@NSG=2" and stored with the
+// ref "point:NSG=2". The points are fixed in the plan (Settings.Points):
+// grid takes every point the restrictions allow but the default, random
+// Settings.Samples of them drawn by the seed; each is tried on the
+// baseline's source and on every hand-written variant's. Settings.Point
+// (--point) is the point the edits and hand-written variants run at (the
+// edits' barrier proofs are made for its geometry). A retained point's
+// patch edits the #define of each parameter a define of the spec carries
+// (Spec.DefineParams, patches.DefineEdit); every other parameter, and
+// every geometry the point changes, is a host-side note (the patch's
+// header, patches/<name>.host.txt, the report and the summary).
+//
+// # Parity
+//
+// Variants are compared with the baseline bitwise unless the plan opts in
+// to a tolerance (Plan.Parity: "ulp=N" or "rel=X", check.Parity) for
+// changes that reorder arithmetic. Under it, a case that passes without
+// being bitwise identical is stored with the message "not bitwise (...)"
+// and by how much, and the report's variant and case, the JSON result, the
+// summary and the patch's header say so; the rule's text names the
+// tolerance.
+//
 // # Atoms and strategies
 //
+// A Strategy searches edits (OverEdits: Settings.Strategy) or the
+// tunable parameters' points (OverParams: Settings.Tune); Strategies
+// lists them all, and a sweep runs at most one of each, after the
+// hand-written variants: the edits at Settings.Point, then the points.
 // The operators' sites in the owned functions (mutate.FindAll) give the
 // atoms: one choice of one site (every choice, or each site's first with
 // Settings.Choices "first"; or exactly Settings.Refs). A candidate is a
@@ -36,7 +88,9 @@
 //     each of them: what each part contributes;
 //   - greedy: forward selection: each round adds to the best set the atom
 //     whose variant explores fastest, while it is MinStep faster;
-//   - beam: forward selection keeping the Beam fastest sets each round.
+//   - beam: forward selection keeping the Beam fastest sets each round;
+//   - grid (over parameters): every point the restrictions allow;
+//   - random (over parameters): Settings.Samples of those points.
 //
 // Ablate, greedy and beam take the atoms in an order drawn from a PCG
 // generator seeded with Settings.Seed (its raw output, so the same seed
@@ -46,7 +100,8 @@
 // beam), and a resumed sweep reads those timings back, so it takes the
 // same path.
 //
-// Budgets (Budget) bound the variants built, the device seconds of the
+// Budgets (Budget) bound the variants built (hand-written, edits and
+// points together), the device seconds of the
 // timed samples recorded under the plan (a resumed sweep counts what it
 // recorded before) and the wall time of one run. When one runs out the
 // search stops (a BudgetError in Result.Budget and the report); a spent
@@ -86,14 +141,21 @@
 //     attempt, which more timing cannot mend), so a variant too slow at
 //     the target is not timed elsewhere;
 //  5. decide: Rule.Decide on the evidence; retained variants get a patch
-//     (patches.Make: the owned functions only, git apply --check against
-//     Options.Repo, refused if its file is not the baseline any more).
+//     (patches.Make: the owned functions only, or the whole file with
+//     Settings.Scope "file", git apply --check against Options.Repo,
+//     refused if its file is not the baseline any more). A repository
+//     that does not hold the baseline at Plan.Path is refused before any
+//     work (RepoError, CheckRepo).
 //
 // A sample is the dispatches of one timing run submitted together
 // (Phase.Dispatches, else the spec's dispatches:), summed over the timed
 // stages: those running an owned function; the stages after the last of
 // them are not run. Samples are timed by the backend's clock; on the cpu
-// backend they are emulator timings, and every report says so.
+// backend they are emulator timings, and every report says so. When a
+// measurement was contaminated and its samples were shorter than
+// measure.MinSampleTime, the result suggests the --dispatches that would
+// time them (Result.Dispatches, Result.Suggest). Plan.Screen sets the
+// contamination screen (--max-noise, --no-screen).
 //
 // # Results, resume and the report
 //
@@ -113,15 +175,19 @@
 // timings.
 //
 // The output directory holds plan.json, manifest.json (every source's
-// sha256, metalab's version, backend, device, compiler, clock), the store
+// sha256, metalab's version, backend, device, compiler, clock, and the
+// directory the plan's relative paths are relative to, through which a
+// sweep resumed from another directory finds them), the store
 // (results.db), baseline/ (the snapshot), variants/ (every variant built),
 // logs/ (one log per variant), report.md, report.json, plots/ and patches/.
 //
 // # Shards
 //
 // The unit of work is one variant's checks and timings on one device.
-// Options.Shard runs a deterministic slice of an ablate or loo sweep (the
-// feasible candidates whose index is I-1 modulo N), each shard into its
+// Options.Shard runs a deterministic slice of a sweep whose strategies
+// are all shardable (ablate, loo, grid, random): the feasible candidates
+// whose index is I-1 modulo N, hand-written variants included, each shard
+// into its
 // own directory and store; MergeDirs combines the shards' stores (refusing
 // mixed plans or baselines) and copies what a report needs, and Rerender
 // renders the whole sweep. Each shard confirms and decides its own fastest

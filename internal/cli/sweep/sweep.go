@@ -134,27 +134,59 @@ cheapest first, stopping at the first stage it fails:
   outputs (all but drop-barrier) that fails is proof-violated: a bug in
   metalab, counted apart.
 
+Hand-written variants (--variant FILE, or a directory of .metal files,
+repeatable) go through the same stages, first, named file.<name>-<sha256>
+and recorded in the plan with their sha256 (a file changed since is an
+error on resume); without --ops or --refs only they are swept (--ops all
+adds every operator's). One that changes code outside --fn is shown as
+such, and its patch is refused unless --scope file allows it.
+
+A spec's tune: section makes its parameters (NSG, TILE, ...) a search
+too: a point is a source (the baseline's, a hand-written variant's, an
+edit variant's) at parameter values, checked under the spec at that
+point against the baseline at the defaults, its threadgroup memory judged
+at the point (a point over --tg-limit is not compiled), named
+<name>@NSG=2. A retained point's patch edits the kernel's #define of each
+parameter a define carries; every other parameter, and the threads and
+threadgroups the point changes, is a host-side note (the summary, the
+report, the patch's header and patches/<name>.host.txt). --point NSG=2
+runs the edits and hand-written variants at a point of your choosing.
+
+Variants are compared bitwise. --parity ulp=N (or rel=X) opts in to a
+tolerance for changes that reorder arithmetic; every row, report, JSON
+result and patch of a variant it passes without bitwise identity then
+says "not bitwise" and by how much.
+
 The fastest few explored variants (--confirm-top) are then timed at every
 case with more pairs, and twice more at the target case, between two
 controls (the baseline timed against itself), and the decision rule
 retains, rejects or finds them inconclusive. Each retained variant gets a
 patch, verified with git apply --check (against --repo when given, whose
---path must still hold the baseline).
+--path must hold the baseline: checked before any work, exit 2 if not).
+When measurements are contaminated and their samples are shorter than a
+millisecond, the summary suggests the --dispatches that would time them;
+--max-noise and --no-screen set the contamination screen.
 
-Strategies: ablate (each atom alone: one choice of one site), stack
-(cumulative, in source order or the order of --refs; an atom that fails is
-left out of later steps), loo (a set, then the set without each atom),
-greedy (forward selection) and beam (forward selection keeping --beam
-sets). They are deterministic given --seed; budgets bound the variants
-built, the device time of the timed samples and the wall time.
+Strategies (--strategy, one over edits and one over parameters, e.g.
+ablate,grid): over edits, ablate (each atom alone: one choice of one
+site), stack (cumulative, in source order or the order of --refs; an atom
+that fails is left out of later steps), loo (a set, then the set without
+each atom), greedy (forward selection) and beam (forward selection
+keeping --beam sets); over the spec's tunable parameters, grid (every
+point its restrictions allow) and random (--samples of them). --strategy
+grid alone sweeps the parameters without any edit. They are
+deterministic given --seed; budgets bound the variants built (of every
+kind), the device time of the timed samples and the wall time.
 
 Everything is declared up front in a plan (plan.json: the baseline's and
 the spec's sha256, cases, pairs, the rule and the search settings) whose
 hash keys every result in the results store (results.db), written as each
 result arrives. An interrupted sweep (Ctrl-C, kill -9, power loss) goes
-on with --resume, redoing nothing that finished; a directory of another
-plan is refused. --shard I/N runs a deterministic slice of an ablate or
-loo sweep; metalab results merge combines the shards' stores.
+on with --resume, redoing nothing that finished (from any directory: the
+plan's relative paths are found where the sweep began); a directory of
+another plan is refused. --shard I/N runs a deterministic slice of a
+sweep whose strategies are ablate, loo, grid or random; metalab results
+merge combines the shards' stores.
 
 --out receives the plan, manifest.json (every source's sha256, metalab's
 version, backend, device, compiler), variant snapshots, a log per variant,
@@ -168,6 +200,8 @@ verification backend (no C++ compiler for cpu), before any work.`,
 		Example: "  metalab sweep kernels/qsa_prompt.yaml --fn qsa_flash --cases quick --strategy ablate \\\n" +
 			"      --ops unroll-pragma,unroll --budget variants=12 --out /tmp/sweep\n" +
 			"  metalab sweep --resume --out /tmp/sweep\n" +
+			"  metalab sweep kernels/examples/tune/scale4.yaml --fn scale4 --strategy grid \\\n" +
+			"      --variant kernels/examples/tune/variants --out /tmp/tune\n" +
 			"  metalab sweep kernels/qsa_prompt.yaml --fn qsa_flash --cases full --shard 2/4 --out /scratch/shard2",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 || len(args) == 0 && !opts.Resume {
