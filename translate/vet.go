@@ -645,21 +645,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// includeSpec parses the operand of #include: "path" or <path>.
-func includeSpec(rest string) (spec string, angle, ok bool) {
-	r := directive.Operand(rest)
-	switch {
-	case strings.HasPrefix(r, `"`):
-		if k := strings.IndexByte(r[1:], '"'); k >= 0 {
-			return r[1 : 1+k], false, true
-		}
-	case strings.HasPrefix(r, "<"):
-		if k := strings.IndexByte(r, '>'); k >= 0 {
-			return r[1:k], true, true
-		}
-	}
-	return "", false, false
-}
+// includeSpec parses the operand of #include: "path" or <path>
+// (directive.Include).
+func includeSpec(rest string) (spec string, angle, ok bool) { return directive.Include(rest) }
 
 // words returns the identifiers of s, in order.
 func words(s string) []string {

@@ -85,3 +85,21 @@ func UndefName(rest string) (string, bool) {
 	n := Operand(rest)
 	return n, IsIdent(n)
 }
+
+// Include parses the operand of an #include (rest, raw): the name between
+// quotes or angle brackets, and angle for <name>; ok is false for a
+// computed include (a macro) or an unterminated name.
+func Include(rest string) (name string, angle, ok bool) {
+	r := Operand(rest)
+	switch {
+	case strings.HasPrefix(r, `"`):
+		if k := strings.IndexByte(r[1:], '"'); k >= 0 {
+			return r[1 : 1+k], false, true
+		}
+	case strings.HasPrefix(r, "<"):
+		if k := strings.IndexByte(r, '>'); k >= 0 {
+			return r[1:k], true, true
+		}
+	}
+	return "", false, false
+}

@@ -67,6 +67,26 @@ func TestParseDefine(t *testing.T) {
 	}
 }
 
+func TestInclude(t *testing.T) {
+	tests := []struct {
+		rest, name string
+		angle, ok  bool
+	}{
+		{` "a.h"`, "a.h", false, true},
+		{` <metal_stdlib> // c`, "metal_stdlib", true, true},
+		{` "a//b.h" /* c */`, "a//b.h", false, true},
+		{" \\\n \"c.h\"", "c.h", false, true},
+		{` HDR`, "", false, false},
+		{` "open`, "", false, false},
+	}
+	for _, tt := range tests {
+		name, angle, ok := Include(tt.rest)
+		if name != tt.name || angle != tt.angle || ok != tt.ok {
+			t.Errorf("Include(%q) = %q, %v, %v; want %q, %v, %v", tt.rest, name, angle, ok, tt.name, tt.angle, tt.ok)
+		}
+	}
+}
+
 func TestJoinAndComments(t *testing.T) {
 	if got := Join("a\\\nb\\\r\nc\\d"); got != "abc\\d" {
 		t.Errorf("Join = %q", got)
