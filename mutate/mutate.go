@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -319,7 +320,55 @@ func FindAllWith(f *msl.File, muts []*Mutation, fns []string, opts Options) ([]*
 			}
 		}
 	}
+	skips = append(skips, headerSkips(f, muts, fns)...)
 	return sites, skips, nil
+}
+
+// headerKernels returns the entry points of f whose kernel is defined in a
+// header f includes (MLX's softmax.h, instantiated from softmax.metal by
+// instantiate_kernel), grouped by kernel function in order of their first
+// entry point, restricted to names (entry names or function names) when
+// names is not empty.
+func headerKernels(f *msl.File, names []string) (order []*msl.Func, eps map[*msl.Func][]msl.EntryPoint) {
+	eps = map[*msl.Func][]msl.EntryPoint{}
+	for _, ep := range f.EntryPoints() {
+		ff := f.FileOf(ep.Func)
+		if ff == nil || ff == f || ff.Root() == f {
+			continue // the file's own, or written by a macro used in it
+		}
+		if len(names) > 0 && !slices.Contains(names, ep.Name) && !slices.Contains(names, ep.Func.Name) {
+			continue
+		}
+		if eps[ep.Func] == nil {
+			order = append(order, ep.Func)
+		}
+		eps[ep.Func] = append(eps[ep.Func], ep)
+	}
+	return order, eps
+}
+
+// headerReason says why a kernel defined in a header is not analysed.
+func headerReason(f *msl.File, fn *msl.Func, eps []msl.EntryPoint) string {
+	which := eps[0].Name
+	if len(eps) > 1 {
+		which = fmt.Sprintf("%s and %d more", which, len(eps)-1)
+	}
+	return fmt.Sprintf("kernel %s (%s) is defined in header %s: sites and edits stay in the kernel file, and a variant cannot change a header; not analysed", fn.Name, which, filepath.Base(f.FileOf(fn).Name))
+}
+
+// headerSkips reports, for every mutation, each kernel of f defined in a
+// header, at its first entry point (the instantiation in f).
+func headerSkips(f *msl.File, muts []*Mutation, names []string) []*FoundSkip {
+	order, eps := headerKernels(f, names)
+	var out []*FoundSkip
+	for _, fn := range order {
+		why := headerReason(f, fn, eps[fn])
+		pos := eps[fn][0].Pos
+		for _, m := range muts {
+			out = append(out, &FoundSkip{Mutation: m, Func: fn, Skip: Skip{Pos: pos, End: pos, Reason: why}})
+		}
+	}
+	return out
 }
 
 // Funcs returns the functions of f named in names, in source order (every
@@ -334,6 +383,9 @@ func Funcs(f *msl.File, names []string) ([]*msl.Func, error) {
 	for _, n := range names {
 		fns := f.FuncsNamed(n)
 		if len(fns) == 0 {
+			if order, eps := headerKernels(f, []string{n}); len(order) > 0 {
+				return nil, fmt.Errorf("%s in %s: %s", n, f.Name, headerReason(f, order[0], eps[order[0]]))
+			}
 			return nil, fmt.Errorf("no function %q with a body in %s (functions: %s)", n, f.Name, strings.Join(FuncNames(f), ", "))
 		}
 		for _, fn := range fns {
