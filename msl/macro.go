@@ -2,6 +2,8 @@ package msl
 
 import (
 	"strings"
+
+	"metalab/internal/directive"
 )
 
 // This file expands function-like and object-like macros far enough to see
@@ -51,17 +53,11 @@ func ppLexAt(s string, base int) []ppTok {
 			continue
 		case c == '/' && i+1 < len(s) && s[i+1] == '/':
 			space = true
-			for i < len(s) && s[i] != '\n' {
-				i++
-			}
+			i = directive.LineCommentEnd(s, i)
 			continue
 		case c == '/' && i+1 < len(s) && s[i+1] == '*':
 			space = true
-			if k := strings.Index(s[i+2:], "*/"); k >= 0 {
-				i += 2 + k + 2
-			} else {
-				i = len(s)
-			}
+			i, _ = directive.BlockCommentEnd(s, i)
 			continue
 		}
 		j := i + 1
@@ -101,21 +97,10 @@ func ppLexAt(s string, base int) []ppTok {
 // ppQuoted returns the end of the string or character literal whose quote
 // is at q, and its kind; an unterminated one runs to the end of the line.
 func ppQuoted(s string, q int) (int, Kind) {
-	kind := String
 	if s[q] == '\'' {
-		kind = Char
+		return directive.QuoteEnd(s, q), Char
 	}
-	for j := q + 1; j < len(s); j++ {
-		switch s[j] {
-		case '\\':
-			j++
-		case s[q]:
-			return j + 1, kind
-		case '\n':
-			return j, kind
-		}
-	}
-	return len(s), kind
+	return directive.QuoteEnd(s, q), String
 }
 
 // ppJoin renders tokens as text, a space where the source had one or where
