@@ -49,7 +49,9 @@
 // ref "point:NSG=2". The points are fixed in the plan (Settings.Points):
 // grid takes every point the restrictions allow but the default, random
 // Settings.Samples of them drawn by the seed; each is tried on the
-// baseline's source and on every hand-written variant's. Settings.Point
+// baseline's source, on every hand-written variant's and on every edit
+// variant's that passed its checks (every one built, in a sharded sweep):
+// sources x points, within the budgets. Settings.Point
 // (--point) is the point the edits and hand-written variants run at (the
 // edits' barrier proofs are made for its geometry). A retained point's
 // patch edits the #define of each parameter a define of the spec carries

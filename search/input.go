@@ -400,7 +400,7 @@ func strategyText(p *Plan, sp *Space, built int) string {
 		text += "; edits and hand-written variants at " + s.Point
 	}
 	if s.Tune != "" {
-		text += fmt.Sprintf("; %s over %d points of the tunable parameters (%s), on the baseline's source and every hand-written variant", s.Tune, len(s.Points), strings.Join(s.Points, "; "))
+		text += fmt.Sprintf("; %s over %d points of the tunable parameters (%s), on the baseline's source, every hand-written variant and every edit variant that passed", s.Tune, len(s.Points), strings.Join(s.Points, "; "))
 	}
 	if s.Strategy == "beam" {
 		text += fmt.Sprintf(", width %d", s.Beam)

@@ -186,8 +186,8 @@ type Settings struct {
 	// Points are the points it tries, as spec.Point.String writes them,
 	// fixed when the plan is made (grid: every point the restrictions
 	// allow but the default; random: Samples of them drawn with Seed),
-	// each tried on the baseline's source and on every hand-written
-	// variant's.
+	// each tried on the baseline's source, every hand-written variant's
+	// and every edit variant's that passed its checks.
 	Tune    string   `json:"tune,omitempty"`
 	Samples int      `json:"samples,omitempty"`
 	Points  []string `json:"points,omitempty"`

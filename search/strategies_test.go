@@ -200,3 +200,53 @@ func TestSweepPointOverLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestExploreEditsAtPoints: the parameter strategy crosses its points with
+// the edit variants that passed (sources x points), and a failed edit
+// variant is not crossed.
+func TestExploreEditsAtPoints(t *testing.T) {
+	fx, _ := tuneFixture(t)
+	opts := fx.options(t, t.TempDir(), func(o *PlanOptions) {
+		o.Search.Ops, o.Search.Strategy, o.Search.Tune = []string{"drop-barrier", "unroll-pragma"}, "ablate", "grid"
+	})
+	src, _ := os.ReadFile(filepath.Join(fx.dir, "k.metal"))
+	f, _ := msl.Parse("k.metal", src)
+	sp, err := NewSpace(f, opts.Plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	x := &explorer{sp: sp, set: opts.Plan.Search, seen: map[string]Outcome{}, budget: func() error { return nil }}
+	x.eval = func(ctx context.Context, c candidate) (Outcome, error) {
+		got = append(got, c.v.Name)
+		// Only drop-barrier passes.
+		return Outcome{Passed: strings.HasPrefix(c.v.Name, "drop-barrier") || len(c.atoms) == 0}, nil
+	}
+	if err := x.explore(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	atoms := len(sp.Atoms)
+	if want := atoms + 3*2; len(got) != want {
+		t.Fatalf("explored %d: %v; want the %d atoms, then 3 points on the baseline's source and on drop-barrier", len(got), got, atoms)
+	}
+	for _, n := range got[atoms:] {
+		if !strings.Contains(n, "@NSG=") || strings.HasPrefix(n, "unroll") {
+			t.Errorf("at a point: %s", n)
+		}
+	}
+	v, err := RebuildVariant(sp, append(refStrings(sp, "drop-barrier"), PointRefPrefix+"NSG=2"))
+	if err != nil || !slices.Contains(got, v.Name) {
+		t.Errorf("rebuilt %v, %v: not one explored", v, err)
+	}
+}
+
+// refStrings returns the refs of sp's atoms whose operator is op.
+func refStrings(sp *Space, op string) []string {
+	var out []string
+	for _, a := range sp.Atoms {
+		if a.Site.Mutation.Name == op {
+			out = append(out, a.Ref.String())
+		}
+	}
+	return out
+}

@@ -150,6 +150,19 @@ type explorer struct {
 	budget func() error // a time budget that ran out, or nil
 	seen   map[string]Outcome
 	built  int // feasible candidates, in every shard
+	// edits are the edit variants the edit strategy built, at the
+	// default point, in order, with their outcomes: the points are
+	// tried on those that passed (on every one in a sharded sweep,
+	// whose shards do not know each other's outcomes).
+	edits []editVariant
+}
+
+// An editVariant is an edit strategy's variant as the parameter strategy
+// crosses it with points.
+type editVariant struct {
+	atoms []int
+	v     *variants.Variant // at the default point
+	o     Outcome
 }
 
 // A candidate is a built variant and how the strategy came to it: its
@@ -175,7 +188,11 @@ func (x *explorer) try(ctx context.Context, atoms []int) (Outcome, error) {
 		}
 		return Outcome{}, err
 	}
-	return x.tryCandidate(ctx, candidate{atoms: atoms, v: x.sp.atPoint(v, x.sp.Fixed), point: x.sp.Fixed})
+	o, err := x.tryCandidate(ctx, candidate{atoms: atoms, v: x.sp.atPoint(v, x.sp.Fixed), point: x.sp.Fixed})
+	if err == nil && !slices.ContainsFunc(x.edits, func(e editVariant) bool { return e.v.Sha256 == v.Sha256 }) {
+		x.edits = append(x.edits, editVariant{atoms: atoms, v: v, o: o})
+	}
+	return o, err
 }
 
 // tryCandidate evaluates c (or recalls it) within the budgets.

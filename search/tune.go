@@ -105,21 +105,25 @@ func splitPointRef(refs []string) ([]string, spec.Point, error) {
 	return out, pt, nil
 }
 
-// points tries every point of the plan on the baseline's source and on
-// every hand-written variant's (grid and random: the plan fixed which
-// points when it was made).
+// points tries every point of the plan on the baseline's source, on
+// every hand-written variant's and on every edit variant's that passed its
+// checks (every one built, in a sharded sweep): sources x points (grid and
+// random: the plan fixed which points when it was made).
 func (x *explorer) points(ctx context.Context) error {
-	for _, pt := range x.sp.Points {
-		srcs := []*variants.Variant{x.sp.baseVariant()}
-		var files []*HandWritten
-		files = append(files, nil)
-		for i := range x.sp.Files {
-			srcs = append(srcs, x.sp.Files[i].Variant)
-			files = append(files, &x.sp.Files[i])
+	srcs := []candidate{{v: x.sp.baseVariant()}}
+	for i := range x.sp.Files {
+		srcs = append(srcs, candidate{v: x.sp.Files[i].Variant, file: &x.sp.Files[i]})
+	}
+	for _, e := range x.edits {
+		if x.shard.Count > 1 || e.o.Passed {
+			srcs = append(srcs, candidate{atoms: e.atoms, v: e.v})
 		}
-		for i, src := range srcs {
-			v := x.sp.atPoint(src, pt)
-			if _, err := x.tryCandidate(ctx, candidate{v: v, file: files[i], point: pt}); err != nil {
+	}
+	for _, pt := range x.sp.Points {
+		for _, src := range srcs {
+			c := src
+			c.v, c.point = x.sp.atPoint(src.v, pt), pt
+			if _, err := x.tryCandidate(ctx, c); err != nil {
 				return err
 			}
 		}
@@ -127,7 +131,9 @@ func (x *explorer) points(ctx context.Context) error {
 	return nil
 }
 
-// pointCount is how many candidates points tries.
+// pointCount is how many candidates points tries on the baseline's and
+// the hand-written variants' sources (edit variants add theirs, not
+// known in advance).
 func (x *explorer) pointCount() int { return len(x.sp.Points) * (1 + len(x.sp.Files)) }
 
 // PlanPoints returns the points a parameter strategy tries on s: every

@@ -143,7 +143,7 @@ such, and its patch is refused unless --scope file allows it.
 
 A spec's tune: section makes its parameters (NSG, TILE, ...) a search
 too: a point is a source (the baseline's, a hand-written variant's, an
-edit variant's) at parameter values, checked under the spec at that
+edit variant's that passed) at parameter values, checked under the spec at that
 point against the baseline at the defaults, its threadgroup memory judged
 at the point (a point over --tg-limit is not compiled), named
 <name>@NSG=2. A retained point's patch edits the kernel's #define of each
