@@ -113,16 +113,9 @@ type Backend struct {
 	runnerDefines  []string                // extra runner build flags, for tests (e.g. the portable fibers)
 	runnerWrap     []string                // command the runner is started under, for tests (e.g. an emulator)
 
-	runMu sync.Mutex            // serialises runner requests; guards live, tick and every program's runner
-	live  map[*program]struct{} // programs holding a runner
-	tick  uint64                // use counter, for least-recently-used eviction
-
-	mu         sync.Mutex   // guards spare and spareEpoch
-	spare      *runner.Proc // a started runner with no kernel, or nil
-	spareEpoch int          // incremented by Close: a spare started before is discarded
-	spareWG    sync.WaitGroup
-	closing    sync.WaitGroup // runners being stopped
-	starts     atomic.Int64   // runner processes started, for tests
+	runMu  sync.Mutex   // serialises runner requests; guards every program's state
+	pool   *runner.Pool // a runner process per program, and a spare
+	starts atomic.Int64 // runner processes started, for tests
 
 	linesState
 
@@ -166,7 +159,9 @@ func New(opts Options) *Backend {
 		}
 	}
 	cxx := strings.Fields(opts.CXX)
-	return &Backend{opts: opts, cxx: cxx, pp: &translate.Preprocessor{CXX: cxx}, modeFreeTranslate: modeFree}
+	b := &Backend{opts: opts, cxx: cxx, pp: &translate.Preprocessor{CXX: cxx}, modeFreeTranslate: modeFree}
+	b.pool = &runner.Pool{Max: maxLiveRunners, Start: b.startRunner, Spare: true, Background: true}
+	return b
 }
 
 // Name returns "cpu".
@@ -384,10 +379,10 @@ func (b *Backend) compileCPP(ctx context.Context, src CPPSource) (*program, erro
 	if err != nil {
 		return nil, err
 	}
-	p := &program{b: b, so: so, kernel: src.Kernel, checking: src.Check}
+	p := b.newProgram(so, src.Kernel, src.Check)
 	b.runMu.Lock()
 	defer b.runMu.Unlock()
-	if err := p.load(ctx); err != nil {
+	if err := p.Load(ctx); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -401,72 +396,9 @@ const maxLiveRunners = 8
 // start new runners when they next run.
 func (b *Backend) Close() error {
 	b.runMu.Lock()
-	for p := range b.live {
-		p.dropRunner()
-	}
-	b.runMu.Unlock()
-	b.mu.Lock()
-	spare := b.spare
-	b.spare = nil
-	b.spareEpoch++
-	b.mu.Unlock()
-	if spare != nil {
-		spare.Close()
-	}
-	b.spareWG.Wait()
-	b.closing.Wait()
+	defer b.runMu.Unlock()
+	b.pool.Close()
 	return nil
-}
-
-// newRunner returns a started runner that has loaded nothing: the spare,
-// or a new one; another spare is started in the background. The caller
-// holds b.runMu.
-func (b *Backend) newRunner(ctx context.Context) (*runner.Proc, error) {
-	b.mu.Lock()
-	p := b.spare
-	b.spare = nil
-	epoch := b.spareEpoch
-	b.mu.Unlock()
-	if p == nil || p.Dead() {
-		if p != nil {
-			p.Close()
-		}
-		var err error
-		if p, err = b.startRunner(ctx); err != nil {
-			return nil, err
-		}
-	}
-	b.spareWG.Add(1)
-	go func() {
-		defer b.spareWG.Done()
-		s, err := b.startRunner(context.Background())
-		if err != nil {
-			return
-		}
-		b.mu.Lock()
-		if b.spare == nil && b.spareEpoch == epoch {
-			b.spare, s = s, nil
-		}
-		b.mu.Unlock()
-		if s != nil {
-			s.Close()
-		}
-	}()
-	return p, nil
-}
-
-// evict stops least recently used runners until a new one may start. The
-// caller holds b.runMu.
-func (b *Backend) evict() {
-	for len(b.live) >= maxLiveRunners {
-		var victim *program
-		for p := range b.live {
-			if victim == nil || p.lastUse < victim.lastUse {
-				victim = p
-			}
-		}
-		victim.dropRunner()
-	}
 }
 
 // startRunner starts a runner and says hello.
@@ -554,21 +486,12 @@ func (b *Backend) Runner(ctx context.Context) (string, error) {
 	if err := b.setup(ctx); err != nil {
 		return "", err
 	}
-	b.runMu.Lock()
-	defer b.runMu.Unlock()
-	p, err := b.newRunner(ctx)
+	p, err := b.pool.Take(ctx)
 	if err != nil {
 		return "", err
 	}
 	hello := p.Hello
-	b.mu.Lock()
-	if b.spare == nil {
-		b.spare, p = p, nil
-	}
-	b.mu.Unlock()
-	if p != nil {
-		p.Close()
-	}
+	b.pool.Keep(p)
 	return hello, nil
 }
 

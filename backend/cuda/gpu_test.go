@@ -478,7 +478,7 @@ func TestGPURacecheck(t *testing.T) {
 func raceLogText(b *Backend, p backend.Program) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if l := b.raceLogOf(p.(*program).lease.Proc()); l != nil {
+	if l := b.raceLogOf(p.(*program).Lease().Proc()); l != nil {
 		return l.since(0, false)
 	}
 	return "(no report)"

@@ -138,9 +138,9 @@ func fakeBackend(t *testing.T) *Backend {
 // fakeProgram is what CompileCU makes of a compiled object so, loaded.
 func fakeProgram(t *testing.T, b *Backend, so string) *program {
 	t.Helper()
-	p := &program{b: b, so: so, kernel: "k", name: so, lease: b.pool.NewLease()}
+	p := b.newProgram(so, "k", so)
 	b.mu.Lock()
-	err := p.load(context.Background())
+	err := p.Load(context.Background())
 	b.mu.Unlock()
 	if err != nil {
 		t.Fatalf("load %s: %v", so, err)
@@ -236,7 +236,7 @@ func TestGPURunnerPerProgram(t *testing.T) {
 	run(t, p1, d)
 	run(t, p2, d)
 	b.mu.Lock()
-	r1, r2 := p1.lease.Proc(), p2.lease.Proc()
+	r1, r2 := p1.Lease().Proc(), p2.Lease().Proc()
 	b.mu.Unlock()
 	if r1 == nil || r2 == nil || r1.Pid() == r2.Pid() {
 		t.Fatalf("two programs' runners: %v and %v, want two processes", r1, r2)
@@ -256,7 +256,7 @@ func TestGPURunnerPerProgram(t *testing.T) {
 	}
 	for i := 0; i < n; i++ {
 		b.mu.Lock()
-		p1.lease.Drop()
+		p1.Lease().Drop()
 		b.mu.Unlock()
 		t0 := time.Now()
 		run(t, p1, d)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"metalab/backend"
 	"metalab/backend/runner"
@@ -79,32 +80,47 @@ func (b *Backend) CompileCU(ctx context.Context, src CUSource) (backend.Program,
 	if err != nil {
 		return nil, err
 	}
-	p := &program{b: b, so: so, kernel: src.Kernel, name: src.Name, lease: b.pool.NewLease()}
+	p := b.newProgram(so, src.Kernel, src.Name)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err := p.load(ctx); err != nil {
+	if err := p.Load(ctx); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
 // A program is a kernel loaded into a runner process of its own, which
-// loads no other kernel object. It starts a new runner (and loads its
-// kernel again) when its runner died or was stopped.
+// loads no other kernel object: the lifecycle runner.Program shares with
+// the cpu backend (a new runner, and the kernel loaded again, when its
+// runner died or was stopped), with what the cuda runner reports of the
+// compiled function and, under racecheck, the findings of its log.
 type program struct {
+	*runner.Program
 	b          *Backend
 	so, kernel string
 	name       string // the source's name
 
+	// What the last LOAD said; guarded by b.mu.
 	tgMem, maxThreads int
 	staticShared      int // nvcc's static shared memory (cudaFuncGetAttributes)
 	resources         string
-	handle            uint32
-	lease             *runner.Lease // the program's runner; guarded by b.mu
-	closed            bool
 }
 
 var _ backend.Program = (*program)(nil)
+
+// newProgram returns the program of kernel in so, not loaded yet.
+func (b *Backend) newProgram(so, kernel, name string) *program {
+	p := &program{b: b, so: so, kernel: kernel, name: name}
+	p.Program = runner.NewProgram(b.pool, &b.mu, so, kernel, runner.ProgramHooks{
+		LoadTimeout: loadTimeout, DefaultTimeout: DefaultTimeout, MaxIndex: maxBufferIndex,
+		Loaded: func(_ *runner.Proc, l *runner.Loaded) {
+			p.tgMem, p.maxThreads, p.resources, p.staticShared = l.TGMem, l.MaxThreads, l.Resources, l.StaticShared
+		},
+		Run:     p.dispatch,
+		Failure: p.failure,
+	})
+	return p
+}
 
 // ThreadgroupMemory is the kernel's static threadgroup memory counted by
 // Metal's rule, as the cpu backend and msl's estimate count it: its
@@ -147,44 +163,6 @@ func (p *program) Resources() string {
 	return p.resources
 }
 
-// Close releases the program and stops its runner.
-func (p *program) Close() error {
-	p.b.mu.Lock()
-	p.closed = true
-	p.lease.Drop()
-	p.b.mu.Unlock()
-	return nil
-}
-
-// load makes sure the program has a live runner of its own with its
-// kernel loaded. The caller holds p.b.mu.
-func (p *program) load(ctx context.Context) error {
-	r, fresh, err := p.lease.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	if !fresh {
-		return nil
-	}
-	l, err := r.Load(ctx, p.so, p.kernel, 0, loadTimeout)
-	if err != nil {
-		p.lease.Drop()
-		return fmt.Errorf("load kernel %s: %w", p.kernel, err)
-	}
-	p.handle, p.tgMem, p.maxThreads, p.resources = l.Handle, l.TGMem, l.MaxThreads, l.Resources
-	p.staticShared = l.StaticShared
-	return nil
-}
-
-// procLog returns the program's runner's stderr tail. The caller holds
-// p.b.mu.
-func (p *program) procLog() string {
-	if r := p.lease.Proc(); r != nil {
-		return r.Log()
-	}
-	return ""
-}
-
 // Run binds d's buffers, launches the kernel d.Repeat times on one stream
 // between two CUDA events and reads back every device buffer.
 // Result.Total is the events' elapsed time; Times stays empty (launches
@@ -192,70 +170,27 @@ func (p *program) procLog() string {
 // honoured: the GPU schedules threads itself. A runner that broke the
 // protocol is restarted and the run done once more.
 func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result, error) {
-	if _, ok := runner.OrderCodes[d.Order.Kind]; !ok {
-		return nil, fmt.Errorf("unknown thread order %q (want one of %s)", d.Order.Kind, strings.Join(backend.OrderKinds, ", "))
-	}
-	if d.Threadgroups.X < 0 || d.Threadgroups.Y < 0 || d.Threadgroups.Z < 0 {
-		return nil, fmt.Errorf("run %s: negative grid %v", p.kernel, d.Threadgroups)
-	}
-	if err := runner.CheckBuffers(p.kernel, d.Buffers, maxBufferIndex); err != nil {
-		return nil, err
-	}
-	p.b.mu.Lock()
-	defer p.b.mu.Unlock()
-	if p.closed {
-		return nil, errors.New("run: program is closed")
-	}
-	return runner.Retry(ctx, func() (*backend.Result, error) { return p.run(ctx, d) }, p.procLog)
+	return p.Program.Run(ctx, d)
 }
 
-// run is one attempt of Run. The caller holds p.b.mu.
-func (p *program) run(ctx context.Context, d backend.Dispatch) (*backend.Result, error) {
-	repeat := d.Repeat
-	if repeat <= 0 {
-		repeat = 1
-	}
-	timeout := d.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	if err := p.load(ctx); err != nil {
-		return nil, err
-	}
-	if n := d.Threads.Count(); n <= 0 || n > p.maxThreads || d.Threads.X <= 0 || d.Threads.Y <= 0 || d.Threads.Z <= 0 {
-		return nil, fmt.Errorf("run %s: threadgroup %dx%dx%d, want 1..%d threads", p.kernel, d.Threads.X, d.Threads.Y, d.Threads.Z, p.maxThreads)
-	}
-	r := p.lease.Proc()
+// dispatch is one dispatch on the program's runner r, under the launch
+// lock (a runner started ahead of its use does not overlap it), with
+// racecheck's findings of the run. The caller holds p.b.mu.
+func (p *program) dispatch(ctx context.Context, r *runner.Proc, bufs []backend.Buffer, d runner.Dispatch, timeout time.Duration) (*backend.Result, error) {
 	log := p.b.raceLogOf(r)
 	var mark int64
 	if log != nil {
 		mark = log.size()
 	}
 	p.b.launch.Lock()
-	reply, err := r.Execute(ctx, d.Buffers, runner.Dispatch{
-		Handle:  p.handle,
-		Groups:  [3]uint32{uint32(d.Threadgroups.X), uint32(d.Threadgroups.Y), uint32(d.Threadgroups.Z)},
-		Threads: [3]uint32{uint32(d.Threads.X), uint32(d.Threads.Y), uint32(d.Threads.Z)},
-		Repeat:  uint32(repeat),
-	}, timeout, loadTimeout)
+	reply, err := r.Execute(ctx, bufs, d, timeout, loadTimeout)
 	p.b.launch.Unlock()
 	if err != nil {
-		var se *runner.StepError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("run %s: %w", p.kernel, err)
-		}
-		var re *runner.Error
-		if errors.As(err, &re) {
-			return nil, p.failure(re, r.Log())
-		}
 		var f *backend.Failure
-		if errors.As(err, &f) {
-			if log != nil {
-				f.Findings = append(f.Findings, parseRacecheck(log.since(mark, false), p.name)...)
-			}
-			return nil, f
+		if log != nil && errors.As(err, &f) {
+			f.Findings = append(f.Findings, parseRacecheck(log.since(mark, false), p.name)...)
 		}
-		return nil, fmt.Errorf("run %s: %w", p.kernel, err)
+		return nil, err
 	}
 	res := &backend.Result{Outputs: reply.Outputs, Total: reply.Total}
 	if log != nil {

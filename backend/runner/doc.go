@@ -17,8 +17,14 @@
 //     DISPATCH and READ sequence;
 //   - Pool and Lease: a runner process per program (per variant), the
 //     least recently used stopped past a bound, one started ahead of its
-//     use (the cuda backend's; the cpu backend keeps its own of the same
-//     shape);
+//     use (the cuda backend, while nvcc compiles) or kept spare (the cpu
+//     backend);
+//   - Program: the lifecycle of one compiled kernel on both backends (its
+//     lease, its kernel loaded again into a new runner, a run validated,
+//     serialised by the backend's lock and retried), with the backend's
+//     hooks: LOAD flags, what it keeps of the LOAD reply, the dispatch
+//     itself (the cuda backend's launch lock and racecheck, the cpu
+//     backend's findings) and its failures;
 //   - Retry: a run that broke the protocol (a kernel that wrote to the
 //     reply channel) is run once more on a fresh runner, and a second
 //     violation is the kernel's Sandbox failure.

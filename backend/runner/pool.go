@@ -27,6 +27,13 @@ type Pool struct {
 	// Max bounds the live runners held by slots (the spare aside); 0
 	// means 8.
 	Max int
+	// Spare keeps a spare: whenever a lease takes a runner, another is
+	// started in the background (with Ahead, else Start), so that the
+	// next program does not wait for one.
+	Spare bool
+	// Background stops runners (evicted, dropped) without waiting for
+	// them to exit; Close waits for them.
+	Background bool
 
 	mu       sync.Mutex
 	live     map[*Lease]struct{} // slots holding a runner
@@ -176,13 +183,14 @@ func (s *Lease) Acquire(ctx context.Context) (r *Proc, fresh bool, err error) {
 	}
 	p.mu.Unlock()
 	for _, v := range append(victims, old) {
-		if v != nil {
-			v.Close()
-		}
+		p.stop(v)
 	}
 	r, err = p.fresh(ctx)
 	if err != nil {
 		return nil, false, err
+	}
+	if p.Spare {
+		p.Prestart()
 	}
 	p.mu.Lock()
 	s.proc = r
@@ -208,13 +216,27 @@ func (s *Lease) Drop() {
 	s.pool.mu.Lock()
 	r := s.drop()
 	s.pool.mu.Unlock()
-	if r != nil {
-		r.Close()
+	s.pool.stop(r)
+}
+
+// stop stops r (nil: nothing), in the background with p.Background.
+func (p *Pool) stop(r *Proc) {
+	if r == nil {
+		return
 	}
+	if !p.Background {
+		r.Close()
+		return
+	}
+	p.bg.Add(1)
+	go func() {
+		defer p.bg.Done()
+		r.Close()
+	}()
 }
 
 // Close stops every runner, the spare's too, and waits for a spare being
-// started. The pool stays usable.
+// started and for runners being stopped. The pool stays usable.
 func (p *Pool) Close() {
 	p.mu.Lock()
 	var rs []*Proc
