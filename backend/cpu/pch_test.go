@@ -233,3 +233,42 @@ func TestCompileBoth(t *testing.T) {
 		wantFailure(t, err, backend.CompileError, "")
 	}
 }
+
+// TestBuildPCHConcurrent: Backends (as separate metalab processes would)
+// compiling at once on an empty cache each build the precompiled prelude
+// in a private directory; one is installed, and every kernel compiles and
+// runs.
+func TestBuildPCHConcurrent(t *testing.T) {
+	dir := freshCache(t)
+	ctx := context.Background()
+	const n = 2
+	bs := make([]*Backend, n)
+	for i := range bs {
+		bs[i] = newBackend(t, Options{CacheDir: dir})
+	}
+	progs := make([]backend.Program, n)
+	errs := make([]error, n)
+	done := make(chan int)
+	for i := range bs {
+		go func() {
+			progs[i], errs[i] = bs[i].Compile(ctx, add1Source(20+i))
+			done <- i
+		}()
+	}
+	for range bs {
+		<-done
+	}
+	for i := range bs {
+		if errs[i] != nil {
+			t.Fatalf("backend %d: %v", i, errs[i])
+		}
+		runAdd1(t, progs[i], uint32(20+i))
+	}
+	pchs := pchDirs(t, dir)
+	if len(pchs) != 1 || !verifyObject(filepath.Join(pchs[0], pchHeader+".gch")) {
+		t.Fatalf("pch dirs %v, want one, verified", pchs)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".tmp-pch-*")); len(left) != 0 {
+		t.Errorf("temporaries left: %v", left)
+	}
+}
