@@ -33,7 +33,7 @@ func keyText(tu []byte) []byte {
 			if inDir {
 				out = append(out, '\n')
 				inDir, pending = false, false
-			} else if len(out) > 0 {
+			} else if len(out) > 0 && out[len(out)-1] != '\n' {
 				pending = true
 			}
 			bol = true

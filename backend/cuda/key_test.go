@@ -20,6 +20,7 @@ func TestKeyText(t *testing.T) {
 		{"#pragma unroll\nfor(;;) {}\n", "#line 3 \"k.metal\"\n   #pragma unroll\n for(;;)   {}"},
 		{"# 12 \"k.metal\"\nx;", "x;"},
 		{"x = 1'000;   y", "x = 1'000; y"},
+		{"#pragma unroll\n\n\n  for(;;) {}", "#pragma unroll\nfor(;;) {}"},
 	}
 	for _, tt := range same {
 		if a, b := keyText([]byte(tt[0])), keyText([]byte(tt[1])); string(a) != string(b) {
