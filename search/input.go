@@ -322,8 +322,9 @@ func labelVariants(sp *Space, vs []store.Row) map[string]string {
 			return sp.Label(i)
 		}
 		if hw := sp.fileOf(ref); hw != nil {
-			// The report shows its file, sha256 and change outside --fn.
-			return "hand-written"
+			// The report shows its origin (file, sha256, change outside
+			// --fn) itself.
+			return ""
 		}
 		return ref
 	}
