@@ -3,11 +3,13 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"metalab/msl"
 	"metalab/report"
@@ -249,4 +251,26 @@ func refStrings(sp *Space, op string) []string {
 		}
 	}
 	return out
+}
+
+// TestSuggestDispatches: a contaminated measurement of short samples
+// suggests the dispatches that would time them; a clean one, or long
+// samples, suggests nothing.
+func TestSuggestDispatchesResult(t *testing.T) {
+	fx := newFixture(t)
+	p := fx.options(t, t.TempDir(), nil).Plan
+	for _, tc := range []struct {
+		contaminated bool
+		median       float64
+		want         int
+	}{
+		{true, 280e3, 5}, {false, 280e3, 0}, {true, 2e6, 0},
+	} {
+		w := &sweep{plan: p, res: &Result{}, opts: Options{Dir: t.TempDir()}, now: time.Now}
+		in := &report.Input{Controls: []report.Control{{Case: p.Target, Contaminated: tc.contaminated, MedianA: tc.median}}}
+		w.suggest(in)
+		if w.res.Dispatches != tc.want || (tc.want > 0) != strings.Contains(w.res.Suggest, fmt.Sprintf("--dispatches %d", tc.want)) {
+			t.Errorf("%+v: suggests %d (%q), want %d", tc, w.res.Dispatches, w.res.Suggest, tc.want)
+		}
+	}
 }
