@@ -415,6 +415,12 @@ func (b *Backend) pch(ctx context.Context, flags []string, check bool) string {
 	hdr := filepath.Join(dir, pchHeader)
 	for attempt := 0; attempt < 2; attempt++ {
 		err := buildcache.InstallDir(dir, func(tmp string) error { return b.buildPCH(ctx, tmp, flags) })
+		if errors.Is(err, errPCHTimeout) {
+			// A loaded machine, not a refusal: none for this Backend,
+			// nothing recorded.
+			st.done = true
+			return ""
+		}
 		if err != nil {
 			// The machine's fault, or a cancelled context: no precompiled
 			// header this time, another try on the next compile.
@@ -436,8 +442,9 @@ func (b *Backend) pch(ctx context.Context, flags []string, check bool) string {
 }
 
 // buildPCH builds the precompiled prelude in tmp, under the compile time
-// limit. A compiler that refuses it (it exits with an error that is not
-// the machine's fault) leaves the pchRefused file instead, with its log.
+// limit (past it, errPCHTimeout). A compiler that refuses it (it exits
+// with an error that is not the machine's fault) leaves the pchRefused
+// file instead, with its log.
 func (b *Backend) buildPCH(ctx context.Context, tmp string, flags []string) error {
 	hdr := filepath.Join(tmp, pchHeader)
 	if err := os.WriteFile(hdr, []byte("#include <metal_stdlib>\n"), 0o644); err != nil {
@@ -452,7 +459,10 @@ func (b *Backend) buildPCH(ctx context.Context, tmp string, flags []string) erro
 	cmd.Stderr = &log
 	b.pchBuilt.Add(1)
 	timedOut, err := buildcache.RunLimited(ctx, cmd, b.compileTimeoutValue())
-	if err != nil && !timedOut {
+	if timedOut {
+		return errPCHTimeout
+	}
+	if err != nil {
 		var ee *exec.ExitError
 		if ctx.Err() != nil || !errors.As(err, &ee) {
 			return fmt.Errorf("precompile the prelude: %w", err)
@@ -460,13 +470,15 @@ func (b *Backend) buildPCH(ctx context.Context, tmp string, flags []string) erro
 		if m := buildcache.EnvironmentFault(log.String()); m != "" {
 			return fmt.Errorf("precompile the prelude: %s", m)
 		}
-	}
-	if err != nil {
 		os.Remove(gch + ".tmp")
 		return os.WriteFile(filepath.Join(tmp, pchRefused), []byte(fmt.Sprintf("%v\n%s", err, log.String())), 0o644)
 	}
 	return buildcache.Record(gch+".tmp", gch)
 }
+
+// errPCHTimeout says precompiling the prelude took longer than the
+// compile time limit.
+var errPCHTimeout = errors.New("precompiling the prelude took longer than the compile time limit")
 
 // dropPCH stops giving kernels of the mode the precompiled header: a
 // compile failed with it and then succeeded without it.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"metalab/backend"
 )
@@ -198,6 +199,29 @@ func TestBuildPCHRefused(t *testing.T) {
 	}
 	if log, _ := os.ReadFile(fails); strings.Count(string(log), "x") != 1 {
 		t.Errorf("%d compiles were given the broken precompiled prelude, want 1", strings.Count(string(log), "x"))
+	}
+
+	// A precompile past the compile time limit (a loaded machine) is no
+	// refusal: nothing is recorded, and the kernel compiles without it.
+	dir = freshCache(t)
+	script = "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = c++-header ] && exec sleep 60; done\nexec " + cxx + " \"$@\"\n"
+	if err := os.WriteFile(wrap, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b4 := newBackend(t, Options{CacheDir: dir, CXX: wrap, NoSandbox: true, CompileTimeout: 8 * time.Second})
+	p, err = b4.Compile(ctx, add1Source(11))
+	if err != nil {
+		t.Fatalf("compile after the precompile timed out: %v", err)
+	}
+	runAdd1(t, p, 11)
+	if pchs := pchDirs(t, dir); len(pchs) != 0 {
+		t.Errorf("a timed-out precompile left %v in the cache", pchs)
+	}
+	if _, err := b4.Compile(ctx, add1Source(12)); err != nil {
+		t.Fatal(err)
+	}
+	if n := b4.pchBuilt.Load(); n != 1 {
+		t.Errorf("%d precompiles after one timed out, want 1 (not again in this Backend)", n)
 	}
 }
 
