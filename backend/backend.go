@@ -290,6 +290,16 @@ type CompileLimiter interface {
 	SetCompileTimeout(d time.Duration)
 }
 
+// An ObjectProgram is a Program that names its compiled object by its
+// content. Two programs of one backend with the same ObjectKey run the
+// same machine code (the compile cache gave them one object: on the cuda
+// backend, variants whose translations differ only in comments, blank
+// lines or indentation), so a caller may take one's verdict and timings
+// for the other's instead of measuring it again.
+type ObjectProgram interface {
+	ObjectKey() string
+}
+
 // A BothCompiler is a Backend that compiles one source for the plain and
 // the checking mode together faster than two Compiles (the cpu backend
 // translates once and runs the two builds at once).

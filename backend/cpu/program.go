@@ -44,7 +44,10 @@ type slotInfo struct {
 	extents  []int
 }
 
-var _ backend.Program = (*program)(nil)
+var (
+	_ backend.Program       = (*program)(nil)
+	_ backend.ObjectProgram = (*program)(nil)
+)
 
 // newProgram returns the program of kernel in so, not loaded yet.
 func (b *Backend) newProgram(so, kernel string, checking bool) *program {

@@ -162,3 +162,55 @@ func TestBuildSharesTranslations(t *testing.T) {
 		}
 	}
 }
+
+// fakeCompileBackend is a Backend with a fake nvcc (counting its runs)
+// and fake runners: Compile translates, "compiles" and loads without nvcc
+// or a GPU.
+func fakeCompileBackend(t *testing.T) (*Backend, func() int) {
+	t.Helper()
+	testenv.RequireCXX(t)
+	nvcc, runs := fakeNVCC(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := New(Options{NVCC: nvcc, CacheDir: t.TempDir()})
+	if err := b.toolchain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b.runnerPath, b.arch = exe, "sm_90"
+	b.testEnv = []string{"METALAB_FAKE_CUDA_RUNNER=1"}
+	b.devOnce.Do(func() {}) // the device is the fake runner's
+	t.Cleanup(func() { b.Close() })
+	return b, runs
+}
+
+// TestCompileSharesObjects: through Compile, two variants that differ
+// only in comments and blank lines are one nvcc run and two programs,
+// each in a runner of its own, with one ObjectKey; a real change has
+// another.
+func TestCompileSharesObjects(t *testing.T) {
+	b, runs := fakeCompileBackend(t)
+	ctx := context.Background()
+	compile := func(text string) *program {
+		t.Helper()
+		p, err := b.Compile(ctx, backend.Source{Name: "v.metal", Text: []byte(text), Entry: "scale"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		return p.(*program)
+	}
+	p1 := compile(variantKernel("", "    ", "2.0f"))
+	p2 := compile(variantKernel("// ablation: comment only\n\n\n", "  ", "2.0f"))
+	p3 := compile(variantKernel("", "    ", "5.0f"))
+	if n := runs(); n != 2 {
+		t.Errorf("nvcc ran %d times for two variants of one translation and a real change, want 2", n)
+	}
+	if p1.ObjectKey() != p2.ObjectKey() || p1.ObjectKey() == p3.ObjectKey() {
+		t.Errorf("object keys %s, %s, %s: want the first two equal, the third different", p1.ObjectKey(), p2.ObjectKey(), p3.ObjectKey())
+	}
+	if a, c := runnerPid(t, p1), runnerPid(t, p2); a == c {
+		t.Errorf("two variants sharing an object ran in one runner process (%d)", a)
+	}
+}

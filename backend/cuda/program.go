@@ -106,7 +106,10 @@ type program struct {
 	resources         string
 }
 
-var _ backend.Program = (*program)(nil)
+var (
+	_ backend.Program       = (*program)(nil)
+	_ backend.ObjectProgram = (*program)(nil)
+)
 
 // newProgram returns the program of kernel in so, not loaded yet.
 func (b *Backend) newProgram(so, kernel, name string) *program {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -62,6 +63,14 @@ func (p *Program) Lease() *Lease { return p.lease }
 
 // Loaded is the last LOAD reply, or nil before the first load.
 func (p *Program) Loaded() *Loaded { return p.loaded }
+
+// ObjectKey names the program's compiled object by its content: the
+// cache key of its kernel object (the file's name without ".so"), plus
+// the kernel it runs. Two programs with the same ObjectKey run the same
+// machine code (see backend.ObjectProgram).
+func (p *Program) ObjectKey() string {
+	return strings.TrimSuffix(filepath.Base(p.SO), ".so") + ":" + p.Kernel
+}
 
 // Closed reports whether Close was called.
 func (p *Program) Closed() bool { return p.closed }
