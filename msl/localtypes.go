@@ -97,6 +97,25 @@ func (sc *Scope) TemplateArgs() map[string]string {
 	return out
 }
 
+// BindsIn returns the template parameters TemplateArgs binds that the
+// source range [pos, end) names, as "N_READS=4,M=2" in the order they are
+// named, or "": what a site resting on them hashes into its id.
+func (sc *Scope) BindsIn(pos, end int) string {
+	ta := sc.TemplateArgs()
+	if len(ta) == 0 {
+		return ""
+	}
+	var parts []string
+	seen := map[string]bool{}
+	for _, t := range sc.File.SigTokens(pos, end) {
+		if a, ok := ta[t.Text]; ok && t.Kind == Ident && !seen[t.Text] {
+			seen[t.Text] = true
+			parts = append(parts, t.Text+"="+strings.Join(strings.Fields(a), ""))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
 // BoundIn describes the template parameters TemplateArgs binds that the
 // source range [pos, end) names, for messages: "N_READS = 4 in every
 // instantiation", or "".

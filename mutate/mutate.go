@@ -62,6 +62,11 @@ type Site struct {
 	Pos, End int    // byte range the site is about (e.g. the loop); its text is hashed into the id
 	Message  string // what the site is, e.g. "for loop with 8 iterations"
 	Choices  []Choice
+	// Binds are the template parameter values the site's proof rests on
+	// ("N_READS=4", the value every instantiation gives), hashed into the
+	// id with the text: a saved id is refused once the instantiations
+	// give another value, though the loop's text is unchanged.
+	Binds string
 }
 
 // A Choice is one way to mutate a Site; the Choices of a Site are
@@ -286,7 +291,7 @@ func FindAllWith(f *msl.File, muts []*Mutation, fns []string, opts Options) ([]*
 			count := map[string]int{}
 			for _, s := range got {
 				if s.Pos >= 0 && s.End <= len(ff.Src) && s.Pos <= s.End {
-					count[string(ff.Src[s.Pos:s.End])]++
+					count[hashedText(ff.Src[s.Pos:s.End], s.Binds)]++
 				}
 			}
 			seen := map[string]int{}
@@ -305,7 +310,7 @@ func FindAllWith(f *msl.File, muts []*Mutation, fns []string, opts Options) ([]*
 				key := [2]string{m.Name, fn.Name}
 				ord := next[key]
 				next[key]++
-				text := string(f.Src[s.Pos:s.End])
+				text := hashedText(f.Src[s.Pos:s.End], s.Binds)
 				h := hashSite(text, seen[text], count[text])
 				seen[text]++
 				sites = append(sites, &FoundSite{
@@ -449,6 +454,15 @@ func validateSite(f *msl.File, fn *msl.Func, s Site) error {
 // hashSite returns the first 6 hex digits of the sha256 of a site's text
 // and its occurrence k of n among the sites of its mutation in its
 // function with that very text.
+// hashedText is what a site's hash covers: its text, and the template
+// parameter values its proof rests on, when there are any.
+func hashedText(text []byte, binds string) string {
+	if binds == "" {
+		return string(text)
+	}
+	return string(text) + "\x00" + binds
+}
+
 func hashSite(text string, k, n int) string {
 	s := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d/%d", text, k, n)))
 	return hex.EncodeToString(s[:3])

@@ -128,7 +128,7 @@ func site(p *mutate.Pass, sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, s *msl.F
 	if b := sc.BoundIn(s.Pos, header); b != "" {
 		msg += " (" + b + ")"
 	}
-	p.Report(mutate.Site{Pos: s.Pos, End: header, Message: msg, Choices: choices})
+	p.Report(mutate.Site{Pos: s.Pos, End: header, Message: msg, Choices: choices, Binds: sc.BindsIn(s.Pos, header)})
 }
 
 // full returns the choice that replaces the loop by one block per
