@@ -386,6 +386,9 @@ func parseFlags(cmd *cobra.Command, o *SweepOptions, v flagValues) error {
 			o.Tune = name
 		}
 	}
+	if o.Strategy == "" && (len(o.Ops) > 0 || len(o.Refs) > 0) {
+		return cmdutil.FlagErrorf("--ops and --refs choose the edits a strategy over edits searches, and --strategy %s names none (add one: %s)", o.Tune, search.StrategyNames(search.OverEdits))
+	}
 	if o.Tune == "random" && o.Samples < 1 {
 		return cmdutil.FlagErrorf("--samples %d: want at least 1", o.Samples)
 	}
