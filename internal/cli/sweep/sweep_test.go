@@ -56,6 +56,34 @@ func TestNewCmdSweep(t *testing.T) {
 				t.Errorf("resume: %+v", *o)
 			}
 		}},
+		{name: "edits and points", args: "k.yaml --fn k --strategy ablate,grid --point NSG=4 --variant a.metal --variant dir --scope file", check: func(t *testing.T, o *SweepOptions) {
+			if o.Strategy != "ablate" || o.Tune != "grid" || o.Point != "NSG=4" || strings.Join(o.Variants, ",") != "a.metal,dir" || o.Scope != "file" {
+				t.Errorf("options: %+v", *o)
+			}
+		}},
+		{name: "points alone", args: "k.yaml --fn k --strategy random --samples 3", check: func(t *testing.T, o *SweepOptions) {
+			if o.Strategy != "" || o.Tune != "random" || o.Samples != 3 {
+				t.Errorf("options: strategy %q, tune %q, samples %d", o.Strategy, o.Tune, o.Samples)
+			}
+		}},
+		{name: "parity and screen", args: "k.yaml --fn k --parity rel=1e-6 --max-noise 10%", check: func(t *testing.T, o *SweepOptions) {
+			if o.Parity.String() != "rel=1e-06" || o.Screen == nil || o.Screen.MaxNoise != 0.1 || o.Screen.Off {
+				t.Errorf("parity %v, screen %+v", o.Parity, o.Screen)
+			}
+		}},
+		{name: "bitwise by default", args: "k.yaml --fn k", check: func(t *testing.T, o *SweepOptions) {
+			if !o.Parity.Bitwise() || o.Screen != nil || o.Scope != "fn" {
+				t.Errorf("parity %v, screen %+v, scope %q", o.Parity, o.Screen, o.Scope)
+			}
+		}},
+		{name: "bad parity", args: "k.yaml --fn k --parity ulp", wantErr: "--parity: "},
+		{name: "bad scope", args: "k.yaml --fn k --scope all", wantErr: "--scope \"all\": want fn or file"},
+		{name: "two edit strategies", args: "k.yaml --fn k --strategy loo,beam", wantErr: "loo and beam both search edits"},
+		{name: "two parameter strategies", args: "k.yaml --fn k --strategy grid,random", wantErr: "grid and random both search parameters"},
+		{name: "unknown strategy", args: "k.yaml --fn k --strategy anneal", wantErr: "want one of ablate, stack, loo, greedy, beam, grid, random"},
+		{name: "screen off and noise", args: "k.yaml --fn k --no-screen --max-noise 5%", wantErr: "--no-screen turns the screen off"},
+		{name: "shard greedy", args: "k.yaml --fn k --strategy greedy,grid --shard 1/2", wantErr: "cannot be split"},
+		{name: "resume with variant", args: "--resume --out d --variant a.metal", wantErr: "--variant would change them"},
 		{name: "no spec", args: "--fn k", wantErr: "want one argument"},
 		{name: "no fn", args: "k.yaml", wantErr: "--fn NAME is required"},
 		{name: "bad budget", args: "k.yaml --fn k --budget cost=3", wantErr: "--budget"},
