@@ -403,10 +403,10 @@ func strategyText(p *Plan, sp *Space, built int) string {
 	if s.Tune != "" {
 		text += fmt.Sprintf("; %s over %d points of the tunable parameters (%s), on the baseline's source, every hand-written variant and every edit variant that passed", s.Tune, len(s.Points), strings.Join(s.Points, "; "))
 	}
-	if s.Strategy == "beam" {
+	if strategyOf(s.Strategy).Width {
 		text += fmt.Sprintf(", width %d", s.Beam)
 	}
-	if s.MinStep > 0 && (s.Strategy == "beam" || s.Strategy == "greedy") {
+	if s.MinStep > 0 && strategyOf(s.Strategy).Step {
 		text += fmt.Sprintf(", steps of at least %s", pctText(s.MinStep))
 	}
 	text += fmt.Sprintf("; budget %s; %d variants built", s.Budget, built)

@@ -320,11 +320,11 @@ func (p *Plan) Validate() error {
 		return bad("strategy %q over edits (want one of %s)", p.Search.Strategy, StrategyNames(OverEdits))
 	case p.Search.Tune != "" && LookupStrategy(p.Search.Tune, OverParams) == nil:
 		return bad("strategy %q over parameters (want one of %s)", p.Search.Tune, StrategyNames(OverParams))
-	case p.Search.Tune == "random" && p.Search.Samples < 1:
+	case strategyOf(p.Search.Tune).Samples && p.Search.Samples < 1:
 		return bad("random: %d points to draw (want at least one)", p.Search.Samples)
 	case p.Search.Choices != "all" && p.Search.Choices != "first":
 		return bad("choices %q (want all or first)", p.Search.Choices)
-	case p.Search.Strategy == "beam" && p.Search.Beam < 1:
+	case strategyOf(p.Search.Strategy).Width && p.Search.Beam < 1:
 		return bad("beam width %d", p.Search.Beam)
 	case p.Search.MinStep < 0 || p.Search.MinStep >= 1:
 		return bad("min step %v is not in [0, 1)", p.Search.MinStep)
@@ -573,7 +573,7 @@ func NewPlan(s *spec.Spec, specBytes []byte, f *msl.File, readFile func(string) 
 	if !o.Parity.Bitwise() {
 		p.Parity = o.Parity.String()
 	}
-	if p.Search.Tune != "random" {
+	if !strategyOf(p.Search.Tune).Samples {
 		p.Search.Samples = 0
 	}
 	p.Search.Points = nil

@@ -72,7 +72,10 @@ type Strategy struct {
 	// known, so shards can split them; the others choose each step by
 	// the results of the last.
 	Shardable bool
-	run       func(x *explorer, ctx context.Context) error
+	// Width and Step say it reads Settings.Beam and Settings.MinStep;
+	// Samples that it reads Settings.Samples.
+	Width, Step, Samples bool
+	run                  func(x *explorer, ctx context.Context) error
 	// expected is how many candidates it evaluates at most; 0 when not
 	// known in advance.
 	expected func(x *explorer) int
@@ -86,14 +89,22 @@ var Strategies = []*Strategy{
 		run: (*explorer).stack, expected: func(x *explorer) int { return len(x.firsts()) }},
 	{Name: "loo", Over: OverEdits, Shardable: true, Doc: "a set of atoms, then the set without each of them",
 		run: (*explorer).loo, expected: func(x *explorer) int { return len(x.firsts()) + 1 }},
-	{Name: "greedy", Over: OverEdits, Doc: "forward selection: each round adds the atom whose variant explores fastest",
+	{Name: "greedy", Over: OverEdits, Step: true, Doc: "forward selection: each round adds the atom whose variant explores fastest",
 		run: func(x *explorer, ctx context.Context) error { return x.beam(ctx, 1) }},
-	{Name: "beam", Over: OverEdits, Doc: "forward selection keeping the --beam fastest sets each round",
+	{Name: "beam", Over: OverEdits, Width: true, Step: true, Doc: "forward selection keeping the --beam fastest sets each round",
 		run: func(x *explorer, ctx context.Context) error { return x.beam(ctx, x.set.Beam) }},
 	{Name: "grid", Over: OverParams, Shardable: true, Doc: "every point of the tunable parameters the restrictions allow",
 		run: (*explorer).points, expected: (*explorer).pointCount},
-	{Name: "random", Over: OverParams, Shardable: true, Doc: "--samples points drawn from those the restrictions allow, by --seed",
+	{Name: "random", Over: OverParams, Shardable: true, Samples: true, Doc: "--samples points drawn from those the restrictions allow, by --seed",
 		run: (*explorer).points, expected: (*explorer).pointCount},
+}
+
+// strategyOf returns the strategy called name, or the zero Strategy.
+func strategyOf(name string) Strategy {
+	if st := LookupStrategy(name, ""); st != nil {
+		return *st
+	}
+	return Strategy{}
 }
 
 // LookupStrategy returns the strategy called name over over ("" either),

@@ -154,7 +154,7 @@ func PlanPoints(s *spec.Spec, strategy string, samples int, seed uint64) ([]stri
 			pts = append(pts, p)
 		}
 	}
-	if strategy == "random" && samples < len(pts) {
+	if strategyOf(strategy).Samples && samples < len(pts) {
 		r := rand.NewPCG(seed, 0x7475_6e65) // "tune"
 		idx := make([]int, len(pts))
 		for i := range idx {

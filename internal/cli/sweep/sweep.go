@@ -389,16 +389,17 @@ func parseFlags(cmd *cobra.Command, o *SweepOptions, v flagValues) error {
 	if o.Strategy == "" && (len(o.Ops) > 0 || len(o.Refs) > 0) {
 		return cmdutil.FlagErrorf("--ops and --refs choose the edits a strategy over edits searches, and --strategy %s names none (add one: %s)", o.Tune, search.StrategyNames(search.OverEdits))
 	}
-	if o.Tune == "random" && o.Samples < 1 {
+	if pt := search.LookupStrategy(o.Tune, search.OverParams); pt != nil && pt.Samples && o.Samples < 1 {
 		return cmdutil.FlagErrorf("--samples %d: want at least 1", o.Samples)
 	}
 	if set := (search.Settings{Strategy: o.Strategy, Tune: o.Tune}); o.Shard.Count > 1 && !set.Shardable() {
 		return cmdutil.FlagErrorf("--shard: the %s strategy chooses each step by the results of the last, so it cannot be split; shard ablate, loo, grid or random", o.Strategy)
 	}
-	if o.Strategy != "greedy" && o.Strategy != "beam" {
+	st := search.LookupStrategy(o.Strategy, search.OverEdits)
+	if st == nil || !st.Step {
 		o.MinStep = 0
 	}
-	if o.Strategy != "beam" {
+	if st == nil || !st.Width {
 		o.Beam = 0
 	}
 	if o.Spec == "" {
