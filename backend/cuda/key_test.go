@@ -38,6 +38,13 @@ func TestKeyText(t *testing.T) {
 		{"x; // a  b\ny;", "x; // a b\ny;"},
 		{"int a = 1;", "int a = 2;"},
 	}
+	for _, tt := range append(same, differ...) {
+		for _, x := range tt {
+			if k := keyText([]byte(x)); string(keyText(k)) != string(k) {
+				t.Errorf("keyText is not idempotent on %q: %q, then %q", x, k, keyText(k))
+			}
+		}
+	}
 	for _, tt := range differ {
 		if a, b := keyText([]byte(tt[0])), keyText([]byte(tt[1])); string(a) == string(b) {
 			t.Errorf("keyText(%q) = keyText(%q) = %q: want them different", tt[0], tt[1], a)
@@ -212,5 +219,39 @@ func TestCompileSharesObjects(t *testing.T) {
 	}
 	if a, c := runnerPid(t, p1), runnerPid(t, p2); a == c {
 		t.Errorf("two variants sharing an object ran in one runner process (%d)", a)
+	}
+}
+
+// TestKeyTextBundled: the translations of qsa_flash and of a variant with
+// comments added at the top and in the middle differ (their #line
+// directives and blank lines) but have one key text.
+func TestKeyTextBundled(t *testing.T) {
+	testenv.RequireCXX(t)
+	src, err := os.ReadFile(filepath.Join("..", "..", "kernels", "qsa_prompt.metal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(src), "\n")
+	mid := len(lines) / 2
+	for mid < len(lines) && strings.TrimSpace(lines[mid]) != "" { // a blank line: between statements
+		mid++
+	}
+	variant := "// ablation: a note\n// and another\n" + strings.Join(lines[:mid], "") + "\n// a comment in the middle\n\n" + strings.Join(lines[mid:], "")
+	b := New(Options{})
+	tr := func(text string) []byte {
+		t.Helper()
+		cu, err := b.translate(context.Background(), backend.Source{Name: "qsa_prompt.metal", Text: []byte(text), Entry: "qsa_flash",
+			Constants: map[string]backend.Value{"COOP_K4": {Type: "bool", Bits: 1}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cu.CU
+	}
+	a, v := tr(string(src)), tr(variant)
+	if string(a) == string(v) {
+		t.Fatal("the variant's translation is the same text: the test does not test the key")
+	}
+	if string(keyText(a)) != string(keyText(v)) {
+		t.Errorf("a variant with comments only has another key text")
 	}
 }
