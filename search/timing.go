@@ -262,6 +262,19 @@ func (w *sweep) measureOnce(ctx context.Context, k store.Key, in, vin *spec.Inst
 		pa, pb = &lastA, &lastB
 	}
 	a, b := w.sampler(base, in, ph, pa), w.sampler(progs, vin, ph, pb)
+	if variant {
+		// A variant that fails when run for timing (verified and
+		// confirmed, but not at this many dispatches, or from this
+		// state) is its result, not the sweep's failure.
+		inner := b
+		b = func(ctx context.Context) (measure.Sample, error) {
+			s, err := inner(ctx)
+			if err != nil && ctx.Err() == nil {
+				return s, &timingError{err: fmt.Errorf("%s when timed at %s: %w", opts.B, k.Case, err)}
+			}
+			return s, err
+		}
+	}
 	rec := &pairWriter{w: w, id: id, warmup: max(ph.Warmup, 0)}
 	start, device := time.Now(), w.deviceSeconds()
 	r, err := measure.Paired(ctx, rec.wrap(store.SideA, a), rec.wrap(store.SideB, b), opts)
