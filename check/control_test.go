@@ -6,6 +6,7 @@ import (
 
 	"metalab/backend"
 	"metalab/backend/cpu/cputest"
+	"metalab/backend/fake"
 )
 
 const oobSpec = `source: k.metal
@@ -66,5 +67,32 @@ func TestBaselineBadAccess(t *testing.T) {
 				t.Errorf("variant %s", rep.Variants[0].Status)
 			}
 		})
+	}
+}
+
+// TestBaselineFailureCase: a baseline that fails its plain run names the
+// case; an access fault is run again in the checking build, a timeout is
+// not (it would take as long again).
+func TestBaselineFailureCase(t *testing.T) {
+	for _, tc := range []struct {
+		marker   string
+		status   Status
+		compiles int
+	}{
+		{"timeout", Timeout, 1},
+		{"deadlock", Deadlock, 1},
+		{"bad-access", BadAccess, 2},
+	} {
+		be := fake.New()
+		s := setup(t, testSpec, "// fake: "+tc.marker+"\n")
+		rep := run(t, Options{Spec: s, Backend: be})
+		ctl := rep.Control
+		if ctl.Status != tc.status || !strings.Contains(ctl.Msg, "on case quick/N=16: variants are not judged") ||
+			len(ctl.Cases) != 1 || ctl.Cases[0].Case != "quick/N=16" || ctl.Cases[0].Status != tc.status {
+			t.Errorf("%s: control %s %q, cases %+v", tc.marker, ctl.Status, ctl.Msg, ctl.Cases)
+		}
+		if n := be.Compiles(); n != tc.compiles {
+			t.Errorf("%s: %d compiles, want %d", tc.marker, n, tc.compiles)
+		}
 	}
 }

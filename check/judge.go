@@ -295,14 +295,16 @@ func (c *checker) control(ctx context.Context) (*Result, error) {
 // the verification backend has a checking mode the case runs again in its
 // checking build, so that a bad access (which the plain build reports by
 // buffer and offset only) is described by its findings: buffer, element,
-// thread and source line. Only a cancelled context and environment
-// faults are errors.
+// thread and source line (a timeout or deadlock is not run again). Only a
+// cancelled context and environment faults are errors.
 func (c *checker) controlFailure(ctx context.Context, r *Result, p *Part, part string, in *spec.Instance, err error, limit time.Duration) (*Result, error) {
 	if ferr := failure(r, err); ferr != nil {
 		return nil, ferr
 	}
 	cr := CaseResult{Case: caseName(in), Status: r.Status, Msg: r.Msg}
-	if c.ver != nil {
+	// Only an access fault is described again: a run that timed out would
+	// take as long again, and longer, in the checking build.
+	if c.ver != nil && (r.Status == BadAccess || r.Status == Crash) {
 		_, fs, cerr := c.checkingRun(ctx, c.base, in, limit)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
