@@ -60,9 +60,9 @@ func (k Key) validate(what string, needCase, allowPhase bool) error {
 
 // A Variant is a variant's identity as the sweep built it.
 type Variant struct {
-	SHA256 string   `json:"sha256"` // hex sha256 of its source
-	Name   string   `json:"name"`   // deterministic name (variants.Variant.Name)
-	Refs   []string `json:"refs"`   // its site refs, ID=CHOICE, sorted as variants.Build sorted them
+	SHA256 string   `json:"sha256"` // hex sha256 of its source (of its source's and its point's, for a point of tunable parameters)
+	Name   string   `json:"name"`   // deterministic name (variants.Variant.Name; "@NSG=2" ends a point's)
+	Refs   []string `json:"refs"`   // its site refs, ID=CHOICE, sorted as variants.Build sorted them; "file:PATH" for a hand-written variant; "point:NSG=2" last for a point
 }
 
 // A Compile is the outcome of compiling one variant on one backend.
