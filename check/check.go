@@ -20,7 +20,9 @@ import (
 	"metalab/spec"
 )
 
-// DefaultTGLimit is the static threadgroup memory limit in bytes.
+// DefaultTGLimit is the threadgroup memory limit of a stage in bytes:
+// its static threadgroup memory and the spec's threadgroup buffers bound
+// to it (TGMem.DynamicAfter) together.
 const DefaultTGLimit = 16384
 
 // DefaultOrders are the thread orders of the race probe (Options.Race):
@@ -262,6 +264,25 @@ type TGMem struct {
 	After        int    `json:"after"`         // compiled variant, bytes
 	SourceBefore int    `json:"source_before"` // estimate from the source; -1 unknown
 	SourceAfter  int    `json:"source_after"`  // estimate from the source; -1 unknown
+	// DynamicBefore and DynamicAfter are the bytes of the spec's
+	// threadgroup buffers bound to the stage ([[threadgroup(n)]], the host's
+	// setThreadgroupMemoryLength), the baseline's and the variant's (they
+	// differ for a variant at another point of the spec, Variant.Spec).
+	// The limit holds for static and dynamic bytes together.
+	DynamicBefore int `json:"dynamic_before,omitempty"`
+	DynamicAfter  int `json:"dynamic_after,omitempty"`
+}
+
+// dynamicTG is the bytes of the threadgroup buffers case in binds to
+// stage st.
+func dynamicTG(in *spec.Instance, st *spec.Stage) int {
+	n := 0
+	for _, bind := range st.Bindings {
+		if b := in.Buffer(bind.Buffer); bind.Threadgroup && b != nil {
+			n += b.Size
+		}
+	}
+	return n
 }
 
 // A CaseResult is the outcome of one case.

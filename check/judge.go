@@ -190,7 +190,8 @@ func (c *checker) control(ctx context.Context) (*Result, error) {
 		for j, st := range in.Stages {
 			n := progs[j].ThreadgroupMemory()
 			src := c.sourceTGMem(c.sources[st.Source], st)
-			tg := TGMem{Entry: st.Entry, Before: n, After: n, SourceBefore: src, SourceAfter: src}
+			d := dynamicTG(in, st)
+			tg := TGMem{Entry: st.Entry, Before: n, After: n, SourceBefore: src, SourceAfter: src, DynamicBefore: d, DynamicAfter: d}
 			if !hasTG(r.TGMem, tg) {
 				r.TGMem = append(r.TGMem, tg)
 			}
@@ -701,13 +702,18 @@ func (c *checker) variant(ctx context.Context, v Variant, judge bool) (*Result, 
 			tg := TGMem{
 				Entry: st.Entry, Before: before.ThreadgroupMemory(), After: after.ThreadgroupMemory(),
 				SourceBefore: c.sourceTGMem(c.sources[bst.Source], bst), SourceAfter: c.sourceTGMem(src.texts[st.Source], st),
+				DynamicBefore: dynamicTG(in, bst), DynamicAfter: dynamicTG(pins[in], st),
 			}
 			if !hasTG(r.TGMem, tg) {
 				r.TGMem = append(r.TGMem, tg)
 			}
-			if tg.After > c.opts.TGLimit && r.Status == Pass {
+			if total := tg.After + tg.DynamicAfter; total > c.opts.TGLimit && r.Status == Pass {
 				r.Status, r.Stopped = FailTGMem, PartBuild
-				r.Msg = fmt.Sprintf("%s: %d bytes of threadgroup memory, limit %d", st.Entry, tg.After, c.opts.TGLimit)
+				r.Msg = fmt.Sprintf("%s: %d bytes of threadgroup memory, limit %d", st.Entry, total, c.opts.TGLimit)
+				if tg.DynamicAfter > 0 {
+					r.Msg = fmt.Sprintf("%s: %d bytes of threadgroup memory (%d static, %d bound by the spec's threadgroup buffers), limit %d",
+						st.Entry, total, tg.After, tg.DynamicAfter, c.opts.TGLimit)
+				}
 			}
 		}
 	}

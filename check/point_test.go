@@ -189,3 +189,56 @@ func TestVariantSpecHeldOut(t *testing.T) {
 		t.Errorf("report parity %q", rep.Parity)
 	}
 }
+
+// TestVariantSpecDynamicTG: the threadgroup memory a point binds through
+// the spec's threadgroup buffers counts toward the limit with its static
+// memory.
+func TestVariantSpecDynamicTG(t *testing.T) {
+	be := cputest.Shared(t)
+	kernel := `#include <metal_stdlib>
+using namespace metal;
+
+kernel void k(device const float* in  [[buffer(0)]],
+              device float*       out [[buffer(1)]],
+              threadgroup float*  sh  [[threadgroup(0)]],
+              uint tid [[thread_position_in_threadgroup]])
+{
+    threadgroup float st[16];
+    sh[tid] = in[tid];
+    st[tid % 16] = 0.0f;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[tid] = sh[63 - tid] + st[tid % 16];
+}
+`
+	specText := func(floats string) string {
+		return `source: k.metal
+seed: 2
+buffers:
+  - {name: in, index: 0, type: float, count: 64, role: input, gen: {kind: uniform, min: -1, max: 1}}
+  - {name: out, index: 1, type: float, count: 64, role: output}
+  - {name: sh, index: 0, type: float, count: ` + floats + `, role: threadgroup}
+stages:
+  - {entry: k, threadgroups: [1], threads: [64]}
+sets:
+  quick:
+    cases: [{}]
+`
+	}
+	base := setup(t, specText("64"), kernel)
+	dir := filepath.Dir(base.Path)
+	fits := loadIn(t, dir, "fits.yaml", specText("1024"))
+	over := loadIn(t, dir, "over.yaml", specText("4096"))
+	text := []byte(kernel)
+	rep := run(t, Options{Spec: base, Backend: be, Variants: []Variant{{Name: "fits", Text: text, Spec: fits}, {Name: "over", Text: text, Spec: over}}})
+	if rep.Control.Status != Pass || len(rep.Control.TGMem) != 1 || rep.Control.TGMem[0].DynamicBefore != 256 {
+		t.Fatalf("control %s %s, tg %+v", rep.Control.Status, rep.Control.Msg, rep.Control.TGMem)
+	}
+	f := rep.Variants[0]
+	if f.Status != Pass || len(f.TGMem) != 1 || f.TGMem[0].After != 64 || f.TGMem[0].DynamicBefore != 256 || f.TGMem[0].DynamicAfter != 4096 {
+		t.Errorf("fits: %s %s, tg %+v", f.Status, f.Msg, f.TGMem)
+	}
+	o := rep.Variants[1]
+	if o.Status != FailTGMem || o.Msg != "k: 16448 bytes of threadgroup memory (64 static, 16384 bound by the spec's threadgroup buffers), limit 16384" {
+		t.Errorf("over: %s %q", o.Status, o.Msg)
+	}
+}

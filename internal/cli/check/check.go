@@ -176,7 +176,7 @@ unwritable cache, a verification backend that cannot run here).`,
 	cmd.Flags().StringVar(&opts.Backend, "backend", "cpu", "backend `NAME` to compile and run on: cpu, cuda, metal, or auto (the first of metal, cuda, cpu that runs here)")
 	cmd.Flags().StringSliceVar(&opts.Cases, "cases", nil, "case set `NAME` (repeatable or comma-separated; default: the spec's defaults, else quick, else all)")
 	cmd.Flags().StringVar(&parity, "parity", "bitwise", "the parity `RULE` variants are compared by: bitwise, or a tolerance for reordered float arithmetic, ulp=N or rel=X")
-	cmd.Flags().StringVar(&tgLimit, "tg-limit", "16KiB", "static threadgroup memory `LIMIT` (16384, 16KiB, 8K)")
+	cmd.Flags().StringVar(&tgLimit, "tg-limit", "16KiB", "threadgroup memory `LIMIT` of a stage, static and bound by the spec's threadgroup buffers (16384, 16KiB, 8K)")
 	cmd.Flags().BoolVar(&opts.NoVerify, "no-verify", false, "confirm only, do not verify (faster; races, uninitialised reads and bad accesses that leave the bytes alone go unseen; results say \"not verified\")")
 	cmd.Flags().BoolVar(&opts.NoDetect, "no-detect", false, "the older name of --no-verify")
 	cmd.Flags().StringVar(&opts.VerifyBackend, "verify-backend", "", "verification backend `NAME` (default: the backend itself when it has a checking mode, else cpu)")
