@@ -316,6 +316,8 @@ func (p *Plan) Validate() error {
 		return bad("explore case %q is not a timed case (%s)", p.Explore.Case, strings.Join(p.Cases, ", "))
 	case p.Search.Strategy == "" && p.Search.Tune == "" && len(p.Search.Files) == 0:
 		return bad("no strategy: name one over edits (%s) or over parameters (%s)", StrategyNames(OverEdits), StrategyNames(OverParams))
+	case p.Search.Strategy == "" && (len(p.Search.Ops) > 0 || len(p.Search.Refs) > 0):
+		return bad("operators or refs, and no strategy over edits to search them (%s)", StrategyNames(OverEdits))
 	case p.Search.Strategy != "" && LookupStrategy(p.Search.Strategy, OverEdits) == nil:
 		return bad("strategy %q over edits (want one of %s)", p.Search.Strategy, StrategyNames(OverEdits))
 	case p.Search.Tune != "" && LookupStrategy(p.Search.Tune, OverParams) == nil:
