@@ -1,12 +1,16 @@
 package translate
 
 import (
+	"fmt"
+	"math/rand"
 	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
 	"metalab/backend"
+	"metalab/internal/testenv"
+	"metalab/msl"
 )
 
 // branches vets src and returns the names beginning with B_ that end up in
@@ -52,6 +56,7 @@ func TestVetConditions(t *testing.T) {
 		{"a splice continues a line comment", "// a comment \\\n#define X 1\n#ifdef X\nB_then\n#else\nB_else\n#endif\n", nil, nil, []string{"B_else"}},
 		{"an undefined name after expansion is 0", "#define A B\n#if A\nB_then\n#else\nB_else\n#endif\n", nil, nil, []string{"B_else"}},
 		{"an unknown name stays unknown", "#if __A + 1 > 1\nB_then\n#else\nB_else\n#endif\n", nil, nil, []string{"B_else", "B_then"}},
+		{"an #undef in an undecided branch", "#define M 1\n#if __U\n#undef M\n#endif\n#ifdef M\nB_then\n#else\nB_else\n#endif\n", nil, nil, []string{"B_else", "B_then"}},
 		{"redefined after #undef", "#define N 1\n#undef N\n#define N 2\n#if N == 2\nB_then\n#else\nB_else\n#endif\n", nil, nil, []string{"B_then"}},
 		{"compiler macros are unknown", "#ifdef __x86_64__\nB_then\n#else\nB_else\n#endif\n", nil, nil, []string{"B_else", "B_then"}},
 		{"__cplusplus is defined", "#ifndef __cplusplus\nB_c\n#else\nB_cpp\n#endif\n", nil, nil, []string{"B_cpp"}},
@@ -85,4 +90,136 @@ func TestVetConditionLines(t *testing.T) {
 	if len(got) != 1 || got[0] != "7:19: inline assembly (asm) is not allowed in a Metal kernel" {
 		t.Errorf("refusals %q (%v)", got, err)
 	}
+}
+
+// genCondFile writes a random source of nested conditional groups,
+// #define and #undef directives and marker lines B_n, for
+// TestVetConditionsAgainstCompiler; n counts the markers.
+func genCondFile(r *rand.Rand, b *strings.Builder, depth int, n *int) {
+	names := []string{"M0", "M1", "M2", "M3"}
+	name := func() string { return names[r.Intn(len(names))] }
+	expr := func() string {
+		var e func(d int) string
+		e = func(d int) string {
+			if d == 0 || r.Intn(3) == 0 {
+				switch r.Intn(6) {
+				case 0:
+					return fmt.Sprint(r.Intn(4))
+				case 1:
+					return "defined(" + name() + ")"
+				case 2:
+					return "__METALAB_U" // unknown to the vetting pass; 0 or 1 for the compiler
+				case 3:
+					return "1u"
+				}
+				return name()
+			}
+			switch r.Intn(4) {
+			case 0:
+				return "!" + e(d-1)
+			case 1:
+				return "(" + e(d-1) + ")"
+			}
+			ops := []string{"&&", "||", "==", "!=", "<", ">", "+", "-", "*", "&", "|"}
+			return e(d-1) + " " + ops[r.Intn(len(ops))] + " " + e(d-1)
+		}
+		return e(3)
+	}
+	for k := 1 + r.Intn(4); k > 0; k-- {
+		switch c := r.Intn(7); {
+		case c == 0:
+			bodies := []string{"0", "1", "2", "-1", "0u", "M0 + 1", "(M1)", "", "M2 * 2"}
+			fmt.Fprintf(b, "#define %s %s\n", name(), bodies[r.Intn(len(bodies))])
+		case c == 1:
+			fmt.Fprintf(b, "#undef %s\n", name())
+		case c <= 3 && depth > 0:
+			switch r.Intn(3) {
+			case 0:
+				fmt.Fprintf(b, "#ifdef %s\n", name())
+			case 1:
+				fmt.Fprintf(b, "#ifndef %s\n", name())
+			default:
+				fmt.Fprintf(b, "#if %s\n", expr())
+			}
+			genCondFile(r, b, depth-1, n)
+			for e := r.Intn(3); e > 0; e-- {
+				fmt.Fprintf(b, "#elif %s\n", expr())
+				genCondFile(r, b, depth-1, n)
+			}
+			if r.Intn(2) == 0 {
+				b.WriteString("#else\n")
+				genCondFile(r, b, depth-1, n)
+			}
+			b.WriteString("#endif\n")
+		default:
+			fmt.Fprintf(b, "B_%d\n", *n)
+			*n++
+		}
+	}
+}
+
+// TestVetConditionsAgainstCompiler holds the vetting pass's and msl's
+// decisions of random conditional sources to the C++ compiler's
+// preprocessor: every line the compiler keeps, both keep (a skipped
+// branch is never one the compiler takes), and where the vetting pass
+// decides, it decides as the compiler does.
+func TestVetConditionsAgainstCompiler(t *testing.T) {
+	cxx, err := testenv.CXX()
+	if err != nil {
+		testenv.Missing(t, "no C++ compiler to hold #if decisions to: "+err.Error())
+		return
+	}
+	r := rand.New(rand.NewSource(20))
+	files := 150
+	if testing.Short() {
+		files = 20
+	}
+	decided, total := 0, 0
+	for i := 0; i < files; i++ {
+		var b strings.Builder
+		n := 0
+		genCondFile(r, &b, 3, &n)
+		src := b.String()
+		// The unknown name is 0 for the compiler in half the files and 1
+		// in the others: the vetting pass must keep both sides.
+		cmd := testenv.Command(cxx, "-E", "-P", "-x", "c++", "-w", fmt.Sprintf("-D__METALAB_U=%d", i%2), "-")
+		cmd.Stdin = strings.NewReader(src)
+		out, err := cmd.Output()
+		if err != nil {
+			continue // a condition the compiler rejects (an empty #if)
+		}
+		kept := map[string]bool{}
+		for _, w := range strings.Fields(string(out)) {
+			kept[w] = true
+		}
+		live, _ := branches(t, src, nil, nil)
+		vetLive := map[string]bool{}
+		for _, w := range live {
+			vetLive[w] = true
+		}
+		toks, _ := msl.Lex("k.metal", []byte(src))
+		mslLive := map[string]bool{}
+		for _, tk := range toks {
+			if tk.Kind == msl.Ident {
+				mslLive[tk.Text] = true
+			}
+		}
+		for k := 0; k < n; k++ {
+			m := fmt.Sprintf("B_%d", k)
+			total++
+			if kept[m] && !vetLive[m] {
+				t.Errorf("file %d: the compiler keeps %s, the vetting pass skips it:\n%s", i, m, src)
+			}
+			if kept[m] && !mslLive[m] {
+				t.Errorf("file %d: the compiler keeps %s, msl skips it:\n%s", i, m, src)
+			}
+			if !vetLive[m] {
+				decided++
+			}
+		}
+	}
+	if total == 0 {
+		t.Fatal("no generated source preprocessed")
+	}
+	t.Logf("%d of %d marker lines decided skipped by the vetting pass, none the compiler keeps", decided, total)
 }
