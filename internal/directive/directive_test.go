@@ -274,6 +274,21 @@ func TestTable(t *testing.T) {
 	if tb.Lookup("A").Defined != No {
 		t.Error("a sure #undef leaves the name defined")
 	}
+	// A body of more than one operand, possibly in effect, decides nothing:
+	// #if OR && 0 is 1 when OR is 1 || 1.
+	tb.Define(Def{Name: "OR", Body: "1 || 1"}, false)
+	tb.Define(Def{Name: "N", Body: "2"}, false)
+	if _, ok := Eval("OR && 0", tb.Lookup); ok {
+		t.Error("a condition using a possibly multi-operand macro was decided")
+	}
+	if v, ok := Eval("N && 0", tb.Lookup); !ok || v.V != 0 {
+		t.Error("N && 0 with N one unknown operand: not decided 0")
+	}
+	tb.Define(Def{Name: "S", Body: "1 + 1"}, true)
+	tb.Define(Def{Name: "S", Body: "1"}, false)
+	if !tb.Lookup("S").Opaque {
+		t.Error("a one-operand #define in an undecided branch hides the earlier two-operand body")
+	}
 }
 
 func TestInEffect(t *testing.T) {

@@ -32,11 +32,15 @@ type Macro struct {
 	Defined  Tri
 	FuncLike bool   // with Defined Yes: a function-like macro
 	Body     string // with Defined Yes, object-like: the replacement text
+	// Opaque, with Defined Unknown, says the name may expand to more than
+	// one operand (1 || 1), so that no condition using it is decided.
+	Opaque bool
 }
 
 // A Lookup says what is known of a name where a condition is evaluated.
-// A name whose Defined is Unknown is taken to expand to one operand of
-// unknown value (a number, as the compiler's own predefined macros do).
+// A name whose Defined is Unknown and not Opaque is taken to expand to one
+// operand of unknown value (a number, as the compiler's own predefined
+// macros do).
 type Lookup func(name string) Macro
 
 // Cond decides the condition of a conditional directive: kind is its name
@@ -254,6 +258,9 @@ func substitute(toks []etok, lookup Lookup) ([]etok, bool) {
 			out = append(out, etok{kind: kValue, val: val{known: true, typed: true}})
 			continue
 		case Unknown:
+			if m.Opaque {
+				return nil, false
+			}
 			out = append(out, etok{kind: kValue, val: val{}})
 			continue
 		}

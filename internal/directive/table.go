@@ -11,9 +11,11 @@ type Table struct {
 	Default func(name string) Macro
 }
 
-// Define records a #define; sure says it certainly takes effect.
+// Define records a #define; sure says it certainly takes effect. An
+// unsure one leaves the name unknown, and opaque when this body or an
+// earlier possible one is more than one operand.
 func (t *Table) Define(d Def, sure bool) {
-	m := Macro{Defined: Unknown}
+	m := Macro{Defined: Unknown, Opaque: t.opaque(t.Lookup(d.Name)) || !d.FuncLike && !oneOperand(d.Body)}
 	if sure {
 		m = Macro{Defined: Yes, FuncLike: d.FuncLike}
 		if !d.FuncLike {
@@ -25,8 +27,8 @@ func (t *Table) Define(d Def, sure bool) {
 
 // Undef records an #undef of name; sure says it certainly takes effect.
 func (t *Table) Undef(name string, sure bool) {
-	if !sure && t.Lookup(name).Defined != No {
-		t.Set(name, Macro{Defined: Unknown})
+	if old := t.Lookup(name); !sure && old.Defined != No {
+		t.Set(name, Macro{Defined: Unknown, Opaque: t.opaque(old)})
 		return
 	}
 	t.Set(name, Macro{Defined: No})
@@ -80,4 +82,17 @@ func InEffect(n int, pos func(i int) int, undef func(i int) bool, at int) (i int
 		}
 	}
 	return -1, false
+}
+
+// opaque reports whether what m says a name may be is more than one
+// operand.
+func (t *Table) opaque(m Macro) bool {
+	return m.Opaque || m.Defined == Yes && !m.FuncLike && !oneOperand(m.Body)
+}
+
+// oneOperand reports whether a replacement text is one operand: a single
+// identifier or number, or nothing but comments and blanks around one.
+func oneOperand(body string) bool {
+	toks, ok := lexExpr(body)
+	return ok && len(toks) == 1 && (toks[0].kind == kIdent || toks[0].kind == kNumber || toks[0].kind == kChar)
 }
