@@ -15,12 +15,13 @@ type Table struct {
 // unsure one leaves the name unknown, and opaque when this body or an
 // earlier possible one is more than one operand.
 func (t *Table) Define(d Def, sure bool) {
-	m := Macro{Defined: Unknown, Opaque: t.opaque(t.Lookup(d.Name)) || !d.FuncLike && !oneOperand(d.Body)}
-	if sure {
-		m = Macro{Defined: Yes, FuncLike: d.FuncLike}
-		if !d.FuncLike {
-			m.Body = d.Body
-		}
+	if !sure {
+		t.Set(d.Name, Macro{Defined: Unknown, Opaque: t.opaque(t.Lookup(d.Name)) || !d.FuncLike && !oneOperand(d.Body)})
+		return
+	}
+	m := Macro{Defined: Yes, FuncLike: d.FuncLike}
+	if !d.FuncLike {
+		m.Body = d.Body
 	}
 	t.Set(d.Name, m)
 }
