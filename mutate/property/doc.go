@@ -12,4 +12,7 @@
 // The default run checks a deterministic sample of sites; with
 // METALAB_PROPERTY=all it checks every site and choice. -short skips it.
 // METALAB_PROPERTY_REPORT=file.json writes the per-mutation numbers.
+// METALAB_PROPERTY_COMPOSITIONS=N checks N random compositions at once and
+// N/2 sequences per spec instead of the mode's number (2 and 1; 24 and 12
+// with all), for files whose variants take long to build.
 package property

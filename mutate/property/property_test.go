@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -268,6 +269,12 @@ func runSpec(t *testing.T, back backend.Backend, path string, full, proofs bool,
 	nAtOnce, nSeq := 2, 1
 	if full {
 		nAtOnce, nSeq = 24, 12
+	}
+	if n, err := strconv.Atoi(os.Getenv("METALAB_PROPERTY_COMPOSITIONS")); err == nil && n >= 0 {
+		// Fewer (or more) compositions, for files whose variants take
+		// long to build (ggml-metal.metal on the cpu backend): at once n,
+		// in sequence n/2.
+		nAtOnce, nSeq = n, n/2
 	}
 	for i := 0; i < nAtOnce && len(found) > 1; i++ {
 		k := 2 + rng.Intn(2)
