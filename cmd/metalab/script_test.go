@@ -9,6 +9,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"metalab/backend"
+	"metalab/backend/all"
 	"metalab/backend/fake"
 	"metalab/internal/cli"
 	"metalab/internal/testenv"
@@ -19,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite cmp targets in scripts")
 func TestMain(m *testing.M) {
 	// Scripts may run kernels on the fake backend (--backend fake), whose
 	// markers plant outputs and timings.
-	backend.Register("fake", func() backend.Backend { return fake.New() })
+	all.Register("fake", func() backend.Backend { return fake.New() })
 	testscript.Main(m, map[string]func(){
 		"metalab": func() { os.Exit(int(cli.Main())) },
 	})

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"metalab/backend"
+	backendall "metalab/backend/all"
 	"metalab/internal/cli/cmdutil"
 	"metalab/internal/inputfile"
 	"metalab/mutate"
@@ -111,6 +111,6 @@ func addCompletions(cmd *cobra.Command) {
 	reg("op", ops)
 	reg("ops", ops)
 	reg("backend", func(*cobra.Command, []string, string) []string {
-		return append(append([]string{}, backend.Known...), "auto")
+		return append(backendall.Names(), "auto")
 	})
 }

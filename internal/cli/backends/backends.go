@@ -12,15 +12,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"metalab/backend"
-	_ "metalab/backend/cpu" // registers the cpu backend
-	"metalab/backend/metal" // registers the metal backend (a stand-in off macOS)
+	"metalab/backend/all"
+	"metalab/backend/metal"
 	"metalab/internal/cli/cmdutil"
 )
 
 // BackendsOptions are the inputs of `metalab backends`.
 type BackendsOptions struct {
 	IO       *cmdutil.IOStreams
-	Backends func() []backend.Backend // the backends to report; default backend.All
+	Backends func() []backend.Backend // the backends to report; default all.All
 	Context  context.Context
 
 	JSON bool
@@ -29,7 +29,7 @@ type BackendsOptions struct {
 // NewCmdBackends returns the backends command; runF, if non-nil, replaces
 // the run function.
 func NewCmdBackends(f *cmdutil.Factory, runF func(*BackendsOptions) error) *cobra.Command {
-	opts := &BackendsOptions{IO: f.IOStreams, Backends: backend.All}
+	opts := &BackendsOptions{IO: f.IOStreams, Backends: all.All}
 	cmd := &cobra.Command{
 		Use:   "backends [flags]",
 		Short: "List the backends and whether each can run here",

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"metalab/backend"
+	"metalab/backend/all"
 	"metalab/backend/metal"
 	"metalab/internal/cli/cmdutil"
 )
@@ -133,16 +134,16 @@ func TestBackendsRunJSON(t *testing.T) {
 
 func TestDefaultListsKnownBackends(t *testing.T) {
 	var names []string
-	for _, b := range backend.All() {
+	for _, b := range all.All() {
 		names = append(names, b.Name())
 	}
 	if got := strings.Join(names, ","); !strings.HasPrefix(got, "cpu,cuda,metal") {
-		t.Errorf("backend.All() = %s, want cpu, cuda, metal first", got)
+		t.Errorf("all.All() = %s, want cpu, cuda, metal first", got)
 	}
 }
 
 func TestMetalRegistered(t *testing.T) {
-	for _, b := range backend.All() {
+	for _, b := range all.All() {
 		if b.Name() != "metal" {
 			continue
 		}
@@ -155,7 +156,7 @@ func TestMetalRegistered(t *testing.T) {
 		}
 		return
 	}
-	t.Fatal("backend.All() lists no metal backend")
+	t.Fatal("all.All() lists no metal backend")
 }
 
 // selfTested is a stub with a self-test, as the metal backend has.

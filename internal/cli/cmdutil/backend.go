@@ -8,17 +8,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"metalab/backend"
-	// The backends built into metalab register themselves.
-	_ "metalab/backend/cpu"
-	_ "metalab/backend/cuda"
-	_ "metalab/backend/metal"
+	"metalab/backend/all"
 )
 
 // ChooseBackend returns the backend a --backend flag names ("auto" picks
 // the first of metal, cuda and cpu that runs here). An unknown name is a
 // usage error.
 func ChooseBackend(ctx context.Context, name string) (backend.Backend, error) {
-	b, err := backend.Choose(ctx, name)
+	b, err := all.Choose(ctx, name)
 	var unknown *backend.UnknownError
 	if errors.As(err, &unknown) {
 		return nil, &FlagError{Err: err}
