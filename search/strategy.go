@@ -161,6 +161,9 @@ type explorer struct {
 	budget func() error // a time budget that ran out, or nil
 	seen   map[string]Outcome
 	built  int // feasible candidates, in every shard
+	// hint, when set, is told of candidates the strategy will evaluate
+	// soon (the pool checks them ahead); it changes no result.
+	hint func(candidate)
 	// edits are the edit variants the edit strategy built, at the
 	// default point, in order, with their outcomes: the points are
 	// tried on those that passed (on every one in a sharded sweep,
@@ -349,7 +352,8 @@ func (x *explorer) firsts() []int {
 // check is left out of the later steps.
 func (x *explorer) stack(ctx context.Context) error {
 	var cur []int
-	for _, a := range x.firsts() {
+	firsts := x.firsts()
+	for i, a := range firsts {
 		if x.sp.sameSite(cur, a) {
 			continue
 		}
@@ -358,11 +362,40 @@ func (x *explorer) stack(ctx context.Context) error {
 			return err
 		}
 		if o.Infeasible || !o.Passed {
+			if x.hint != nil {
+				// The steps ahead, taking each to pass.
+				next := slices.Clone(cur)
+				for _, b := range firsts[i+1:] {
+					if !x.sp.sameSite(next, b) {
+						next = append(next, b)
+						x.hintAtoms(next)
+					}
+				}
+			}
 			continue
 		}
 		cur = append(cur, a)
 	}
 	return nil
+}
+
+// hintAtoms tells x.hint of the candidate of atoms, when it is feasible
+// and new.
+func (x *explorer) hintAtoms(atoms []int) {
+	if x.hint == nil {
+		return
+	}
+	atoms = slices.Clone(atoms)
+	slices.Sort(atoms)
+	v, err := x.sp.Build(atoms)
+	if err != nil {
+		return
+	}
+	c := candidate{atoms: atoms, v: x.sp.atPoint(v, x.sp.Fixed), point: x.sp.Fixed}
+	if _, ok := x.seen[c.v.Sha256]; ok {
+		return
+	}
+	x.hint(c)
 }
 
 // loo tries the whole set (its atoms that combine, in order), then the
@@ -415,6 +448,7 @@ func (x *explorer) beam(ctx context.Context, w int) error {
 	order := x.order()
 	for {
 		var pool []node
+		var round [][]int
 		tried := map[string]bool{}
 		for _, n := range beam {
 			for _, a := range order {
@@ -428,13 +462,20 @@ func (x *explorer) beam(ctx context.Context, w int) error {
 					continue
 				}
 				tried[key] = true
-				o, err := x.try(ctx, atoms)
-				if err != nil {
-					return err
-				}
-				if o.Timed && o.Passed {
-					pool = append(pool, node{atoms: atoms, ratio: o.Ratio})
-				}
+				round = append(round, atoms)
+			}
+		}
+		// The round's candidates are known before any of them is timed.
+		for _, atoms := range round {
+			x.hintAtoms(atoms)
+		}
+		for _, atoms := range round {
+			o, err := x.try(ctx, atoms)
+			if err != nil {
+				return err
+			}
+			if o.Timed && o.Passed {
+				pool = append(pool, node{atoms: atoms, ratio: o.Ratio})
 			}
 		}
 		if len(pool) == 0 {

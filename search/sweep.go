@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"metalab/backend"
@@ -61,9 +62,18 @@ type Options struct {
 	Version  string                          // metalab's version, for the manifest
 	ReadFile func(string) ([]byte, error)    // reads the spec's sources; nil means inputfile.ReadFile
 	Progress func(Event)                     // optional
+	// Jobs is the size of the pool that checks the variants to come
+	// (compile, verification, confirmation) while the current one is
+	// timed; 0 or 1: none, every variant checked in turn. The results are
+	// the same either way (see doc.go, "Pipeline").
+	Jobs int
+	// PauseDuringSamples makes the pool's compiles and runs wait while a
+	// sample is timed, so that nothing runs beside it on the host.
+	PauseDuringSamples bool
 	Log      func(variant, line string)      // optional: every line written to a variant's log
 	now      func() time.Time                // for tests; nil means time.Now
 	onResult func(stage string, k store.Key) // for tests: a result was taken (not read back)
+	onSample func(begin bool)                // for tests: a timed sample starts or ends (with a pool)
 }
 
 // An Event says how far a sweep is: Stage is "control", "explore",
@@ -75,6 +85,9 @@ type Event struct {
 	Total   int
 	Variant string
 	Msg     string
+	// Pipeline is the pool's state when the sweep runs one (Options.Jobs
+	// > 1), else nil. Events of Stage "pipeline" say only that it changed.
+	Pipeline *Pipeline
 }
 
 // A Result is what a sweep came to.
@@ -184,6 +197,13 @@ type sweep struct {
 
 	mu     sync.Mutex
 	device float64 // seconds of timed samples recorded under the plan
+
+	// pipe is the pool (Options.Jobs > 1), nil without one; quiet says
+	// check's own progress lines are not shown (they come from the pool's
+	// goroutines); pmu serialises Options.Progress.
+	pipe  *pipeline
+	quiet atomic.Bool
+	pmu   sync.Mutex
 
 	built     map[string]*variants.Variant // by sha256
 	explored  []exploredVariant            // in the order explored
@@ -348,11 +368,22 @@ func verificationText(p *Plan, v, t backend.Info) string {
 }
 
 func (w *sweep) run(ctx context.Context) error {
+	if w.opts.Jobs > 1 {
+		w.pipe = newPipeline(ctx, w.opts.Jobs, w.opts.PauseDuringSamples, w.info.Name != "cpu", func() *check.Session { return w.session })
+		w.pipe.notify = func() { w.progress(Event{Stage: "pipeline"}) }
+		w.pipe.onSample = w.opts.onSample
+		defer w.pipe.close()
+	}
 	if err := w.control(ctx); err != nil {
 		return err
 	}
 	x := &explorer{sp: w.sp, set: w.plan.Search, shard: w.opts.Shard, eval: w.evaluate, budget: w.clock.check, seen: map[string]Outcome{}}
 	w.exploreTotal = x.expected()
+	if w.pipe != nil {
+		w.quiet.Store(true)
+		x.hint = func(c candidate) { w.hint(ctx, c) }
+		w.ahead(ctx, x)
+	}
 	if err := x.explore(ctx); err != nil {
 		if !isBudget(err) {
 			return err
@@ -436,11 +467,24 @@ func (w *sweep) control(ctx context.Context) error {
 	if !w.plan.Verify.Off {
 		verify = w.opts.Verify
 	}
+	run := w.opts.Backend
+	if w.pipe != nil {
+		same := verify == run
+		run = w.pipe.gate(run, true)
+		if same {
+			verify = run
+		} else {
+			verify = w.pipe.gate(verify, false)
+		}
+	}
 	ss, err := check.NewSession(ctx, check.Options{
-		Spec: w.opts.Spec, Backend: w.opts.Backend, Sets: w.plan.Sets, TGLimit: w.plan.TGLimit,
+		Spec: w.opts.Spec, Backend: run, Sets: w.plan.Sets, TGLimit: w.plan.TGLimit,
 		Verify: verify, VerifySets: w.plan.Verify.Sets, NoVerify: w.plan.Verify.Off, HeldOut: w.plan.Verify.HeldOut,
 		Strict: w.plan.Strict, Race: w.plan.Race, ReadFile: w.opts.ReadFile, Parity: w.plan.ParityOf(),
 		Progress: func(msg string) {
+			if w.quiet.Load() {
+				return
+			}
 			// The checker names its control run itself ("control: case 1/5").
 			msg = strings.TrimPrefix(msg, w.checking+": ")
 			w.progress(Event{Stage: w.checking, Done: w.checkDone, Total: w.checkTotal, Msg: msg})
@@ -749,10 +793,19 @@ func (w *sweep) check(ctx context.Context, v *variants.Variant) (verdict, error)
 	}
 	w.taken("checking", k)
 	start := time.Now()
-	r, err := w.session.Check(ctx, *w.checkVariant(v))
-	w.res.CheckSeconds += time.Since(start).Seconds()
+	var r *check.Result
+	if w.pipe != nil {
+		r, err = w.pipe.result(ctx, v.Sha256, *w.checkVariant(v))
+	} else {
+		r, err = w.session.Check(ctx, *w.checkVariant(v))
+	}
 	if err != nil {
 		return verdict{}, err
+	}
+	if w.pipe != nil {
+		w.res.CheckSeconds += r.Seconds
+	} else {
+		w.res.CheckSeconds += time.Since(start).Seconds()
 	}
 	w.addParts(r)
 	if err := w.record(ctx, v.Sha256, r, false); err != nil {
@@ -928,9 +981,16 @@ func (w *sweep) deviceSeconds() float64 {
 }
 
 func (w *sweep) progress(e Event) {
-	if w.opts.Progress != nil {
-		w.opts.Progress(e)
+	if w.opts.Progress == nil {
+		return
 	}
+	if w.pipe != nil {
+		s := w.pipe.snapshot()
+		e.Pipeline = &s
+	}
+	w.pmu.Lock()
+	defer w.pmu.Unlock()
+	w.opts.Progress(e)
 }
 
 func (w *sweep) taken(stage string, k store.Key) {

@@ -90,8 +90,13 @@ func (w *sweep) sampler(progs []backend.Program, in *spec.Instance, ph Phase, la
 		}
 		calls++
 		keep := last != nil && calls == total
-		ex, err := check.ExecuteCase(ctx, progs, in, check.ExecOptions{Repeat: repeat, Stages: n, From: max(first, 0),
-			State: start, StateKey: key, Timed: timed, Discard: !keep})
+		var ex *check.Execution
+		err := w.pipe.sample(func() error {
+			var err error
+			ex, err = check.ExecuteCase(ctx, progs, in, check.ExecOptions{Repeat: repeat, Stages: n, From: max(first, 0),
+				State: start, StateKey: key, Timed: timed, Discard: !keep})
+			return err
+		})
 		if err != nil {
 			return measure.Sample{}, err
 		}

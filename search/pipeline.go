@@ -1,0 +1,363 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"metalab/backend"
+	"metalab/check"
+)
+
+// The pipeline: with Options.Jobs > 1 a pool of workers checks the
+// variants the strategy will ask for next (compile on both backends,
+// verification, confirmation: check.Session.Check, which may be called
+// from several goroutines) while the main loop times the current one.
+// The main loop still takes every variant in the strategy's order, reads
+// the pool's result for it (or checks it itself when the pool has not
+// started it), records it and times it, so the store, the report and the
+// verdicts are those of a sweep with one job. See doc.go, "Pipeline".
+
+// Pipeline states, for progress (Event.Pipeline).
+const (
+	StateQueued     = "queued"
+	StateCompiling  = "compiling"
+	StateVerifying  = "verifying"
+	StateConfirming = "confirming"
+)
+
+// Pipeline says what the pool is doing: variants queued, and being
+// compiled, verified and confirmed by its workers; Timing is 1 while a
+// sample is timed. Checked counts the checks the pool finished, Rate
+// their rate (checks per second of wall time since the pool started,
+// over its workers together), Jobs the pool's size.
+type Pipeline struct {
+	Jobs       int     `json:"jobs"`
+	Queued     int     `json:"queued"`
+	Compiling  int     `json:"compiling"`
+	Verifying  int     `json:"verifying"`
+	Confirming int     `json:"confirming"`
+	Timing     int     `json:"timing"`
+	Checked    int     `json:"checked"`
+	Rate       float64 `json:"rate"`
+}
+
+func (p Pipeline) String() string {
+	return fmt.Sprintf("%d queued, %d compiling, %d verifying, %d confirming, %d timing", p.Queued, p.Compiling, p.Verifying, p.Confirming, p.Timing)
+}
+
+type poolJobKey struct{}
+
+// jobOf returns the pool job a context runs for, or nil.
+func jobOf(ctx context.Context) *poolJob {
+	j, _ := ctx.Value(poolJobKey{}).(*poolJob)
+	return j
+}
+
+// A poolJob is one variant's check, ahead of the main loop.
+type poolJob struct {
+	sha     string
+	cv      check.Variant
+	state   string // a State*, or "" when done
+	started bool
+	done    chan struct{}
+	r       *check.Result
+	err     error
+}
+
+// A pipeline is the pool and the lock that keeps samples exclusive.
+type pipeline struct {
+	session func() *check.Session
+	jobs    int
+	// pause: the pool's compiles and runs wait while a sample is timed;
+	// device: the timing backend is a device (not the cpu emulator), so
+	// the pool's runs on it (confirmation) wait while a sample is timed.
+	pause, device bool
+	// dev is held for writing by every timed sample, for reading by the
+	// pool's operations that must not overlap one.
+	dev sync.RWMutex
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []*poolJob // not started, in the strategy's order
+	byKey   map[string]*poolJob
+	timing  int
+	checked int
+	start   time.Time
+	closed  bool
+	notify  func() // progress changed; may be nil
+	// onSample, for tests, is told when a sample starts and ends, with
+	// the device held.
+	onSample func(begin bool)
+}
+
+func newPipeline(ctx context.Context, jobs int, pause, device bool, session func() *check.Session) *pipeline {
+	p := &pipeline{session: session, jobs: jobs, pause: pause, device: device, byKey: map[string]*poolJob{}, start: time.Now()}
+	p.cond = sync.NewCond(&p.mu)
+	p.ctx, p.cancel = context.WithCancel(ctx)
+	for range jobs {
+		p.wg.Add(1)
+		go p.worker()
+	}
+	return p
+}
+
+// close stops the workers, abandoning the queue, and waits for them.
+func (p *pipeline) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.queue = nil
+	p.cond.Broadcast()
+	p.mu.Unlock()
+	p.cancel()
+	p.wg.Wait()
+}
+
+// submit queues the check of cv (sha256 sha) unless it is queued or
+// checked already.
+func (p *pipeline) submit(sha string, cv check.Variant) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.byKey[sha] != nil {
+		return
+	}
+	j := &poolJob{sha: sha, cv: cv, state: StateQueued, done: make(chan struct{})}
+	p.byKey[sha] = j
+	p.queue = append(p.queue, j)
+	p.cond.Signal()
+}
+
+func (p *pipeline) worker() {
+	defer p.wg.Done()
+	for {
+		p.mu.Lock()
+		for len(p.queue) == 0 && !p.closed {
+			p.cond.Wait()
+		}
+		if p.closed {
+			p.mu.Unlock()
+			return
+		}
+		j := p.queue[0]
+		p.queue = p.queue[1:]
+		j.started = true
+		p.mu.Unlock()
+		p.run(p.ctx, j)
+	}
+}
+
+// run checks j's variant, marking the context so that the gated backends
+// know the pool is at work.
+func (p *pipeline) run(ctx context.Context, j *poolJob) {
+	j.r, j.err = p.session().Check(context.WithValue(ctx, poolJobKey{}, j), j.cv)
+	p.mu.Lock()
+	j.state = ""
+	p.checked++
+	p.mu.Unlock()
+	close(j.done)
+	p.changed()
+}
+
+// result returns the check of cv: the pool's, waited for, or when the
+// pool has not started it, taken now by the caller. It forgets the job.
+func (p *pipeline) result(ctx context.Context, sha string, cv check.Variant) (*check.Result, error) {
+	p.mu.Lock()
+	j := p.byKey[sha]
+	if j == nil {
+		j = &poolJob{sha: sha, cv: cv, state: StateQueued, done: make(chan struct{})}
+		p.byKey[sha] = j
+	} else {
+		for i, q := range p.queue {
+			if q == j {
+				p.queue = append(p.queue[:i], p.queue[i+1:]...)
+				break
+			}
+		}
+	}
+	mine := !j.started
+	j.started = true
+	p.mu.Unlock()
+	if mine {
+		p.run(ctx, j)
+	}
+	select {
+	case <-j.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	p.mu.Lock()
+	delete(p.byKey, sha)
+	p.mu.Unlock()
+	return j.r, j.err
+}
+
+func (p *pipeline) setState(j *poolJob, s string) {
+	p.mu.Lock()
+	changed := j.state != s && j.state != ""
+	if changed {
+		j.state = s
+	}
+	p.mu.Unlock()
+	if changed {
+		p.changed()
+	}
+}
+
+func (p *pipeline) changed() {
+	if p.notify != nil {
+		p.notify()
+	}
+}
+
+// snapshot counts the pool's variants by state.
+func (p *pipeline) snapshot() Pipeline {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := Pipeline{Jobs: p.jobs, Timing: p.timing, Checked: p.checked}
+	for _, j := range p.byKey {
+		switch j.state {
+		case StateQueued:
+			s.Queued++
+		case StateCompiling:
+			s.Compiling++
+		case StateVerifying:
+			s.Verifying++
+		case StateConfirming:
+			s.Confirming++
+		}
+	}
+	if el := time.Since(p.start).Seconds(); el > 0 && p.checked > 0 {
+		s.Rate = float64(p.checked) / el
+	}
+	return s
+}
+
+// sample runs f, one timed sample, with the device to itself: the pool's
+// operations that must not overlap a sample wait for it.
+func (p *pipeline) sample(f func() error) error {
+	if p == nil {
+		return f()
+	}
+	p.dev.Lock()
+	p.mu.Lock()
+	p.timing++
+	p.mu.Unlock()
+	if p.onSample != nil {
+		p.onSample(true)
+	}
+	defer func() {
+		if p.onSample != nil {
+			p.onSample(false)
+		}
+		p.mu.Lock()
+		p.timing--
+		p.mu.Unlock()
+		p.dev.Unlock()
+	}()
+	return f()
+}
+
+// enter waits, for a pool operation (run on the timing backend when
+// timing is set), until no sample is timed if it must not overlap one,
+// and returns what ends it.
+func (p *pipeline) enter(ctx context.Context, timing bool) func() {
+	if jobOf(ctx) == nil || !(p.pause || timing && p.device) {
+		return func() {}
+	}
+	p.dev.RLock()
+	return p.dev.RUnlock
+}
+
+// gate wraps the session's backends: their compiles and runs for the
+// pool report the job's state and wait for samples as enter says.
+func (p *pipeline) gate(be backend.Backend, timing bool) backend.Backend {
+	if be == nil {
+		return nil
+	}
+	return &gatedBackend{Backend: be, p: p, timing: timing}
+}
+
+type gatedBackend struct {
+	backend.Backend
+	p      *pipeline
+	timing bool // the timing backend (confirmation runs on it)
+}
+
+// MetalSources forwards the wrapped backend's answer (true when it has
+// none), which check asks of the timing backend.
+func (b *gatedBackend) MetalSources() bool {
+	if m, ok := b.Backend.(interface{ MetalSources() bool }); ok {
+		return m.MetalSources()
+	}
+	return true
+}
+
+func (b *gatedBackend) Compile(ctx context.Context, src backend.Source) (backend.Program, error) {
+	if j := jobOf(ctx); j != nil {
+		b.p.setState(j, StateCompiling)
+	}
+	release := b.p.enter(ctx, false)
+	prog, err := b.Backend.Compile(ctx, src)
+	release()
+	if err != nil {
+		return nil, err
+	}
+	return &gatedProgram{Program: prog, b: b, checking: src.Check}, nil
+}
+
+type gatedProgram struct {
+	backend.Program
+	b        *gatedBackend
+	checking bool // compiled for the checking mode
+}
+
+func (g *gatedProgram) Run(ctx context.Context, d backend.Dispatch) (*backend.Result, error) {
+	if j := jobOf(ctx); j != nil {
+		st := StateVerifying
+		if g.b.timing && !g.checking {
+			st = StateConfirming
+		}
+		g.b.p.setState(j, st)
+	}
+	release := g.b.p.enter(ctx, g.b.timing)
+	defer release()
+	return g.Program.Run(ctx, d)
+}
+
+// ahead gives the pool the candidates the strategies will ask for, as far
+// as they are known before any result: a dry run of the explorer in which
+// every candidate passes its checks and is not timed (the step strategies'
+// first round, the shardable strategies' every candidate). The step
+// strategies tell the pool of each later round themselves (explorer.hint).
+func (w *sweep) ahead(ctx context.Context, x *explorer) {
+	dry := &explorer{sp: x.sp, set: x.set, shard: x.shard, budget: func() error { return nil }, seen: map[string]Outcome{}}
+	dry.eval = func(ctx context.Context, c candidate) (Outcome, error) {
+		w.hint(ctx, c)
+		return Outcome{Passed: true}, nil
+	}
+	_ = dry.explore(ctx) // a budget that runs out ends it; the sweep itself says so
+}
+
+// hint queues c's check in the pool unless the store holds its verdict or
+// the main loop will not check it (a spec at its point that fails, too
+// much threadgroup memory by its source).
+func (w *sweep) hint(ctx context.Context, c candidate) {
+	v := c.v
+	if _, complete, err := w.stored(ctx, v.Sha256); err != nil || complete {
+		return
+	}
+	if pt := w.sp.PointOf(v.Sha256); len(pt) > 0 {
+		if _, err := w.specAt(pt); err != nil {
+			return
+		}
+	}
+	if w.sourceOverLimit(v) != "" {
+		return
+	}
+	w.pipe.submit(v.Sha256, *w.checkVariant(v))
+}

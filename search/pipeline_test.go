@@ -1,0 +1,212 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"metalab/backend"
+	"metalab/backend/fake"
+	"metalab/search/store"
+)
+
+// storeRows lists every row of the store at path as JSON, without what
+// differs between runs of one plan: when a row was written, sample
+// durations, measurement ids and the timings a report masks.
+func storeRows(t testing.TB, path string) []string {
+	t.Helper()
+	st, err := store.OpenExisting(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var out []string
+	for _, stage := range store.Stages {
+		rows, err := st.Results(context.Background(), store.Query{Stage: stage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			b, _ = json.Marshal(unstamped(masked(m)))
+			out = append(out, string(b))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// unstamped drops the store's timestamps, sample durations and
+// measurement ids.
+func unstamped(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			switch k {
+			case "created", "taken", "ns", "measurement":
+				continue
+			}
+			out[k] = unstamped(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = unstamped(e)
+		}
+		return out
+	}
+	return v
+}
+
+// TestPipelineSameResults runs each strategy with one job and with a
+// pool of four and requires the same verdicts, the same report (timings
+// aside) and the same store rows (their times aside).
+func TestPipelineSameResults(t *testing.T) {
+	for _, strategy := range []string{"ablate", "stack", "loo", "greedy", "beam"} {
+		t.Run(strategy, func(t *testing.T) {
+			fx := newFixture(t)
+			edit := func(po *PlanOptions) {
+				po.Search.Strategy = strategy
+				if strategy == "loo" || strategy == "stack" {
+					po.Search.Choices = "first"
+				}
+				if strategy == "beam" {
+					po.Search.Beam = 2
+				}
+			}
+			one := filepath.Join(t.TempDir(), "one")
+			r1 := mustRun(t, fx.options(t, one, edit))
+			four := filepath.Join(t.TempDir(), "four")
+			opts := fx.options(t, four, edit)
+			opts.Jobs = 4
+			var mu sync.Mutex
+			pooled := 0
+			opts.Progress = func(e Event) {
+				mu.Lock()
+				defer mu.Unlock()
+				if e.Pipeline == nil || e.Pipeline.Jobs != 4 {
+					t.Errorf("event %+v without the pool's state", e)
+				}
+				pooled = max(pooled, e.Pipeline.Checked)
+			}
+			r4 := mustRun(t, opts)
+			if r1.Variants == 0 || r1.Variants != r4.Variants || r1.Failed != r4.Failed || r1.Explored != r4.Explored || r1.Confirmed != r4.Confirmed || len(r1.Retained) != len(r4.Retained) {
+				t.Errorf("one job: %+v\nfour jobs: %+v", r1, r4)
+			}
+			if pooled == 0 {
+				t.Error("the pool checked no variant")
+			}
+			v1, v4 := verdicts(t, readReport(t, one)), verdicts(t, readReport(t, four))
+			if len(v1) == 0 || !reflect.DeepEqual(v1, v4) {
+				t.Errorf("verdicts differ: one job %v, four jobs %v", v1, v4)
+			}
+			if got, want := masked(readReport(t, four)), masked(readReport(t, one)); !reflect.DeepEqual(got, want) {
+				t.Errorf("the reports differ (timings aside):\nfour jobs %v\none job %v", got, want)
+			}
+			a, b := storeRows(t, filepath.Join(one, StoreFile)), storeRows(t, filepath.Join(four, StoreFile))
+			if !slices.Equal(a, b) {
+				t.Errorf("the stores differ:\none job\n%s\nfour jobs\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+			}
+		})
+	}
+}
+
+// TestPipelineSamplesExclusive requires that no run of the pool on the
+// timing backend (a device: the fake backend; confirmation and, without a
+// verification backend, verification) and, with the pause, no compile of
+// the pool either, overlaps a timed sample.
+func TestPipelineSamplesExclusive(t *testing.T) {
+	for _, pause := range []bool{false, true} {
+		t.Run(fmt.Sprint("pause=", pause), func(t *testing.T) {
+			fx := newFixture(t, "sleep 1ms")
+			opts := fx.options(t, filepath.Join(t.TempDir(), "out"), nil)
+			opts.Jobs = 3
+			opts.PauseDuringSamples = pause
+			probe := &probeBackend{Backend: fake.New(), compileSleep: 3 * time.Millisecond}
+			opts.Backend = probe
+			samples := 0
+			opts.onSample = func(begin bool) {
+				probe.sampling.Store(begin)
+				if begin {
+					samples++
+				}
+			}
+			res := mustRun(t, opts)
+			if res.Explored == 0 || samples == 0 {
+				t.Fatalf("nothing timed: %+v", res)
+			}
+			if n := probe.runOverlap.Load(); n > 0 {
+				t.Errorf("%d runs of the pool overlapped a sample", n)
+			}
+			if n := probe.compileOverlap.Load(); pause && n > 0 {
+				t.Errorf("%d compiles of the pool overlapped a sample with the pool paused", n)
+			}
+			if probe.poolCompiles.Load() == 0 {
+				t.Error("the pool compiled nothing")
+			}
+		})
+	}
+}
+
+// A probeBackend is the fake backend with a compile cost (a sleep),
+// counting the pool's compiles and runs made while a sample was timed.
+type probeBackend struct {
+	backend.Backend
+	compileSleep               time.Duration
+	sampling                   atomic.Bool
+	runOverlap, compileOverlap atomic.Int64
+	poolCompiles               atomic.Int64
+}
+
+func (b *probeBackend) MetalSources() bool { return false }
+
+func (b *probeBackend) Compile(ctx context.Context, src backend.Source) (backend.Program, error) {
+	if jobOf(ctx) != nil {
+		b.poolCompiles.Add(1)
+		if b.sampling.Load() {
+			b.compileOverlap.Add(1)
+		}
+	}
+	time.Sleep(b.compileSleep)
+	if jobOf(ctx) != nil && b.sampling.Load() {
+		b.compileOverlap.Add(1)
+	}
+	p, err := b.Backend.Compile(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	return &probeProgram{Program: p, b: b}, nil
+}
+
+type probeProgram struct {
+	backend.Program
+	b *probeBackend
+}
+
+func (p *probeProgram) Run(ctx context.Context, d backend.Dispatch) (*backend.Result, error) {
+	if jobOf(ctx) != nil && p.b.sampling.Load() {
+		p.b.runOverlap.Add(1)
+	}
+	r, err := p.Program.Run(ctx, d)
+	if jobOf(ctx) != nil && p.b.sampling.Load() {
+		p.b.runOverlap.Add(1)
+	}
+	return r, err
+}
