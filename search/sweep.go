@@ -59,9 +59,9 @@ type Options struct {
 	// WorkDir is the directory the plan's relative paths are relative to,
 	// for the manifest; "" means the working directory.
 	WorkDir  string
-	Version  string                          // metalab's version, for the manifest
-	ReadFile func(string) ([]byte, error)    // reads the spec's sources; nil means inputfile.ReadFile
-	Progress func(Event)                     // optional
+	Version  string                       // metalab's version, for the manifest
+	ReadFile func(string) ([]byte, error) // reads the spec's sources; nil means inputfile.ReadFile
+	Progress func(Event)                  // optional
 	// Jobs is the size of the pool that checks the variants to come
 	// (compile, verification, confirmation) while the current one is
 	// timed; 0 or 1: none, every variant checked in turn. The results are
@@ -70,10 +70,10 @@ type Options struct {
 	// PauseDuringSamples makes the pool's compiles and runs wait while a
 	// sample is timed, so that nothing runs beside it on the host.
 	PauseDuringSamples bool
-	Log      func(variant, line string)      // optional: every line written to a variant's log
-	now      func() time.Time                // for tests; nil means time.Now
-	onResult func(stage string, k store.Key) // for tests: a result was taken (not read back)
-	onSample func(begin bool)                // for tests: a timed sample starts or ends (with a pool)
+	Log                func(variant, line string)      // optional: every line written to a variant's log
+	now                func() time.Time                // for tests; nil means time.Now
+	onResult           func(stage string, k store.Key) // for tests: a result was taken (not read back)
+	onSample           func(begin bool)                // for tests: a timed sample starts or ends (with a pool)
 }
 
 // An Event says how far a sweep is: Stage is "control", "explore",
