@@ -19,12 +19,14 @@ import (
 const (
 	childEnv   = "METALAB_SWEEP_CHILD"
 	fixtureEnv = "METALAB_SWEEP_FIXTURE"
+	jobsEnv    = "METALAB_SWEEP_JOBS" // the child's Options.Jobs
 )
 
 func TestMain(m *testing.M) {
 	if out := os.Getenv(childEnv); out != "" {
 		fx := fixture{dir: os.Getenv(fixtureEnv), spec: filepath.Join(os.Getenv(fixtureEnv), "k.yaml")}
 		opts, err := fx.build(out, nil)
+		fmt.Sscan(os.Getenv(jobsEnv), &opts.Jobs)
 		if err == nil {
 			_, err = Run(context.Background(), opts)
 		}
@@ -80,29 +82,39 @@ func readFinished(t *testing.T, path string) finished {
 
 // TestResumeAfterKill kills a sweep with SIGKILL in the middle, resumes
 // it, and requires that nothing finished before the kill is done again
-// and that the report equals an uninterrupted run's but for timings.
+// and that the report equals an uninterrupted run's but for timings: with
+// one job, and with a pool (the killed sweep's and the resumed one's) that
+// was checking variants ahead when it was killed.
 func TestResumeAfterKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a sweep in a child process (a few seconds)")
 	}
+	for _, c := range []struct{ jobs, at int }{{1, 6}, {3, 2}, {3, 6}, {3, 9}} {
+		t.Run(fmt.Sprintf("jobs=%d/at=%d", c.jobs, c.at), func(t *testing.T) { resumeAfterKill(t, c.jobs, c.at) })
+	}
+}
+
+// resumeAfterKill kills the sweep once its store holds at complete
+// measurements.
+func resumeAfterKill(t *testing.T, jobs, at int) {
 	// Every dispatch sleeps 4ms, so the sweep takes long enough to be
 	// killed in the middle; the planted timings are as before.
 	fx := newFixture(t, "sleep 4ms")
 	out := filepath.Join(t.TempDir(), "killed")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+out, fixtureEnv+"="+fx.dir)
+	cmd.Env = append(os.Environ(), childEnv+"="+out, fixtureEnv+"="+fx.dir, fmt.Sprintf("%s=%d", jobsEnv, jobs))
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// A full sweep holds 12 complete measurements; kill it after 6.
+	// A full sweep holds 12 complete measurements; kill it after at.
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			t.Fatal("the child sweep did not get half way in 2 minutes")
 		}
-		if n := countMeasurements(filepath.Join(out, StoreFile)); n >= 6 {
+		if n := countMeasurements(filepath.Join(out, StoreFile)); n >= at {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -118,6 +130,7 @@ func TestResumeAfterKill(t *testing.T) {
 
 	opts := fx.options(t, out, nil)
 	opts.Resume = true
+	opts.Jobs = jobs
 	var taken []string
 	opts.onResult = func(stage string, k store.Key) {
 		key := k.String()
