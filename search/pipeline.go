@@ -97,7 +97,7 @@ type pipeline struct {
 }
 
 func newPipeline(ctx context.Context, jobs int, pause, device bool, session func() *check.Session) *pipeline {
-	p := &pipeline{session: session, jobs: jobs, pause: pause, device: device, byKey: map[string]*poolJob{}, start: time.Now()}
+	p := &pipeline{session: session, jobs: jobs, pause: pause, device: device, byKey: map[string]*poolJob{}}
 	p.cond = sync.NewCond(&p.mu)
 	p.ctx, p.cancel = context.WithCancel(ctx)
 	for range jobs {
@@ -127,6 +127,9 @@ func (p *pipeline) submit(sha string, cv check.Variant) {
 		return
 	}
 	j := &poolJob{sha: sha, cv: cv, state: StateQueued, done: make(chan struct{})}
+	if p.start.IsZero() {
+		p.start = time.Now()
+	}
 	p.byKey[sha] = j
 	p.queue = append(p.queue, j)
 	p.cond.Signal()
@@ -170,6 +173,9 @@ func (p *pipeline) result(ctx context.Context, sha string, cv check.Variant) (*c
 	j := p.byKey[sha]
 	if j == nil {
 		j = &poolJob{sha: sha, cv: cv, state: StateQueued, done: make(chan struct{})}
+		if p.start.IsZero() {
+			p.start = time.Now()
+		}
 		p.byKey[sha] = j
 	} else {
 		for i, q := range p.queue {
@@ -231,7 +237,7 @@ func (p *pipeline) snapshot() Pipeline {
 			s.Confirming++
 		}
 	}
-	if el := time.Since(p.start).Seconds(); el > 0 && p.checked > 0 {
+	if el := time.Since(p.start).Seconds(); !p.start.IsZero() && el > 0 && p.checked > 0 {
 		s.Rate = float64(p.checked) / el
 	}
 	return s
@@ -361,3 +367,11 @@ func (w *sweep) hint(ctx context.Context, c candidate) {
 	}
 	w.pipe.submit(v.Sha256, *w.checkVariant(v))
 }
+
+// PauseByDefault says whether the pool pauses while a sample is timed
+// when the sweep does not say (sweep --pause-during-samples auto): on the
+// cpu backend, whose samples run on the host's cores beside the pool's
+// compiles, yes; on a GPU, whose samples the host's compiles do not run
+// on, no (the pool's runs on the GPU wait for samples whatever this
+// says). Measure it with scripts/pool-control.
+func PauseByDefault(backendName string) bool { return backendName == "cpu" }

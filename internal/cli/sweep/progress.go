@@ -28,6 +28,8 @@ type progress struct {
 	moved map[string]time.Time // per stage: when its count last moved
 	done  map[string]int
 	last  string // the last plain line without its time, not printed twice
+	// pool is the sweep's pool as its last event saw it (nil: none).
+	pool *search.Pipeline
 
 	text sync.Map // stage → the bar's message; read by the renderer
 }
@@ -53,6 +55,17 @@ func (p *progress) event(e search.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
+	if e.Pipeline != nil {
+		p.pool = e.Pipeline
+	}
+	if e.Stage == "pipeline" {
+		// The pool moved: the explore bar's text shows it; a plain line
+		// waits for the next event of a stage.
+		if p.bars != nil {
+			p.text.Store("pool", poolText(p.pool))
+		}
+		return
+	}
 	if _, ok := p.first[e.Stage]; !ok {
 		p.first[e.Stage], p.moved[e.Stage] = now, now
 	}
@@ -98,6 +111,11 @@ func (p *progress) event(e search.Event) {
 				decor.Any(func(decor.Statistics) string {
 					m, _ := p.text.Load(stage)
 					s, _ := m.(string)
+					if stage == "explore" {
+						if q, _ := p.text.Load("pool"); q != nil && q.(string) != "" {
+							s = "[" + q.(string) + "] " + s
+						}
+					}
 					return s
 				}, decor.WCSyncSpace),
 			),
@@ -120,12 +138,14 @@ func (p *progress) line(e search.Event) {
 	fmt.Fprintf(&b, "%s", e.Stage)
 	if e.Total > 0 {
 		fmt.Fprintf(&b, " %d/%d", e.Done, e.Total)
-		if d := p.done[e.Stage]; d > 0 && d < e.Total {
-			per := time.Since(p.first[e.Stage]) / time.Duration(d)
-			fmt.Fprintf(&b, " (ETA %s)", (per * time.Duration(e.Total-d)).Round(time.Second))
+		if eta, ok := p.eta(e); ok {
+			fmt.Fprintf(&b, " (ETA %s)", eta.Round(time.Second))
 		}
 	} else if e.Done > 0 {
 		fmt.Fprintf(&b, " %d", e.Done)
+	}
+	if e.Stage == "explore" && p.pool != nil {
+		fmt.Fprintf(&b, " [%s]", poolText(p.pool))
 	}
 	if e.Variant != "" {
 		fmt.Fprintf(&b, " %s", e.Variant)
@@ -142,6 +162,42 @@ func (p *progress) line(e search.Event) {
 		w = p.bars
 	}
 	fmt.Fprintf(w, "[%5.0fs] %s\n", time.Since(p.start).Seconds(), b.String())
+}
+
+// eta estimates the time left of e's stage from its rate so far; for
+// exploration with a pool, from the pool's rate too (checks per second):
+// the slower of the two bounds the sweep.
+func (p *progress) eta(e search.Event) (time.Duration, bool) {
+	d := p.done[e.Stage]
+	left := e.Total - d
+	if left <= 0 {
+		return 0, false
+	}
+	var eta time.Duration
+	ok := false
+	if d > 0 {
+		eta, ok = time.Since(p.first[e.Stage])/time.Duration(d)*time.Duration(left), true
+	}
+	if e.Stage == "explore" && p.pool != nil && p.pool.Rate > 0 {
+		// The variants still to check: those left but the ones the pool
+		// has checked already and not yet handed over.
+		if pool := time.Duration(float64(left) / p.pool.Rate * float64(time.Second)); !ok || pool > eta {
+			eta, ok = pool, true
+		}
+	}
+	return eta, ok
+}
+
+// poolText says what the pool is doing, in a few words.
+func poolText(s *search.Pipeline) string {
+	if s == nil {
+		return ""
+	}
+	t := fmt.Sprintf("pool %d: %d queued, %d compiling, %d verifying, %d confirming, %d timing", s.Jobs, s.Queued, s.Compiling, s.Verifying, s.Confirming, s.Timing)
+	if s.Rate > 0 {
+		t += fmt.Sprintf(", %.2f checks/s", s.Rate)
+	}
+	return t
 }
 
 // stop ends the bars: a complete stage shows "done", one cut short stays

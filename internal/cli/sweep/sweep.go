@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +79,11 @@ type SweepOptions struct {
 	Resume  bool
 	Shard   search.Shard
 	JSON    bool
+	// Jobs is --jobs, the pool that checks variants ahead of the timing
+	// (default every core); Pause is --pause-during-samples: "auto" (on
+	// for the cpu timing backend, off otherwise), "on" or "off".
+	Jobs  int
+	Pause string
 	// Variants are --variant: hand-written variant files, or directories
 	// of them (their *.metal files).
 	Variants []string
@@ -188,6 +194,14 @@ another plan is refused. --shard I/N runs a deterministic slice of a
 sweep whose strategies are ablate, loo, grid or random; metalab results
 merge combines the shards' stores.
 
+A pool of --jobs workers (default: every core) builds, compiles (both
+builds, both backends), verifies and confirms the variants to come while
+the current one is timed; timing stays one measurement at a time, in the
+strategy's order, so the store, the report and the verdicts are those of
+--jobs 1. The pool's runs on a GPU wait while a sample is timed;
+--pause-during-samples on makes its compiles wait too (auto: on for the
+cpu timing backend, whose samples share the host's cores).
+
 --out receives the plan, manifest.json (every source's sha256, metalab's
 version, backend, device, compiler), variant snapshots, a log per variant,
 report.md, report.json, SVG plots and the patches. Timings on the cpu
@@ -282,6 +296,8 @@ verification backend (no C++ compiler for cpu), before any work.`,
 	fl.BoolVar(&opts.Resume, "resume", false, "continue the sweep in --out, redoing nothing that finished")
 	fl.StringVar(&shard, "shard", "", "run shard `I/N` of an ablate or loo sweep")
 	fl.BoolVar(&opts.JSON, "json", false, "write the result (or an error) as JSON")
+	fl.IntVar(&opts.Jobs, "jobs", runtime.NumCPU(), "check `N` variants at once ahead of the timing (compile on both backends, verification, confirmation); 1: one variant at a time; the results are the same")
+	fl.StringVar(&opts.Pause, "pause-during-samples", "auto", "`WHEN` the pool waits while a sample is timed: on, off, or auto (on for the cpu timing backend, whose samples share the host's cores; off for a GPU)")
 	fl.StringArrayVar(&opts.Variants, "variant", nil, "a hand-written variant `FILE` of the kernel, or a directory of them (its *.metal files; repeatable): swept like the generated ones; without --ops or --refs, only they are")
 	fl.StringVar(&parity, "parity", "bitwise", "the parity `RULE` variants are judged by: bitwise (the default), or opt in to a tolerance for changes that reorder arithmetic, ulp=N or rel=X (every result, report and patch so judged says \"not bitwise\" and by how much)")
 	fl.StringVar(&maxNoise, "max-noise", "", "the contamination screen's noise `PCT` above which a measurement is contaminated (default 5%)")
@@ -402,6 +418,14 @@ func parseFlags(cmd *cobra.Command, o *SweepOptions, v flagValues) error {
 	if st == nil || !st.Width {
 		o.Beam = 0
 	}
+	if o.Jobs < 0 {
+		return cmdutil.FlagErrorf("--jobs %d: want at least 1", o.Jobs)
+	}
+	switch o.Pause {
+	case "", "auto", "on", "off":
+	default:
+		return cmdutil.FlagErrorf("--pause-during-samples %q: want on, off or auto", o.Pause)
+	}
 	if o.Spec == "" {
 		// --resume alone: every setting comes from the plan; flags that
 		// would change it are refused rather than ignored.
@@ -411,7 +435,7 @@ func parseFlags(cmd *cobra.Command, o *SweepOptions, v flagValues) error {
 		var set []string
 		cmd.Flags().Visit(func(f *pflag.Flag) {
 			switch f.Name {
-			case "resume", "out", "repo", "json", "shard":
+			case "resume", "out", "repo", "json", "shard", "jobs", "pause-during-samples":
 			default:
 				set = append(set, "--"+f.Name)
 			}
@@ -604,6 +628,8 @@ func load(ctx context.Context, o *SweepOptions) (*search.Options, error) {
 		so.Verify = vb
 	}
 	so.Plan, so.Spec, so.File, so.Backend = plan, s, f, be
+	so.Jobs = o.Jobs
+	so.PauseDuringSamples = o.Pause == "on" || o.Pause != "off" && search.PauseByDefault(be.Name())
 	return so, nil
 }
 
