@@ -23,7 +23,7 @@ type fixture struct {
 	spec string
 }
 
-func newFixture(t *testing.T, extra ...string) fixture {
+func newFixture(t testing.TB, extra ...string) fixture {
 	t.Helper()
 	dir := t.TempDir()
 	src, err := os.ReadFile("testdata/k.metal")
