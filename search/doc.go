@@ -183,6 +183,50 @@
 // (results.db), baseline/ (the snapshot), variants/ (every variant built),
 // logs/ (one log per variant), report.md, report.json, plots/ and patches/.
 //
+// # Pipeline
+//
+// With Options.Jobs > 1 (sweep --jobs, default every core) a pool of
+// that many workers checks the variants to come while the current one
+// is timed: building the variant is the main loop's (cheap), and the
+// pool runs check.Session.Check, which may be called from several
+// goroutines (its compiles are shared by key, its held-out seeds drawn
+// from each variant's text): the static threadgroup memory screen is
+// the main loop's, then compile of both builds on both backends,
+// verification, confirmation. Which variants come next: for ablate,
+// loo, grid and random (Strategy.Shardable) every candidate, from a dry
+// run of the strategy before the first is evaluated (each candidate
+// taken to pass and not timed: grid and random then cross points with
+// every edit variant, and those whose source fails are checked for
+// nothing); for greedy and beam each round's candidates before the
+// round's first is timed; for stack the steps ahead, taking each to pass
+// (again after a step fails). The pool skips what the store already
+// decides (a resumed sweep) and what the main loop will not check.
+//
+// The main loop is unchanged: it takes the candidates in the strategy's
+// order, reads the pool's check of each (or checks it itself when the
+// pool has not started it), records it, logs it and times it. So the
+// store holds the same rows as with one job, written in the same order (apart
+// from their times), the report and the verdicts are the same, and
+// resume is as exact: a check the pool finished that the main loop had
+// not recorded when the sweep was killed is only done again. Timing
+// stays exclusive: every timed sample holds the device (a write lock);
+// the pool's runs on the timing backend when it is a device (cuda,
+// metal: confirmation, and the checking build's verification where the
+// timing backend verifies) wait for the sample to end, because a kernel
+// run on the GPU beside a sample would be timed with it. On the cpu
+// backend the pool's confirmation runs beside samples like its compiles:
+// both take the host's cores from the emulator's sample alike, so they
+// are one question, Options.PauseDuringSamples (sweep
+// --pause-during-samples on|off|auto): with it, the pool's compiles and
+// runs of every backend wait while a sample is timed (an operation
+// under way finishes first; its sample starts after). auto
+// (PauseByDefault) pauses for the cpu timing backend, whose samples run
+// on the cores the pool compiles on, and not for a GPU, whose samples
+// the host's compiles do not run on; scripts/pool-control measures it:
+// the 9-pair control at the first exploration with the pool busy and
+// paused. Progress events carry the pool's state (Event.Pipeline: queued,
+// compiling, verifying, confirming, timing, and its rate of checks).
+//
 // # Shards
 //
 // The unit of work is one variant's checks and timings on one device.
