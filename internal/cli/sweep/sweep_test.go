@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -95,6 +96,23 @@ func TestNewCmdSweep(t *testing.T) {
 		{name: "resume without out", args: "--resume", wantErr: "needs --out"},
 		{name: "resume alone with settings", args: "--resume --out d --seed 4", wantErr: "--seed would change them"},
 		{name: "bad choices", args: "k.yaml --fn k --choices some", wantErr: "--choices"},
+		{name: "jobs default", args: "k.yaml --fn k", check: func(t *testing.T, o *SweepOptions) {
+			if o.Jobs != runtime.NumCPU() || o.Pause != "auto" {
+				t.Errorf("jobs %d, pause %q: want every core and auto", o.Jobs, o.Pause)
+			}
+		}},
+		{name: "jobs", args: "k.yaml --fn k --jobs 3 --pause-during-samples off", check: func(t *testing.T, o *SweepOptions) {
+			if o.Jobs != 3 || o.Pause != "off" {
+				t.Errorf("jobs %d, pause %q", o.Jobs, o.Pause)
+			}
+		}},
+		{name: "resume alone with jobs", args: "--resume --out d --jobs 4 --pause-during-samples on", check: func(t *testing.T, o *SweepOptions) {
+			if o.Jobs != 4 || o.Pause != "on" {
+				t.Errorf("jobs %d, pause %q", o.Jobs, o.Pause)
+			}
+		}},
+		{name: "bad jobs", args: "k.yaml --fn k --jobs -2", wantErr: "--jobs -2: want at least 1"},
+		{name: "bad pause", args: "k.yaml --fn k --pause-during-samples sometimes", wantErr: `--pause-during-samples "sometimes": want on, off or auto`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
