@@ -26,6 +26,14 @@ type Source struct {
 	Entry       string            // kernel function or host_name to run
 	Defines     map[string]string // preprocessor defines (-D NAME=VALUE)
 	Constants   map[string]Value  // function-constant values, by name
+	// MaxThreads is the most threads per threadgroup the program will be
+	// dispatched with, when the caller knows it (0: not known). A backend
+	// whose largest threadgroup depends on how it compiles compiles for
+	// at least that many: cuda, where the registers nvcc spends per thread
+	// bound a block's threads, as the source's
+	// [[max_total_threads_per_threadgroup]] does where it is declared.
+	// It changes nothing else.
+	MaxThreads int
 	// Check builds the program for the checking mode: every access to
 	// device and threadgroup memory is checked for bounds, uninitialised
 	// threadgroup reads and races, and Result.Findings reports what was

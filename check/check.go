@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -383,13 +384,14 @@ type checker struct {
 	srcTG         map[string]int    // source estimates of threadgroup memory; see sourceTGMem
 	seed          uint64            // the run's seed (Options.Seed or a nonce)
 
-	mu        sync.Mutex // guards cache, compErr, inflight, srcTG, textNames, points and pointOf
-	points    map[pointKey]pointInst
-	pointOf   map[*spec.Instance]bool // the instances in points
-	textNames map[string][]string     // the names a source's text was compiled under, by path and sha256
-	cache     map[string]backend.Program
-	compErr   map[string]error
-	inflight  map[string]chan struct{} // compiles under way, closed when done
+	mu         sync.Mutex // guards cache, compErr, inflight, srcTG, textNames, points, pointOf and maxThreads
+	points     map[pointKey]pointInst
+	pointOf    map[*spec.Instance]bool // the instances in points
+	textNames  map[string][]string     // the names a source's text was compiled under, by path and sha256
+	maxThreads map[string]int          // the most threads per threadgroup of each stage (source and entry) over the listed cases
+	cache      map[string]backend.Program
+	compErr    map[string]error
+	inflight   map[string]chan struct{} // compiles under way, closed when done
 }
 
 // A sourceSet is the text of every source a case's stages compile, as a
@@ -718,6 +720,26 @@ func (c *checker) baseline(path string) ([]byte, error) {
 	return c.opts.ReadFile(path)
 }
 
+// dispatchThreads is the most threads per threadgroup stage st's program
+// is dispatched with: over every listed case's instance of the stage (same
+// source and entry), and st's own. A backend may compile for that many
+// (backend.Source.MaxThreads); one number per stage keeps it one compile.
+func (c *checker) dispatchThreads(st *spec.Stage) int {
+	key := st.Source + "\x00" + st.Entry
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.maxThreads == nil {
+		c.maxThreads = map[string]int{}
+		for _, in := range c.union() {
+			for _, s := range in.Stages {
+				k := s.Source + "\x00" + s.Entry
+				c.maxThreads[k] = max(c.maxThreads[k], s.Threads.Count())
+			}
+		}
+	}
+	return max(c.maxThreads[key], st.Threads.Count())
+}
+
 // compile compiles stage st with the sources of src on backend be, for
 // the checking mode or not, caching by backend, text, entry,
 // configuration and mode. It may be called from several goroutines: one
@@ -728,6 +750,8 @@ func (c *checker) compile(ctx context.Context, be backend.Backend, src *sourceSe
 	if detect {
 		key += "\x00check"
 	}
+	threads := c.dispatchThreads(st)
+	key += "\x00threads=" + strconv.Itoa(threads)
 	if be != c.run {
 		key = "verify\x00" + key
 	}
@@ -769,7 +793,7 @@ func (c *checker) compile(ctx context.Context, be backend.Backend, src *sourceSe
 	c.mu.Unlock()
 	p, err := be.Compile(ctx, backend.Source{
 		Name: name, Text: text, Dir: filepath.Dir(st.Source), IncludeDirs: st.IncludeDirs, Entry: st.Entry,
-		Defines: st.Defines, Constants: st.Constants, Check: detect,
+		Defines: st.Defines, Constants: st.Constants, Check: detect, MaxThreads: threads,
 	})
 	c.mu.Lock()
 	defer c.mu.Unlock()

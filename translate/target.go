@@ -149,6 +149,9 @@ type Entry struct {
 	Params        []*Param
 	Slots         []*TGVar // threadgroup storage, in layout order
 	MaxThreads    int      // [[max_total_threads_per_threadgroup]], else 1024
+	// Dispatched is the most threads per threadgroup the program will be
+	// dispatched with (backend.Source.MaxThreads), 0 when not known.
+	Dispatched int
 	Pos           Position // the kernel's name
 }
 

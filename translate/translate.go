@@ -1331,7 +1331,7 @@ func (t *tr) metalOverloads() []string {
 // entryPoint describes the entry for the target.
 func (t *tr) entryPoint() *Entry {
 	g := t.entry
-	e := &Entry{Name: t.src.Entry, Func: g, Namespace: g.Namespace, Slots: t.slots, MaxThreads: 1024, Pos: t.pos(g.NamePos)}
+	e := &Entry{Name: t.src.Entry, Func: g, Namespace: g.Namespace, Slots: t.slots, MaxThreads: 1024, Dispatched: t.src.MaxThreads, Pos: t.pos(g.NamePos)}
 	e.QualName = "::" + g.Name
 	if g.Namespace != "" {
 		e.QualName = "::" + g.Namespace + "::" + g.Name

@@ -42,8 +42,13 @@
 //   - MTL_CUDA_KERNEL(0, ...) defines the extern "C" __global__ entry
 //     (one LaunchArgs parameter: the buffers and the offsets of the
 //     [[threadgroup(n)]] buffers in dynamic shared memory) and its host
-//     stubs, with __launch_bounds__ only where the kernel declares
-//     [[max_total_threads_per_threadgroup]]; the one-entry table, with the
+//     stubs, with __launch_bounds__ where the kernel declares
+//     [[max_total_threads_per_threadgroup]], or else where its program is
+//     dispatched with more than 256 threads per threadgroup
+//     (backend.Source.MaxThreads: check and run pass the largest of the
+//     cases), so that nvcc spends no more registers per thread than a
+//     block of that size allows (MLX's 1024-thread block kernels do not
+//     launch otherwise); the one-entry table, with the
 //     slot table of the static threadgroup declarations, is exported with
 //     MTL_CUDA_EXPORT as mtl_cuda_kernels, next to mtl_cuda_abi.
 //

@@ -37,8 +37,9 @@
 // inside the source's namespace. MTL_CUDA_KERNEL(0, ...) makes the
 // extern "C" __global__ mtl_entry_0 and its host stubs, with
 // __launch_bounds__ where the kernel declares
-// [[max_total_threads_per_threadgroup]]; the one-entry table is exported
-// with MTL_CUDA_EXPORT.
+// [[max_total_threads_per_threadgroup]] or is dispatched with more than 256
+// threads (launchBound); the one-entry table is exported with
+// MTL_CUDA_EXPORT.
 package cuda
 
 import (
@@ -258,8 +259,8 @@ func (target) Entry(e *translate.Entry) (string, error) {
 		b.WriteString("};\n")
 	}
 	b.WriteString("MTL_CUDA_END_SOURCE\n")
-	if bounded(e.Func) {
-		fmt.Fprintf(&b, "MTL_CUDA_KERNEL_BOUNDED(0, %s::mtl_entry_run, %d)\n", ns, e.MaxThreads)
+	if n := launchBound(e); n > 0 {
+		fmt.Fprintf(&b, "MTL_CUDA_KERNEL_BOUNDED(0, %s::mtl_entry_run, %d)\n", ns, n)
 	} else {
 		fmt.Fprintf(&b, "MTL_CUDA_KERNEL(0, %s::mtl_entry_run)\n", ns)
 	}
@@ -272,6 +273,26 @@ func (target) Entry(e *translate.Entry) (string, error) {
 	b.WriteString("};\n")
 	b.WriteString("MTL_CUDA_EXPORT(mtl_kernel_table)\n")
 	return b.String(), nil
+}
+
+// launchBound is the __launch_bounds__ of the entry, 0 for none: the
+// largest threadgroup the kernel declares, else the largest it will be
+// dispatched with when that is over 256 threads. Metal runs a kernel
+// without the attribute at up to 1024 threads (MLX dispatches its block
+// softmax, rms and sdpa_vector kernels so); unbounded, nvcc may spend so
+// many registers per thread that a block of 1024 cannot launch (896 for
+// MLX's rms, 640 for sdpa_vector on an H200). At 256 threads or fewer a
+// bound caps nothing (nvcc's own ceiling is 255 registers a thread, and an
+// SM's 65536 registers hold a block of 256 of them), so those builds stay
+// as they were.
+func launchBound(e *translate.Entry) int {
+	switch {
+	case bounded(e.Func):
+		return e.MaxThreads
+	case e.Dispatched > 256:
+		return min(e.Dispatched, e.MaxThreads)
+	}
+	return 0
 }
 
 // bounded reports whether the kernel declares its largest threadgroup

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"metalab/backend"
 	cudabackend "metalab/backend/cuda"
 	"metalab/internal/testenv"
+	"metalab/translate"
 	"metalab/translate/cuda"
 	"metalab/translate/translatetest"
 )
@@ -48,4 +50,48 @@ func TestGoldenCompiles(t *testing.T) {
 			t.Fatalf("nvcc: %v", err)
 		}
 	})
+}
+
+// TestLaunchBounds holds the entry's __launch_bounds__ to the threadgroups
+// it is dispatched with: none at 256 threads or fewer, the dispatch's size
+// above that (MLX's block kernels run 1024 threads, which an unbounded
+// build may not launch), and the kernel's own
+// [[max_total_threads_per_threadgroup]] wherever it declares one.
+func TestLaunchBounds(t *testing.T) {
+	cxx := testenv.RequireCXX(t)
+	pp := &translate.Preprocessor{CXX: cxx}
+	const plain = "#include <metal_stdlib>\nusing namespace metal;\nkernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = 1; }\n"
+	const declared = "#include <metal_stdlib>\nusing namespace metal;\n[[kernel, max_total_threads_per_threadgroup(512)]] void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = 1; }\n"
+	for _, tt := range []struct {
+		name, text string
+		threads    int
+		want       string // the entry line's start; "MTL_CUDA_KERNEL(" for none
+	}{
+		{"unknown", plain, 0, "MTL_CUDA_KERNEL(0,"},
+		{"small", plain, 256, "MTL_CUDA_KERNEL(0,"},
+		{"large", plain, 1024, "MTL_CUDA_KERNEL_BOUNDED(0, "},
+		{"declared", declared, 0, "MTL_CUDA_KERNEL_BOUNDED(0, "},
+		{"declared beats dispatch", declared, 1024, "MTL_CUDA_KERNEL_BOUNDED(0, "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := translate.Translate(context.Background(), backend.Source{Name: "k.metal", Text: []byte(tt.text), Entry: "k", MaxThreads: tt.threads},
+				translate.Options{Target: cuda.Target, Preprocessor: pp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var line string
+			for _, l := range strings.Split(string(u.Text), "\n") {
+				if strings.HasPrefix(l, "MTL_CUDA_KERNEL(") || strings.HasPrefix(l, "MTL_CUDA_KERNEL_BOUNDED(") {
+					line = l
+				}
+			}
+			if !strings.HasPrefix(line, tt.want) {
+				t.Fatalf("entry %q, want it to start %q", line, tt.want)
+			}
+			want := map[string]string{"large": ", 1024)", "declared": ", 512)", "declared beats dispatch": ", 512)"}[tt.name]
+			if want != "" && !strings.HasSuffix(line, want) {
+				t.Errorf("entry %q, want the bound %q", line, want)
+			}
+		})
+	}
 }

@@ -263,7 +263,13 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	if timeout == 0 {
 		timeout = check.ControlTimeout
 	}
-	r := &runner{be: be, texts: texts, progs: map[string]backend.Program{}, compErr: map[string]error{}}
+	r := &runner{be: be, texts: texts, progs: map[string]backend.Program{}, compErr: map[string]error{}, threads: map[string]int{}}
+	for _, in := range insts {
+		for _, st := range in.Stages {
+			k := st.Source + "\x00" + st.Entry
+			r.threads[k] = max(r.threads[k], st.Threads.Count())
+		}
+	}
 	defer r.close()
 	var results []caseResult
 	interrupted := false
@@ -362,6 +368,10 @@ type runner struct {
 	texts   map[string][]byte
 	progs   map[string]backend.Program
 	compErr map[string]error
+	// threads is the most threads per threadgroup of each stage (source
+	// and entry) over the cases run: what its program is compiled for
+	// (backend.Source.MaxThreads), as check compiles it.
+	threads map[string]int
 }
 
 func (r *runner) close() {
@@ -387,6 +397,7 @@ func (r *runner) run(ctx context.Context, in *spec.Instance, timeout time.Durati
 func (r *runner) compile(ctx context.Context, st *spec.Stage) (backend.Program, error) {
 	text := r.texts[st.Source]
 	key := st.CompileKey(text)
+	threads := r.threads[st.Source+"\x00"+st.Entry]
 	if p, ok := r.progs[key]; ok {
 		return p, nil
 	}
@@ -395,7 +406,7 @@ func (r *runner) compile(ctx context.Context, st *spec.Stage) (backend.Program, 
 	}
 	p, err := r.be.Compile(ctx, backend.Source{
 		Name: st.Source, Text: text, Dir: filepath.Dir(st.Source), IncludeDirs: st.IncludeDirs, Entry: st.Entry,
-		Defines: st.Defines, Constants: st.Constants,
+		Defines: st.Defines, Constants: st.Constants, MaxThreads: threads,
 	})
 	if err != nil {
 		if ctx.Err() == nil {
