@@ -152,7 +152,7 @@ type Entry struct {
 	// Dispatched is the most threads per threadgroup the program will be
 	// dispatched with (backend.Source.MaxThreads), 0 when not known.
 	Dispatched int
-	Pos           Position // the kernel's name
+	Pos        Position // the kernel's name
 }
 
 // A Binding says where a kernel parameter's value comes from.
