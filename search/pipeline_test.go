@@ -135,11 +135,13 @@ func TestPipelineSameResults(t *testing.T) {
 func TestPipelineSamplesExclusive(t *testing.T) {
 	for _, pause := range []bool{false, true} {
 		t.Run(fmt.Sprint("pause=", pause), func(t *testing.T) {
-			fx := newFixture(t, "sleep 1ms")
+			fx := newFixture(t, "sleep 5ms")
 			opts := fx.options(t, filepath.Join(t.TempDir(), "out"), nil)
-			opts.Jobs = 3
+			// Two workers: the third and fourth variants are checked while
+			// the first two are timed.
+			opts.Jobs = 2
 			opts.PauseDuringSamples = pause
-			probe := &probeBackend{Backend: fake.New(), compileSleep: 3 * time.Millisecond}
+			probe := &probeBackend{Backend: fake.New(), compileSleep: 2 * time.Millisecond}
 			opts.Backend = probe
 			samples := 0
 			opts.onSample = func(begin bool) {
@@ -209,4 +211,60 @@ func (p *probeProgram) Run(ctx context.Context, d backend.Dispatch) (*backend.Re
 		p.b.runOverlap.Add(1)
 	}
 	return r, err
+}
+
+// TestPipelineGate holds a sample and requires that the pool's run on a
+// device timing backend, and with the pause its compile too, waits for
+// the sample's end, while a compile without the pause and the main
+// loop's own runs do not.
+func TestPipelineGate(t *testing.T) {
+	src := backend.Source{Name: "k.metal", Text: []byte("// fake: copy 0 1\n"), Entry: "k"}
+	d := backend.Dispatch{Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1}, Threads: backend.Dim3{X: 1, Y: 1, Z: 1}, Buffers: []backend.Buffer{{Index: 0, Data: []byte{1}}, {Index: 1, Data: []byte{0}, Output: true}}}
+	for _, pause := range []bool{false, true} {
+		p := newPipeline(context.Background(), 1, pause, true, nil)
+		be := p.gate(fake.New(), true)
+		pool := context.WithValue(context.Background(), poolJobKey{}, &poolJob{state: StateQueued})
+		main, err := be.Compile(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// waits reports whether f is still waiting 50ms after it started.
+		waits := func(f func()) (func() bool, chan struct{}) {
+			done := make(chan struct{})
+			go func() { f(); close(done) }()
+			return func() bool {
+				select {
+				case <-done:
+					return false
+				case <-time.After(50 * time.Millisecond):
+					return true
+				}
+			}, done
+		}
+		var runWaits, compileWaits bool
+		var runDone, compileDone chan struct{}
+		err = p.sample(func() error {
+			if _, err := main.Run(context.Background(), d); err != nil {
+				return err
+			}
+			var w func() bool
+			w, runDone = waits(func() { main.Run(pool, d) })
+			runWaits = w()
+			w, compileDone = waits(func() { be.Compile(pool, src) })
+			compileWaits = w()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-runDone
+		<-compileDone
+		if !runWaits {
+			t.Errorf("pause=%v: the pool's run on the device did not wait for the sample", pause)
+		}
+		if compileWaits != pause {
+			t.Errorf("pause=%v: the pool's compile waited for the sample: %v", pause, compileWaits)
+		}
+		p.close()
+	}
 }
