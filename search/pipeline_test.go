@@ -79,11 +79,20 @@ func unstamped(v any) any {
 // pool of four and requires the same verdicts, the same report (timings
 // aside) and the same store rows (their times aside).
 func TestPipelineSameResults(t *testing.T) {
-	for _, strategy := range []string{"ablate", "stack", "loo", "greedy", "beam"} {
+	for _, strategy := range []string{"ablate", "stack", "loo", "greedy", "beam", "ablate,grid", "random"} {
 		t.Run(strategy, func(t *testing.T) {
 			fx := newFixture(t)
+			if strings.Contains(strategy, "grid") || strategy == "random" {
+				fx, _ = tuneFixture(t)
+			}
 			edit := func(po *PlanOptions) {
 				po.Search.Strategy = strategy
+				switch strategy {
+				case "ablate,grid":
+					po.Search.Strategy, po.Search.Tune = "ablate", "grid"
+				case "random":
+					po.Search.Ops, po.Search.Strategy, po.Search.Tune, po.Search.Samples = nil, "", "random", 3
+				}
 				if strategy == "loo" || strategy == "stack" {
 					po.Search.Choices = "first"
 				}
