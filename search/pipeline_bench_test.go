@@ -42,4 +42,4 @@ func BenchmarkPipeline(b *testing.B) {
 }
 
 // benchCompile is the fake compile cost of BenchmarkPipeline.
-const benchCompile = 40 * time.Millisecond
+const benchCompile = 150 * time.Millisecond
