@@ -716,8 +716,12 @@ func summary(o *SweepOptions, r *search.Result, took time.Duration) {
 			r.ProofViolated, filepath.Join(r.Dir, search.LogsDir))
 	}
 	if r.CheckSeconds > 0 {
-		fmt.Fprintf(w, "checking: %.1f s building, verifying and confirming: %.1f s of it verifying, %.1f s confirming, the rest compiling\n",
-			r.CheckSeconds, r.VerifySeconds, r.ConfirmSeconds)
+		pool := ""
+		if o.Jobs > 1 {
+			pool = fmt.Sprintf(" (summed over a pool of %d jobs, beside the timing)", o.Jobs)
+		}
+		fmt.Fprintf(w, "checking: %.1f s building, verifying and confirming%s: %.1f s of it verifying, %.1f s confirming, the rest compiling\n",
+			r.CheckSeconds, pool, r.VerifySeconds, r.ConfirmSeconds)
 	}
 	if r.TimingSeconds > 0 {
 		fmt.Fprintf(w, "timing: %.1f s in measurements, %.1f s of it sample time by the backend's clock (%.1f %%)\n",
