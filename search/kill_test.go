@@ -61,7 +61,7 @@ func readFinished(t *testing.T, path string) finished {
 		t.Fatal(err)
 	}
 	f := finished{results: map[string]bool{}, measurements: map[string]int{}, clean: map[string]bool{}}
-	for _, stage := range []store.Stage{store.StageCompile, store.StageCheck, store.StageDecision, store.StageSummary, store.StageControl} {
+	for _, stage := range []store.Stage{store.StageCompile, store.StageCheck, store.StageConfirm, store.StageDecision, store.StageSummary, store.StageControl} {
 		rows, err := st.Results(ctx, store.Query{Stage: stage})
 		if err != nil {
 			t.Fatal(err)
@@ -137,7 +137,9 @@ func resumeAfterKill(t *testing.T, jobs, at int) {
 		switch stage {
 		case "checking":
 			// A variant is checked again only when the kill cut its
-			// checks short.
+			// checks short: before its compile, every verification case
+			// and every timed case's confirmation were recorded (one
+			// transaction each).
 			n := 0
 			for _, c := range opts.Plan.Checked {
 				ck := k
@@ -146,7 +148,14 @@ func resumeAfterKill(t *testing.T, jobs, at int) {
 					n++
 				}
 			}
-			if before.results["compile "+key] && n == len(opts.Plan.Checked) {
+			for _, c := range opts.Plan.Cases {
+				ck := k
+				ck.Case = c
+				if before.results["confirm "+ck.String()] {
+					n++
+				}
+			}
+			if before.results["compile "+key] && n == len(opts.Plan.Checked)+len(opts.Plan.Cases) {
 				t.Errorf("resumed sweep checked %s again", key)
 			}
 		case "measurement":
