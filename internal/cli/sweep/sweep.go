@@ -194,9 +194,9 @@ another plan is refused. --shard I/N runs a deterministic slice of a
 sweep whose strategies are ablate, loo, grid or random; metalab results
 merge combines the shards' stores.
 
-A pool of --jobs workers (default: every core) builds, compiles (both
-builds, both backends), verifies and confirms the variants to come while
-the current one is timed; timing stays one measurement at a time, in the
+A pool of --jobs workers (default: every core) compiles (both builds,
+both backends), verifies and confirms the variants to come while the
+current one is timed; timing stays one measurement at a time, in the
 strategy's order, so the store, the report and the verdicts are those of
 --jobs 1. The pool's runs on a GPU wait while a sample is timed;
 --pause-during-samples on makes its compiles wait too (auto: on for the
