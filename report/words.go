@@ -270,3 +270,19 @@ func notConfirmedLine(in *Input) string {
 	}
 	return fmt.Sprintf("No variant was confirmed: %s timed at the explore case only (Exploratory ablation, below), and %s confirmed at the confirmation cases.", what, was)
 }
+
+// GainText states a ratio after/before as the report does: the gain,
+// positive when the variant is faster, with the word ("+4.21% faster",
+// "-0.38% slower", "+0.00%"), for every line outside the report that
+// quotes a timing (the sweep's progress), so that no output reads a sign
+// the other way.
+func GainText(ratio float64) string {
+	s := gainPct(ratio)
+	switch g := gainOf(ratio); {
+	case g > 0:
+		s += " faster"
+	case g < 0:
+		s += " slower"
+	}
+	return s
+}

@@ -242,3 +242,14 @@ func jsonKeys(t *testing.T, js string) map[string]bool {
 	}
 	return keys
 }
+
+func TestGainText(t *testing.T) {
+	for _, tt := range []struct {
+		ratio float64
+		want  string
+	}{{0.9579, "+4.21% faster"}, {1.0038, "-0.38% slower"}, {1, "+0.00%"}, {2.352, "-135.20% slower"}} {
+		if got := GainText(tt.ratio); got != tt.want {
+			t.Errorf("GainText(%v) = %q, want %q", tt.ratio, got, tt.want)
+		}
+	}
+}

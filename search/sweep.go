@@ -21,6 +21,7 @@ import (
 	"metalab/measure"
 	"metalab/msl"
 	"metalab/patches"
+	"metalab/report"
 	"metalab/search/store"
 	"metalab/spec"
 	"metalab/variants"
@@ -712,7 +713,7 @@ func (w *sweep) evaluate(ctx context.Context, c candidate) (Outcome, error) {
 	}
 	ev.timed, ev.ratio = true, t.Stats.Ratio
 	w.res.Explored++
-	w.progress(Event{Stage: "explore", Done: n, Total: total, Variant: v.Name, Msg: fmt.Sprintf("explored: %+.2f%% at %s", t.Stats.Change, w.plan.Explore.Case)})
+	w.progress(Event{Stage: "explore", Done: n, Total: total, Variant: v.Name, Msg: fmt.Sprintf("explored: %s at %s", report.GainText(t.Stats.Ratio), w.plan.Explore.Case)})
 	return Outcome{Passed: true, Timed: true, Ratio: t.Stats.Ratio}, nil
 }
 
