@@ -101,17 +101,9 @@ func (sc *Scope) TemplateArgs() map[string]string {
 // source range [pos, end) names, as "N_READS=4,M=2" in the order they are
 // named, or "": what a site resting on them hashes into its id.
 func (sc *Scope) BindsIn(pos, end int) string {
-	ta := sc.TemplateArgs()
-	if len(ta) == 0 {
-		return ""
-	}
 	var parts []string
-	seen := map[string]bool{}
-	for _, t := range sc.File.SigTokens(pos, end) {
-		if a, ok := ta[t.Text]; ok && t.Kind == Ident && !seen[t.Text] {
-			seen[t.Text] = true
-			parts = append(parts, t.Text+"="+strings.Join(strings.Fields(a), ""))
-		}
+	for _, b := range sc.boundIn(pos, end) {
+		parts = append(parts, b[0]+"="+strings.Join(strings.Fields(b[1]), ""))
 	}
 	return strings.Join(parts, ",")
 }
@@ -120,20 +112,30 @@ func (sc *Scope) BindsIn(pos, end int) string {
 // source range [pos, end) names, for messages: "N_READS = 4 in every
 // instantiation", or "".
 func (sc *Scope) BoundIn(pos, end int) string {
-	ta := sc.TemplateArgs()
-	if len(ta) == 0 {
-		return ""
-	}
 	var parts []string
-	seen := map[string]bool{}
-	for _, t := range sc.File.SigTokens(pos, end) {
-		if a, ok := ta[t.Text]; ok && t.Kind == Ident && !seen[t.Text] {
-			seen[t.Text] = true
-			parts = append(parts, t.Text+" = "+a)
-		}
+	for _, b := range sc.boundIn(pos, end) {
+		parts = append(parts, b[0]+" = "+b[1])
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return strings.Join(parts, ", ") + " in every instantiation"
+}
+
+// boundIn lists the template parameters TemplateArgs binds that [pos,
+// end) names, each once, as (name, argument text) in the order named.
+func (sc *Scope) boundIn(pos, end int) [][2]string {
+	ta := sc.TemplateArgs()
+	if len(ta) == 0 {
+		return nil
+	}
+	var out [][2]string
+	seen := map[string]bool{}
+	for _, t := range sc.File.SigTokens(pos, end) {
+		if a, ok := ta[t.Text]; ok && t.Kind == Ident && !seen[t.Text] {
+			seen[t.Text] = true
+			out = append(out, [2]string{t.Text, a})
+		}
+	}
+	return out
 }
