@@ -96,23 +96,10 @@ func isDigits(s string) bool {
 	return true
 }
 
-// isIdentText reports whether s is exactly one identifier.
-func isIdentText(s string) bool {
-	if s == "" || !isIdentStart(s[0]) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if !isIdentChar(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // isPlainIdent reports whether s is a single identifier that names a
 // constant rather than starting a special form.
 func isPlainIdent(s string) bool {
-	if !isIdentText(s) {
+	if !directive.IsIdent(s) {
 		return false
 	}
 	switch s {

@@ -483,7 +483,7 @@ func (l *lexer) directive(i int) int {
 		l.noteDefine(i, end, rest)
 	case "undef":
 		n := strings.TrimSpace(stripComments(joinLines(rest)))
-		if isIdentText(n) {
+		if directive.IsIdent(n) {
 			l.defs = append(l.defs, &Define{Pos: i, End: end, Name: n, undef: true})
 		}
 		switch d := l.defines[n]; {

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"metalab/internal/directive"
 )
 
 // TGMem is the static threadgroup memory a kernel declares.
@@ -443,7 +445,7 @@ func substitute(text string, targs map[string]string) string {
 	if len(targs) == 0 {
 		return text
 	}
-	if isIdentText(text) {
+	if directive.IsIdent(text) {
 		// A lone name, the usual type: no need to lex it.
 		if v, ok := targs[text]; ok {
 			return v
