@@ -279,16 +279,7 @@ func paddingOf(t *spec.Type) []bool {
 	for i := range pad {
 		pad[i] = true
 	}
-	var mark func(t *spec.Type, off int)
-	mark = func(t *spec.Type, off int) {
-		if t.Kind == spec.Struct {
-			for _, f := range t.Fields {
-				for j := range max(f.Len, 1) {
-					mark(f.Type, off+f.Offset+j*f.Type.Size)
-				}
-			}
-			return
-		}
+	eachLeaf(t, 0, func(t *spec.Type, off int) {
 		n := t.Size
 		if k, ok := scalarSize(t.Scalar); ok {
 			n = k * max(t.Lanes, 1)
@@ -296,14 +287,28 @@ func paddingOf(t *spec.Type) []bool {
 		for i := off; i < off+n && i < len(pad); i++ {
 			pad[i] = false
 		}
-	}
-	mark(t, 0)
+	})
 	for _, p := range pad {
 		if p {
 			return pad
 		}
 	}
 	return nil
+}
+
+// eachLeaf calls f with every scalar or vector member of an element of
+// type t at byte offset off, struct members and their array elements
+// included, in layout order.
+func eachLeaf(t *spec.Type, off int, f func(t *spec.Type, off int)) {
+	if t.Kind != spec.Struct {
+		f(t, off)
+		return
+	}
+	for _, m := range t.Fields {
+		for j := range max(m.Len, 1) {
+			eachLeaf(m.Type, off+m.Offset+j*m.Type.Size, f)
+		}
+	}
 }
 
 // equalMasked reports whether two elements are equal but for padding.

@@ -380,17 +380,7 @@ func elementDeviation(t *spec.Type, w, g []byte) (bool, uint64, float64, devKind
 			kind = k
 		}
 	}
-	covered := make([]bool, len(w))
-	var walk func(t *spec.Type, off int)
-	walk = func(t *spec.Type, off int) {
-		if t.Kind == spec.Struct {
-			for _, f := range t.Fields {
-				for j := range max(f.Len, 1) {
-					walk(f.Type, off+f.Offset+j*f.Type.Size)
-				}
-			}
-			return
-		}
+	eachLeaf(t, 0, func(t *spec.Type, off int) {
 		n := t.Size / max(t.Lanes, 1)
 		if t.Lanes > 0 {
 			if k, ok := scalarSize(t.Scalar); ok {
@@ -403,9 +393,6 @@ func elementDeviation(t *spec.Type, w, g []byte) (bool, uint64, float64, devKind
 				worse(devInteger)
 				return
 			}
-			for i := lo; i < hi; i++ {
-				covered[i] = true
-			}
 			if bytes.Equal(w[lo:hi], g[lo:hi]) {
 				continue
 			}
@@ -413,8 +400,7 @@ func elementDeviation(t *spec.Type, w, g []byte) (bool, uint64, float64, devKind
 			ulp, rel = max(ulp, u), max(rel, r)
 			worse(k)
 		}
-	}
-	walk(t, 0)
+	})
 	if len(w) != len(g) {
 		worse(devInteger)
 	}
