@@ -229,21 +229,10 @@ func bindingsText(bs []spec.Binding) string {
 // buffer in spec order and names the other differing buffers.
 func Compare(in *spec.Instance, want, got map[string][]byte) *Mismatch {
 	var first *Mismatch
-	for _, b := range in.Buffers {
-		if b.Role == spec.Threadgroup {
-			continue
-		}
-		w, g := want[b.Name], got[b.Name]
-		if bytes.Equal(w, g) {
-			continue
-		}
-		pad := paddingOf(b.Type)
-		if pad != nil && len(w) == len(g) && equalValues(b, pad, w, g) {
-			continue
-		}
+	eachDiffering(in, want, got, func(b *spec.Buffer, w, g []byte, pad []bool) {
 		if first != nil {
 			first.Others = append(first.Others, b.Name)
-			continue
+			return
 		}
 		m := &Mismatch{Case: in.Case.Set + "/" + in.Case.Name, Buffer: b.Name, Type: b.Type.Name, Elements: b.Count, Element: -1}
 		size := b.Type.Size
@@ -265,8 +254,29 @@ func Compare(in *spec.Instance, want, got map[string][]byte) *Mismatch {
 			}
 		}
 		first = m
-	}
+	})
 	return first
+}
+
+// eachDiffering calls f, in spec order, with each buffer of in (but
+// threadgroup ones) whose bytes in got differ from want's other than in
+// element padding, with the padding mask of its element type (nil for
+// none).
+func eachDiffering(in *spec.Instance, want, got map[string][]byte, f func(b *spec.Buffer, w, g []byte, pad []bool)) {
+	for _, b := range in.Buffers {
+		if b.Role == spec.Threadgroup {
+			continue
+		}
+		w, g := want[b.Name], got[b.Name]
+		if bytes.Equal(w, g) {
+			continue
+		}
+		pad := paddingOf(b.Type)
+		if pad != nil && len(w) == len(g) && equalValues(b, pad, w, g) {
+			continue
+		}
+		f(b, w, g, pad)
+	}
 }
 
 // paddingOf returns which bytes of an element of type t are padding (true),

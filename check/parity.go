@@ -234,27 +234,17 @@ func CompareParity(in *spec.Instance, want, got map[string][]byte, p Parity) (*M
 	tol := newTolerance(p)
 	var first *Mismatch
 	name := caseName(in)
-	for _, b := range in.Buffers {
-		if b.Role == spec.Threadgroup {
-			continue
-		}
-		w, g := want[b.Name], got[b.Name]
-		if bytes.Equal(w, g) {
-			continue
-		}
-		if pad := paddingOf(b.Type); pad != nil && len(w) == len(g) && equalValues(b, pad, w, g) {
-			continue
-		}
+	eachDiffering(in, want, got, func(b *spec.Buffer, w, g []byte, _ []bool) {
 		if first != nil {
 			// The tolerance of buffers after a failing one still counts,
 			// but only the first failing buffer is described.
 			if m := compareBuffer(name, b, w, g, p, tol); m != nil {
 				first.Others = append(first.Others, b.Name)
 			}
-			continue
+			return
 		}
 		first = compareBuffer(name, b, w, g, p, tol)
-	}
+	})
 	if tol.Differing > 0 {
 		tol.Bitwise, tol.Cases = false, 1
 	}
