@@ -58,6 +58,24 @@ type candidate struct {
 	src  []byte
 	ops  []string // mutations applied, with repeats for sequences
 	desc string   // refs, for failure messages
+	site string   // for a variant of one site: its siteKey
+}
+
+// A siteResult is what the variants of one site, applied alone, got.
+type siteResult struct {
+	Source   string `json:"source"`
+	Key      string `json:"key"` // siteKey: mutation, function and byte offset
+	ID       string `json:"id"`
+	Variants int    `json:"variants"` // one per choice
+	Passes   int    `json:"passes"`
+	Caught   int    `json:"caught"` // behaviour-changing variants caught
+}
+
+// siteKey names a site across listings under different geometries (whose
+// ids may differ): "unroll /kernel_norm_f32 1234", as scripts/proofs/run
+// keys metalab sites --json.
+func siteKey(fs *mutate.FoundSite) string {
+	return fmt.Sprintf("%s %s %d", fs.Mutation.Name, fs.Func.Name, fs.Pos)
 }
 
 // caughtBy are the verdicts that catch a variant which changes behaviour.
@@ -104,6 +122,7 @@ func TestProperty(t *testing.T) {
 	// The specs run two at a time (compiles dominate, one core each); each
 	// keeps its own counts, added up when it ends.
 	var mu sync.Mutex
+	var sites []*siteResult
 	t.Run("specs", func(t *testing.T) {
 		for _, path := range specPaths(t) {
 			name := strings.TrimSuffix(filepath.Base(path), ".yaml")
@@ -116,9 +135,10 @@ func TestProperty(t *testing.T) {
 				for _, m := range all.Mutations {
 					own[m.Name] = &opStats{}
 				}
-				runSpec(t, back, path, full, proofs, own)
+				res := runSpec(t, back, path, full, proofs, own)
 				mu.Lock()
 				defer mu.Unlock()
+				sites = append(sites, res...)
 				for op, s := range own {
 					stats[op].add(s)
 				}
@@ -139,7 +159,7 @@ func TestProperty(t *testing.T) {
 	}
 	t.Logf("property test summary:\n%s", b.String())
 	if out := os.Getenv("METALAB_PROPERTY_REPORT"); out != "" {
-		data, _ := json.MarshalIndent(map[string]any{"mode": mode, "seconds": elapsed.Seconds(), "mutations": stats}, "", "  ")
+		data, _ := json.MarshalIndent(map[string]any{"mode": mode, "seconds": elapsed.Seconds(), "mutations": stats, "sites": sites}, "", "  ")
 		if err := os.WriteFile(out, data, 0o644); err != nil {
 			t.Error(err)
 		}
@@ -180,7 +200,7 @@ func seedOf(s string) int64 {
 // METALAB_PROPERTY=proofs checks every site and choice of these.
 var barrierProofs = map[string]bool{"elide-barrier": true, "cross-barrier": true, "merge-barriers": true, "split-partials": true}
 
-func runSpec(t *testing.T, back backend.Backend, path string, full, proofs bool, stats map[string]*opStats) {
+func runSpec(t *testing.T, back backend.Backend, path string, full, proofs bool, stats map[string]*opStats) []*siteResult {
 	s, err := spec.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +280,7 @@ func runSpec(t *testing.T, back backend.Backend, path string, full, proofs bool,
 					t.Errorf("%s=%s alone: %v", fs.ID, c, err)
 					continue
 				}
-				add(candidate{name: v.Name, src: v.Source, ops: []string{m.Name}, desc: fs.ID + "=" + c})
+				add(candidate{name: v.Name, src: v.Source, ops: []string{m.Name}, desc: fs.ID + "=" + c, site: siteKey(fs)})
 			}
 		}
 	}
@@ -342,7 +362,7 @@ func runSpec(t *testing.T, back backend.Backend, path string, full, proofs bool,
 
 	if len(cands) == 0 {
 		t.Logf("%s: no variants", path)
-		return
+		return nil
 	}
 	var vs []check.Variant
 	for _, c := range cands {
@@ -372,8 +392,29 @@ func runSpec(t *testing.T, back backend.Backend, path string, full, proofs bool,
 	if rep.Control.Status != check.Pass {
 		t.Fatalf("control %s: %s", rep.Control.Status, rep.Control.Msg)
 	}
+	ids := map[string]string{}
+	for _, fs := range found {
+		ids[siteKey(fs)] = fs.ID
+	}
+	bySite := map[string]*siteResult{}
+	var results []*siteResult
 	for i, r := range rep.Variants {
 		c := cands[i]
+		if c.site != "" {
+			sr := bySite[c.site]
+			if sr == nil {
+				sr = &siteResult{Source: s.Source, Key: c.site, ID: ids[c.site]}
+				bySite[c.site] = sr
+				results = append(results, sr)
+			}
+			sr.Variants++
+			switch {
+			case r.Status == check.Pass:
+				sr.Passes++
+			case behaviourChanging[c.ops[0]] && slices.Contains(caughtBy, r.Status):
+				sr.Caught++
+			}
+		}
 		changing := slices.ContainsFunc(c.ops, func(op string) bool { return behaviourChanging[op] })
 		// A behaviour-changing operator may be caught by any of the
 		// checker's verdicts: the checking mode (race, uninitialised read,
@@ -418,6 +459,7 @@ func runSpec(t *testing.T, back backend.Backend, path string, full, proofs bool,
 			}
 		}
 	}
+	return results
 }
 
 func dedupe(ops []string) []string {
