@@ -113,7 +113,10 @@ type Backend struct {
 	runnerDefines  []string                // extra runner build flags, for tests (e.g. the portable fibers)
 	runnerWrap     []string                // command the runner is started under, for tests (e.g. an emulator)
 
-	runMu  sync.Mutex   // serialises runner requests; guards every program's state
+	// runMu is held for reading by every program's requests (with the
+	// program's own lock: programs run at once, each in its own runner, so
+	// a pool of checks verifies in parallel) and for writing by Close.
+	runMu  sync.RWMutex
 	pool   *runner.Pool // a runner process per program, and a spare
 	starts atomic.Int64 // runner processes started, for tests
 
@@ -160,7 +163,7 @@ func New(opts Options) *Backend {
 	}
 	cxx := strings.Fields(opts.CXX)
 	b := &Backend{opts: opts, cxx: cxx, pp: &translate.Preprocessor{CXX: cxx}, modeFreeTranslate: modeFree}
-	b.pool = &runner.Pool{Max: maxLiveRunners, Start: b.startRunner, Spare: true, Background: true}
+	b.pool = &runner.Pool{Max: maxLiveRunners(), Start: b.startRunner, Spare: true, Background: true}
 	return b
 }
 
@@ -380,8 +383,8 @@ func (b *Backend) compileCPP(ctx context.Context, src CPPSource) (*program, erro
 		return nil, err
 	}
 	p := b.newProgram(so, src.Kernel, src.Check)
-	b.runMu.Lock()
-	defer b.runMu.Unlock()
+	p.lock.Lock()
+	defer p.lock.Unlock()
 	if err := p.Load(ctx); err != nil {
 		return nil, err
 	}
@@ -389,8 +392,10 @@ func (b *Backend) compileCPP(ctx context.Context, src CPPSource) (*program, erro
 }
 
 // maxLiveRunners bounds the runner processes a Backend keeps running, one
-// per recently used program.
-const maxLiveRunners = 8
+// per recently used program: two per core (a check's checking and plain
+// builds) and two more, so that a pool of checks (one per core) does not
+// stop the runners of programs it will run again.
+func maxLiveRunners() int { return max(8, 2*runtime.NumCPU()+2) }
 
 // Close stops every runner process. The Backend stays usable: programs
 // start new runners when they next run.

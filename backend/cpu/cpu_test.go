@@ -782,3 +782,35 @@ func TestOrders(t *testing.T) {
 		i += 2 * n
 	}
 }
+
+// TestProgramsRunAtOnce: a run holds its own program's lock, not the
+// backend's, so that a pool of checks runs its variants' kernels at once,
+// each in its runner: with one program in the middle of a request (its lock
+// held), another program runs to completion. Close still waits for them.
+func TestProgramsRunAtOnce(t *testing.T) {
+	b := newBackend(t, Options{})
+	a := compileTU(t, b, "groups.cpp", "reduce").(*program)
+	c := compileTU(t, b, "groups.cpp", "reduce").(*program)
+	in := make([]uint32, 64)
+	d := backend.Dispatch{
+		Buffers:      []backend.Buffer{{Index: 0, Data: le32(in)}, {Index: 1, Data: make([]byte, 4), Output: true}},
+		Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
+		Threads:      backend.Dim3{X: 64, Y: 1, Z: 1},
+	}
+	a.lock.Lock() // a's request in flight
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Run(context.Background(), d)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run beside another program's request: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Error("a run waited for another program's request: runs are serialised across programs")
+	}
+	a.lock.Unlock()
+	run(t, a, d)
+}

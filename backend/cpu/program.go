@@ -3,6 +3,7 @@ package cpu
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"metalab/backend"
@@ -30,7 +31,9 @@ type program struct {
 	name       string // the source's name, as #line gives it
 	source     []byte // the .metal text, for naming arrays in reports
 
-	// What the last LOAD said; guarded by b.runMu.
+	lock progLock // the program's request lock (runner.Program.Mu)
+
+	// What the last LOAD said; guarded by lock.
 	tgMem, maxThreads int
 	slots             map[int]slotInfo // by slot id
 	proc              *runner.Proc     // the runner it was loaded into
@@ -49,14 +52,26 @@ var (
 	_ backend.ObjectProgram = (*program)(nil)
 )
 
+// A progLock is a program's request lock: its own mutex, under the
+// backend's runMu held for reading, so that programs run at once and Close
+// waits for every run.
+type progLock struct {
+	b  *Backend
+	mu sync.Mutex
+}
+
+func (l *progLock) Lock()   { l.b.runMu.RLock(); l.mu.Lock() }
+func (l *progLock) Unlock() { l.mu.Unlock(); l.b.runMu.RUnlock() }
+
 // newProgram returns the program of kernel in so, not loaded yet.
 func (b *Backend) newProgram(so, kernel string, checking bool) *program {
 	p := &program{b: b, so: so, kernel: kernel, checking: checking}
+	p.lock.b = b
 	var flags uint8
 	if checking {
 		flags |= runner.LoadChecking
 	}
-	p.Program = runner.NewProgram(b.pool, &b.runMu, so, kernel, runner.ProgramHooks{
+	p.Program = runner.NewProgram(b.pool, &p.lock, so, kernel, runner.ProgramHooks{
 		LoadFlags: flags, LoadTimeout: loadTimeout, DefaultTimeout: DefaultTimeout,
 		MaxIndex: maxBufferIndex, Orders: true,
 		Loaded:  p.loaded,
@@ -66,7 +81,7 @@ func (b *Backend) newProgram(so, kernel string, checking bool) *program {
 	return p
 }
 
-// loaded records a LOAD reply. The caller holds b.runMu.
+// loaded records a LOAD reply. The caller holds p.lock.
 func (p *program) loaded(r *runner.Proc, l *runner.Loaded) {
 	p.proc = r
 	p.tgMem, p.maxThreads = l.TGMem, l.MaxThreads
@@ -79,15 +94,15 @@ func (p *program) loaded(r *runner.Proc, l *runner.Loaded) {
 // ThreadgroupMemory is the static threadgroup memory reported by the
 // runner: the kernel's slots laid out by Metal's rule.
 func (p *program) ThreadgroupMemory() int {
-	p.b.runMu.Lock()
-	defer p.b.runMu.Unlock()
+	p.lock.Lock()
+	defer p.lock.Unlock()
 	return p.tgMem
 }
 
 // MaxThreadsPerThreadgroup is the kernel's limit, at most 1024.
 func (p *program) MaxThreadsPerThreadgroup() int {
-	p.b.runMu.Lock()
-	defer p.b.runMu.Unlock()
+	p.lock.Lock()
+	defer p.lock.Unlock()
 	return p.maxThreads
 }
 
@@ -100,7 +115,7 @@ func (p *program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 }
 
 // dispatch is one dispatch on the program's runner r, its findings named
-// by the program's source. The caller holds b.runMu.
+// by the program's source. The caller holds p.lock.
 func (p *program) dispatch(ctx context.Context, r *runner.Proc, bufs []backend.Buffer, d runner.Dispatch, timeout time.Duration) (*backend.Result, error) {
 	reply, err := r.Execute(ctx, bufs, d, timeout, loadTimeout)
 	if err != nil {

@@ -11,7 +11,8 @@ import (
 // does to its runner reaches another kernel's results. At most Max runners
 // are kept alive; past that the least recently used program's runner is
 // stopped, and started again (and its kernel loaded again) when that
-// program next runs. A runner may be started ahead of its use (Prestart),
+// program next runs; a runner in the middle of a request (SetBusy) is
+// never the one stopped. A runner may be started ahead of its use (Prestart),
 // while the program it will serve is being compiled, so that its start-up
 // (a CUDA context's, say) is not paid in series with the compile.
 //
@@ -50,6 +51,18 @@ type Lease struct {
 	pool    *Pool
 	proc    *Proc
 	lastUse uint64
+	busy    bool // a request is in flight on proc: never stopped to make room
+}
+
+// SetBusy marks the slot's runner as running a request (or not): a busy
+// runner is never the one stopped to make room for another program's, so
+// programs that run at once (each under its own lock) do not stop each
+// other's runners mid-request. With every live runner busy, a program
+// starts one past Max.
+func (s *Lease) SetBusy(b bool) {
+	s.pool.mu.Lock()
+	s.busy = b
+	s.pool.mu.Unlock()
 }
 
 // NewLease returns a lease holding no runner yet.
@@ -175,9 +188,12 @@ func (s *Lease) Acquire(ctx context.Context) (r *Proc, fresh bool, err error) {
 	for len(p.live) >= p.max() {
 		var v *Lease
 		for q := range p.live {
-			if v == nil || q.lastUse < v.lastUse {
+			if !q.busy && (v == nil || q.lastUse < v.lastUse) {
 				v = q
 			}
+		}
+		if v == nil {
+			break // every live runner is running a request
 		}
 		victims = append(victims, v.drop())
 	}

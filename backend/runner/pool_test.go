@@ -102,3 +102,29 @@ func TestPoolPrestart(t *testing.T) {
 		t.Error("no runner after Close")
 	}
 }
+
+// TestPoolKeepsBusyRunners: a runner in the middle of a request is never
+// the one stopped to make room; with every live runner busy the pool goes
+// past Max rather than stop one, and the busy runners are kept.
+func TestPoolKeepsBusyRunners(t *testing.T) {
+	p := fakePool(t, 2)
+	a, b, c, d := p.NewLease(), p.NewLease(), p.NewLease(), p.NewLease()
+	ra, _ := acquire(t, a) // a is the least recently used
+	acquire(t, b)
+	a.SetBusy(true)
+	acquire(t, c) // evicts b, not the busy a
+	if a.Proc() != ra || b.Proc() != nil {
+		t.Fatalf("a busy runner was stopped (a holds %v, want %v; b holds %v, want nil)", a.Proc(), ra, b.Proc())
+	}
+	c.SetBusy(true)
+	acquire(t, d) // every live runner busy: a third one
+	if a.Proc() != ra || c.Proc() == nil || d.Proc() == nil || p.Live() != 3 {
+		t.Errorf("with every runner busy: a %v c %v d %v, %d live; want all kept, 3 live", a.Proc(), c.Proc(), d.Proc(), p.Live())
+	}
+	a.SetBusy(false)
+	c.SetBusy(false)
+	acquire(t, b) // room again: the least recently used idle runner (a) goes
+	if a.Proc() != nil || p.Live() > 3 {
+		t.Errorf("once idle, the least recently used runner was not stopped: a %v, %d live", a.Proc(), p.Live())
+	}
+}

@@ -137,6 +137,8 @@ func (p *Program) Run(ctx context.Context, d backend.Dispatch) (*backend.Result,
 	if p.closed {
 		return nil, errors.New("run: program is closed")
 	}
+	p.lease.SetBusy(true)
+	defer p.lease.SetBusy(false)
 	return Retry(ctx, func() (*backend.Result, error) { return p.run(ctx, d, order) }, p.Log)
 }
 
