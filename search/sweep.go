@@ -142,6 +142,12 @@ type Result struct {
 	// the tool's own overhead took.
 	TimingSeconds float64 `json:"timing_seconds"`
 	SampleSeconds float64 `json:"sample_seconds"`
+	// RunSeconds is the wall time of the samples' runs on the backend
+	// (the requests, the dispatches and their clock, the waits for the
+	// device between them), StoreSeconds the time the pairs took to be
+	// written to the store: where a low share goes.
+	RunSeconds   float64 `json:"run_seconds"`
+	StoreSeconds float64 `json:"store_seconds"`
 	// CheckSeconds is the wall time this run spent building, verifying
 	// and confirming (the control's included); VerifySeconds and
 	// ConfirmSeconds the parts of it check counted as verifying (the
@@ -972,6 +978,13 @@ func (w *sweep) loadDevice(ctx context.Context) error {
 func (w *sweep) addDevice(d time.Duration) {
 	w.mu.Lock()
 	w.device += d.Seconds()
+	w.mu.Unlock()
+}
+
+// addTime adds the time since t0 to *sum, one of w.res's.
+func (w *sweep) addTime(sum *float64, t0 time.Time) {
+	w.mu.Lock()
+	*sum += time.Since(t0).Seconds()
 	w.mu.Unlock()
 }
 

@@ -91,6 +91,8 @@ func (w *sweep) sampler(progs []backend.Program, in *spec.Instance, ph Phase, la
 		calls++
 		keep := last != nil && calls == total
 		var ex *check.Execution
+		t0 := time.Now()
+		defer w.addTime(&w.res.RunSeconds, t0)
 		err := w.pipe.sample(func() error {
 			var err error
 			ex, err = check.ExecuteCase(ctx, progs, in, check.ExecOptions{Repeat: repeat, Stages: n, From: max(first, 0),
@@ -189,7 +191,12 @@ func (w *sweep) measureKey(ctx context.Context, k store.Key, v *check.Variant, i
 			}
 		}
 		for !done() {
-			r, err := w.measureOnce(ctx, k, in, vin, base, progs, w.options(ph, in, name), ph, v != nil)
+			var r *measure.Result
+			err := w.pipe.measurement(func() error {
+				var err error
+				r, err = w.measureOnce(ctx, k, in, vin, base, progs, w.options(ph, in, name), ph, v != nil)
+				return err
+			})
 			if err != nil {
 				return nil, err
 			}
@@ -337,7 +344,10 @@ func (p *pairWriter) wrap(side store.Side, s measure.Sampler) measure.Sampler {
 			p.first = smp
 			return x, nil
 		}
-		if err := p.w.st.PutSamples(ctx, p.id, p.first, smp); err != nil && p.err == nil {
+		t0 := time.Now()
+		err = p.w.st.PutSamples(ctx, p.id, p.first, smp)
+		p.w.addTime(&p.w.res.StoreSeconds, t0)
+		if err != nil && p.err == nil {
 			p.err = err
 			return x, err
 		}

@@ -25,7 +25,7 @@ func TestPairsWrittenAsTaken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &sweep{st: st}
+	w := &sweep{st: st, res: &Result{}}
 	pw := &pairWriter{w: w, id: id, warmup: 1}
 	calls := 0
 	sampler := func(ctx context.Context) (measure.Sample, error) {

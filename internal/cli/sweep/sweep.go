@@ -724,8 +724,8 @@ func summary(o *SweepOptions, r *search.Result, took time.Duration) {
 			r.CheckSeconds, pool, r.VerifySeconds, r.ConfirmSeconds)
 	}
 	if r.TimingSeconds > 0 {
-		fmt.Fprintf(w, "timing: %.1f s in measurements, %.1f s of it sample time by the backend's clock (%.1f %%)\n",
-			r.TimingSeconds, r.SampleSeconds, 100*r.SampleSeconds/r.TimingSeconds)
+		fmt.Fprintf(w, "timing: %.1f s in measurements, %.1f s of it sample time by the backend's clock (%.1f %%); the samples' runs took %.1f s, writing the pairs %.1f s\n",
+			r.TimingSeconds, r.SampleSeconds, 100*r.SampleSeconds/r.TimingSeconds, r.RunSeconds, r.StoreSeconds)
 	}
 	fmt.Fprintf(w, "verdicts: %d retained, %d rejected, %d inconclusive", len(r.Retained), r.Rejected, r.Inconclusive)
 	if r.Pending > 0 {
