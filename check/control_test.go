@@ -96,3 +96,38 @@ func TestBaselineFailureCase(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldOutBaselineFindingsLazily: at a held-out case the baseline's
+// checking run is made only where the variant does not pass, and the
+// variant is judged again with its findings. The baseline races (lane 0 of
+// every simd group stores the same slot) only with two or more simd groups:
+// not at the listed N=32, at every drawn N above it. A variant with the
+// same store fails its first run at a drawn case (the finding is not the
+// baseline's at any case seen), and passes once the baseline's own run
+// there finds it too; a variant that adds a store the baseline never makes
+// still fails.
+func TestHeldOutBaselineFindingsLazily(t *testing.T) {
+	be := cputest.Shared(t)
+	kernel := func(extra string) string {
+		return "#include <metal_stdlib>\nusing namespace metal;\n\nkernel void k(device const float* in [[buffer(0)]],\n" +
+			"              device float* out [[buffer(1)]],\n              uint i [[thread_position_in_grid]])\n{\n" +
+			"    threadgroup float s[2];\n    if (i % 32 == 0) s[0] = 1.0f;\n" + extra +
+			"    threadgroup_barrier(mem_flags::mem_threadgroup);\n    out[i] = in[i] * s[0];\n}\n"
+	}
+	spec := strings.Replace(strings.Replace(oobSpec, "sets:", "domains:\n  N: {min: 32, max: 128}\nsets:", 1), "cases: [{N: 64}]", "cases: [{N: 32}]", 1)
+	s := setup(t, spec, kernel(""))
+	rep := run(t, Options{Spec: s, Backend: be, HeldOut: 2, Seed: 3, SeedSet: true, Variants: []Variant{
+		variant("same", kernel("    // the baseline's store\n")),
+		variant("added", kernel("    if (i % 32 == 1) s[1] = 2.0f;\n    if (i == 0) s[1] = 3.0f;\n")),
+	}})
+	if rep.Control.Status != Pass || len(rep.Control.BaselineFindings) != 0 {
+		t.Fatalf("control %s (%s), %d baseline findings at N=32: want a clean pass", rep.Control.Status, rep.Control.Msg, len(rep.Control.BaselineFindings))
+	}
+	same, added := rep.Variants[0], rep.Variants[1]
+	if same.Status != Pass || same.HeldOut == nil || same.HeldOut.Judged != 2 {
+		t.Errorf("same: %s %s, held out %+v: want a pass judged at both drawn cases", same.Status, same.Msg, same.HeldOut)
+	}
+	if added.Status != FailRace {
+		t.Errorf("added: %s %s, want %s", added.Status, added.Msg, FailRace)
+	}
+}
