@@ -204,6 +204,7 @@ func (t *tr) run() (*Unit, error) {
 	t.reopenMetal()
 	t.specialiseMetal()
 	t.rewriteTokens()
+	t.rangeDesignators()
 	t.dedupe()
 	if err := t.parseErrors(perr); err != nil {
 		return nil, err

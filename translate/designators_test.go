@@ -1,0 +1,50 @@
+package translate_test
+
+import (
+	"strings"
+	"testing"
+
+	"metalab/backend"
+)
+
+// TestRangeDesignators: the GNU range and element designators of a local
+// array (ggml's flash attention: float S[NQ] = { [0 ... NQ-1] = 0.0f }),
+// which g++ and nvcc refuse in C++, become a value-initialised array and
+// assignments in source order; a const array or a value with effects is
+// left as written, for the compiler to refuse with its position.
+func TestRangeDesignators(t *testing.T) {
+	src := header + "template <short NQ>\nvoid f(device float* o, uint i) {\n" +
+		"  float S[NQ] = { [0 ... NQ-1] = 0.0f };\n" +
+		"  float M[NQ] = { [0 ... NQ-1] = -FLT_MAX/2, [1] = (float)2 };\n" +
+		"  o[i] = S[i % NQ] + M[i % NQ];\n}\n" +
+		"kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { f<4>(o, i); }\n"
+	u, err := translateSrc(t, backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(u.Text)
+	for _, want := range []string{
+		"S[NQ] = {}; for (int mtl_rd = 0; mtl_rd <= NQ - 1; ++mtl_rd) S[mtl_rd] = 0.0f;",
+		"M[NQ] = {}; for (int mtl_rd = 0; mtl_rd <= NQ - 1; ++mtl_rd) M[mtl_rd] = - FLT_MAX / 2; M[1] = ( float ) 2;",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(text), " "), want) {
+			t.Errorf("the translation lacks %q:\n%s", want, text)
+		}
+	}
+	if out, err := syntaxCheck(t, u.Text); err != nil {
+		t.Errorf("the translation does not compile: %v\n%s\n%s", err, out, u.Text)
+	}
+	for _, kept := range []string{
+		"  const float C[4] = { [0 ... 3] = 1.0f };\n",
+		"  int n = 0; float C[4] = { [0 ... 3] = float(n++) };\n",
+	} {
+		src := header + "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n" + kept + "  o[i] = C[i % 4];\n}\n"
+		u, err := translateSrc(t, backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(u.Text), "...") {
+			t.Errorf("%q was lowered:\n%s", kept, u.Text)
+		}
+	}
+}
