@@ -64,7 +64,7 @@ type candidate struct {
 // A siteResult is what the variants of one site, applied alone, got.
 type siteResult struct {
 	Source   string `json:"source"`
-	Key      string `json:"key"` // siteKey: mutation, function and byte offset
+	Key      string `json:"key"` // siteKey: mutation, function and text hash
 	ID       string `json:"id"`
 	Variants int    `json:"variants"` // one per choice
 	Passes   int    `json:"passes"`
@@ -72,10 +72,13 @@ type siteResult struct {
 }
 
 // siteKey names a site across listings under different geometries (whose
-// ids may differ): "unroll /kernel_norm_f32 1234", as scripts/proofs/run
-// keys metalab sites --json.
+// ordinals may differ): its mutation, function and the hash of its text
+// and occurrence, "preadd kernel_norm_f32 4bb720" (two sites of one loop
+// share its position), as scripts/proofs/run keys metalab sites --json.
 func siteKey(fs *mutate.FoundSite) string {
-	return fmt.Sprintf("%s %s %d", fs.Mutation.Name, fs.Func.Name, fs.Pos)
+	parts := strings.SplitN(fs.ID, "/", 3)
+	_, tail, _ := strings.Cut(parts[len(parts)-1], "-")
+	return fmt.Sprintf("%s %s %s", fs.Mutation.Name, fs.Func.Name, tail)
 }
 
 // caughtBy are the verdicts that catch a variant which changes behaviour.
