@@ -48,3 +48,23 @@ func TestRangeDesignators(t *testing.T) {
 		}
 	}
 }
+
+// TestArrayParameter: a kernel's array parameter (MLX's convolutions:
+// constant const IdxT strides[3], bound to the next buffer index) is a
+// pointer, as in C++: the wrapper casts its buffer to the element's
+// pointer type.
+func TestArrayParameter(t *testing.T) {
+	src := header + "kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],\n" +
+		"  constant const int strides[3], constant const int& n, uint i [[thread_position_in_grid]]) {\n" +
+		"  out[i] = in[i * strides[0] % n] + strides[2];\n}\n"
+	u, err := translateSrc(t, backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(u.Text), "static_cast<const int *>(mtl_b[2])") && !strings.Contains(string(u.Text), "static_cast<const int*>(mtl_b[2])") {
+		t.Errorf("the array parameter is not cast to a pointer:\n%s", u.Text)
+	}
+	if out, err := syntaxCheck(t, u.Text); err != nil {
+		t.Errorf("the translation does not compile: %v\n%s\n%s", err, out, u.Text)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"go/token"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -1459,6 +1460,14 @@ func (t *tr) paramType(p *msl.Param) string {
 		}
 		if w := t.typeText(i); w != "" {
 			words = append(words, w)
+		}
+	}
+	// An array parameter, constant const IdxT strides[3] (MLX's
+	// convolutions), is a pointer, as in C++: the wrapper casts the
+	// buffer to its element's pointer type.
+	if n := len(words); n >= 3 && words[n-1] == "]" {
+		if k := slices.Index(words, "["); k > 0 && !slices.Contains(words[k+1:], "[") {
+			words = append(words[:k], "*")
 		}
 	}
 	return joinWords(words)
