@@ -61,7 +61,7 @@ func TestSimdgroupMatrix(t *testing.T) {
 		}
 	}
 	out := lines(buildRun(t, readTestdata(t, "matrix.cpp"), in.String()))
-	if len(out) != 13 {
+	if len(out) != 14 {
 		t.Fatalf("got %d lines", len(out))
 	}
 	ident := func(x f32) f32 { return x }
@@ -144,6 +144,7 @@ func TestSimdgroupMatrix(t *testing.T) {
 		t.Errorf("laneCoord covers %d elements, want 64", len(owned))
 	}
 	check("thread_elements", strings.Join(te, " "))
+	check("(A*B)*C by operator*", hexFloats(refMatmul(refMatmul(a, b, nil, ident), c, nil, ident)))
 }
 
 func TestMatrixTypes(t *testing.T) {

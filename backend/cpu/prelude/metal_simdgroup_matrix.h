@@ -188,4 +188,13 @@ inline void simdgroup_multiply_accumulate(simdgroup_matrix<TD, C, R>& d, const s
   mtl_detail::matmul<TD, TA, TB, TC>(d.mtl_e, a.mtl_e, b.mtl_e, c.mtl_e, true);
 }
 
+// a * b is the product of two matrices, a new matrix of a's type (MLX's
+// Winograd transforms: (G * g) * Gt).
+template <class T, class U, int C, int R>
+inline simdgroup_matrix<T, C, R> operator*(const simdgroup_matrix<T, C, R>& a, const simdgroup_matrix<U, C, R>& b) {
+  simdgroup_matrix<T, C, R> d;
+  simdgroup_multiply(d, a, b);
+  return d;
+}
+
 }  // namespace metal

@@ -2,8 +2,8 @@
 // on one simd group of 32 threads, prints A*B, A*B+C, the same in half,
 // mixed precision, an in-place product, a product after writes through
 // thread_elements(), loads and stores at origins with strides and
-// transposition, filled and diagonal matrices, and each lane's
-// thread_elements.
+// transposition, filled and diagonal matrices, each lane's
+// thread_elements, and (A*B)*C by operator*.
 #include <cstdio>
 #include <metal_stdlib>
 
@@ -12,7 +12,7 @@ using namespace metal;
 
 static float a[64], b[64], c[64], inplace[64];
 static half ah[64], bh[64], ch[64];
-static float res[9][64];
+static float res[10][64];
 static half hres[64];
 static float big[256], dst[256], te[64];
 
@@ -72,6 +72,8 @@ int main() {
     float2 e = M.thread_elements();
     te[2 * lane] = e.x;
     te[2 * lane + 1] = e.y;
+    // operator*, as MLX's Winograd transforms write (G * g) * Gt.
+    simdgroup_store((A * B) * C, res[9]);
   });
   auto hex = [](const float* m) {
     for (int i = 0; i < 64; i++) std::printf("%x ", as_type<uint>(m[i]));
@@ -93,4 +95,5 @@ int main() {
   hex(res[8]);
   for (int i = 0; i < 64; i++) std::printf("%g ", te[i]);
   std::printf("\n");
+  hex(res[9]);
 }
