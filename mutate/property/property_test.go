@@ -174,14 +174,29 @@ func TestProperty(t *testing.T) {
 func reachedSites(t *testing.T, f *msl.File, s *spec.Spec, found []*mutate.FoundSite) []*mutate.FoundSite {
 	t.Helper()
 	reached := map[string]bool{}
-	for _, st := range s.Stages {
-		fn, _, err := f.Entry(st.Entry)
-		if err != nil {
-			t.Fatalf("stage %s: %v", st.Entry, err)
-		}
+	byName := map[string][]*msl.Func{}
+	for _, g := range f.Funcs {
+		byName[g.Name] = append(byName[g.Name], g)
+	}
+	reach := func(fn *msl.Func) {
 		reached[fn.Name] = true
 		for _, c := range f.Callees(fn) {
 			reached[c.Name] = true
+		}
+	}
+	for _, st := range s.Stages {
+		fn, targs, err := f.Entry(st.Entry)
+		if err != nil {
+			t.Fatalf("stage %s: %v", st.Entry, err)
+		}
+		reach(fn)
+		// A function passed as a template argument (ggml's
+		// kernel_get_rows_q<block_q4_0, 2, dequantize_q4_0>) is called
+		// through its parameter's name: reached too.
+		for _, a := range targs {
+			for _, g := range byName[strings.TrimSpace(a)] {
+				reach(g)
+			}
 		}
 	}
 	var out []*mutate.FoundSite
