@@ -68,3 +68,23 @@ func TestArrayParameter(t *testing.T) {
 		t.Errorf("the translation does not compile: %v\n%s\n%s", err, out, u.Text)
 	}
 }
+
+// TestAnonMemberOperators: a half member of an anonymous struct in an
+// anonymous union (ggml's block formats) takes part in arithmetic (q4_1's
+// xb->d / 16.h) and its address is a pointer to half (q2_K's &x[ib].d).
+func TestAnonMemberOperators(t *testing.T) {
+	src := header + "typedef struct { union { struct { half d; half m; }; half2 dm; }; uchar qs[16]; } block;\n" +
+		"kernel void k(device const block* x [[buffer(0)]], device float* o [[buffer(1)]], uint i [[thread_position_in_grid]]) {\n" +
+		"  device const block* xb = x + i;\n  device const half* dh = &xb->d;\n" +
+		"  o[i] = xb->d / 16.h + 2.0f * xb->m - dh[1];\n}\n"
+	u, err := translateSrc(t, backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(u.Text), "mtl_anon") {
+		t.Fatalf("the members were not wrapped:\n%s", u.Text)
+	}
+	if out, err := syntaxCheck(t, u.Text); err != nil {
+		t.Errorf("the translation does not compile: %v\n%s\n%s", err, out, u.Text)
+	}
+}

@@ -105,7 +105,29 @@ struct mtl_anon {
     for (unsigned i = 0; i < sizeof(T); i++) mtl_bytes[i] = s[i];
     return *this;
   }
+  // &xb->d points to the member as a T (ggml's q2_K: device const half *
+  // dh = &x[ib].d): its bytes are T's.
+  T* operator&() { return reinterpret_cast<T*>(mtl_bytes); }
+  const T* operator&() const { return reinterpret_cast<const T*>(mtl_bytes); }
 };
+
+// Arithmetic and comparisons read the member as T (ggml's q4_1, q4_K:
+// xb->d / 16.h), whose operators are templates a conversion would not
+// reach.
+#define MTL_ANON_OP(op)                                                                             \
+  template <class T, class U>                                                                       \
+  inline auto operator op(const mtl_anon<T>& a, const U& b)->decltype(std::declval<T>() op b) {     \
+    return a.mtl_get() op b;                                                                        \
+  }                                                                                                 \
+  template <class T, class U, typename std::enable_if<!std::is_same<U, mtl_anon<T>>::value, int>::type = 0> \
+  inline auto operator op(const U& a, const mtl_anon<T>& b)->decltype(a op std::declval<T>()) {     \
+    return a op b.mtl_get();                                                                        \
+  }
+MTL_ANON_OP(+)
+MTL_ANON_OP(-)
+MTL_ANON_OP(*)
+MTL_ANON_OP(/)
+#undef MTL_ANON_OP
 
 }  // namespace metal
 #endif
