@@ -273,3 +273,34 @@ template [[host_name("k_f")]] [[kernel]] decltype(k<float>) k<float>;
 		t.Errorf("X = %d, %v; want 3", v, ok)
 	}
 }
+
+// TestMacroArgsSplit: a template argument written as an object-like macro
+// standing for several (ggml's kernel_flash_attn_ext_vec<FA_TYPES, ...>)
+// gives each template parameter its own argument, by the definition in
+// effect at the instantiation (ggml defines FA_TYPES twice).
+func TestMacroArgsSplit(t *testing.T) {
+	src := `
+#define TYPES float, float, float
+template <typename B, typename C, short NE = 4>
+kernel void k(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = NE; }
+#define TYPES float, vec<float, 2>
+template [[host_name("k2")]] kernel void k<TYPES, 2>(device float*, uint);
+`
+	f, err := Parse("m.metal", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Instantiations) != 1 {
+		t.Fatalf("%d instantiations, want 1", len(f.Instantiations))
+	}
+	if got, want := f.Instantiations[0].Args, []string{"float", "vec<float, 2>", "2"}; !slices.Equal(got, want) {
+		t.Errorf("arguments %q, want %q", got, want)
+	}
+	_, targs, err := f.Entry("k2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if targs["NE"] != "2" {
+		t.Errorf("NE bound to %q, want 2 (every binding: %v)", targs["NE"], targs)
+	}
+}

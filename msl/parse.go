@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"metalab/internal/directive"
 )
 
 // Parse lexes and parses a Metal source file. It always returns a File, as
@@ -720,8 +722,56 @@ func (p *parser) instantiation(i, end int) int {
 		return k + 1
 	}
 	in.Func = p.t[nameAt].Text
+	p.splitMacroArgs(in, p.t[i].Pos)
 	p.f.Instantiations = append(p.f.Instantiations, in)
 	return k + 1
+}
+
+// splitMacroArgs splits the template arguments written as one object-like
+// macro that stands for several (ggml's kernel_flash_attn_ext_vec<FA_TYPES,
+// half4, ...>, FA_TYPES seven types) into those, as the compiler sees
+// them, with the definition in effect at the instantiation (ggml defines
+// FA_TYPES twice): each template parameter then gets its own argument,
+// not the one a macro's width pushed into its place.
+func (p *parser) splitMacroArgs(in *Instantiation, at int) {
+	var out []string
+	for _, a := range in.Args {
+		d := p.f.lookupDefine(a, at)
+		if !directive.IsIdent(a) || d == nil || d.FuncLike {
+			out = append(out, a)
+			continue
+		}
+		m := &macroExpander{f: p.f, at: at, file: p.macroTokens}
+		toks := m.expand(ppLex(a), nil, 0)
+		parts := splitTopLevel(toks)
+		if m.fail || len(parts) < 2 {
+			out = append(out, a)
+			continue
+		}
+		out = append(out, parts...)
+	}
+	in.Args = out
+}
+
+// splitTopLevel splits toks at the commas outside brackets, each part
+// rendered as text.
+func splitTopLevel(toks []ppTok) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i, t := range toks {
+		switch t.text {
+		case "(", "[", "{", "<":
+			depth++
+		case ")", "]", "}", ">":
+			depth--
+		case ",":
+			if depth == 0 {
+				parts = append(parts, strings.TrimSpace(ppJoin(toks[start:i])))
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, strings.TrimSpace(ppJoin(toks[start:])))
 }
 
 // alias parses `typedef T name;` and `using name = T;`.
