@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -8,26 +9,34 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"metalab/backend"
 	"metalab/backend/fake"
 	"metalab/internal/cli/cmdutil"
 	"metalab/search"
 )
 
-// TestProgressBars draws bars when told the output is a terminal: one per
-// counted stage, with its count of the variants it expects.
-func TestProgressBars(t *testing.T) {
+// fakeSweep returns a sweep of the test spec on the fake backend, its
+// output a terminal or not, with flags added, and its standard error.
+func fakeSweep(t *testing.T, terminal bool, flags string) (*cobra.Command, *bytes.Buffer) {
 	spec := setup(t)
 	out := filepath.Join(t.TempDir(), "sweep")
 	ios, _, _, stderr := cmdutil.Test()
 	f := &cmdutil.Factory{IOStreams: ios, ReadFile: os.ReadFile}
 	cmd := NewCmdSweep(f, func(o *SweepOptions) error {
 		o.NewBackend = func(context.Context, string) (backend.Backend, error) { return fake.New(), nil }
-		on := true
-		o.Terminal = &on
+		o.Terminal = &terminal
 		return sweepRun(context.Background(), o)
 	})
-	cmd.SetArgs(strings.Fields(spec + " --fn k --backend fake --cases quick --target C=1 --ops unroll-pragma,drop-barrier --out " + out))
+	cmd.SetArgs(strings.Fields(spec + " --fn k --backend fake --cases quick --target C=1 --ops unroll-pragma,drop-barrier " + flags + " --out " + out))
+	return cmd, stderr
+}
+
+// TestProgressBars draws bars when told the output is a terminal: one per
+// counted stage, with its count of the variants it expects.
+func TestProgressBars(t *testing.T) {
+	cmd, stderr := fakeSweep(t, true, "")
 	done := make(chan error)
 	go func() { done <- cmd.Execute() }()
 	select {
@@ -74,17 +83,7 @@ func TestProgressPipeline(t *testing.T) {
 // TestProgressJobs runs a sweep with a pool of two: its explore lines
 // show the pool.
 func TestProgressJobs(t *testing.T) {
-	spec := setup(t)
-	out := filepath.Join(t.TempDir(), "sweep")
-	ios, _, _, stderr := cmdutil.Test()
-	f := &cmdutil.Factory{IOStreams: ios, ReadFile: os.ReadFile}
-	cmd := NewCmdSweep(f, func(o *SweepOptions) error {
-		o.NewBackend = func(context.Context, string) (backend.Backend, error) { return fake.New(), nil }
-		off := false
-		o.Terminal = &off
-		return sweepRun(context.Background(), o)
-	})
-	cmd.SetArgs(strings.Fields(spec + " --fn k --backend fake --cases quick --target C=1 --ops unroll-pragma,drop-barrier --jobs 2 --out " + out))
+	cmd, stderr := fakeSweep(t, false, "--jobs 2")
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
