@@ -5,7 +5,27 @@ import (
 	"testing"
 
 	"metalab/backend"
+	"metalab/translate"
 )
+
+// translateKernel translates src, a file k.metal with entry k, for the C++
+// target.
+func translateKernel(t *testing.T, src string) *translate.Unit {
+	t.Helper()
+	u, err := translateSrc(t, backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// compiles fails t unless u compiles against the cpu backend's prelude.
+func compiles(t *testing.T, u *translate.Unit) {
+	t.Helper()
+	if out, err := syntaxCheck(t, u.Text); err != nil {
+		t.Errorf("the translation does not compile: %v\n%s\n%s", err, out, u.Text)
+	}
+}
 
 // TestRangeDesignators: the GNU range and element designators of a local
 // array (ggml's flash attention: float S[NQ] = { [0 ... NQ-1] = 0.0f }),
@@ -18,10 +38,7 @@ func TestRangeDesignators(t *testing.T) {
 		"  float M[NQ] = { [0 ... NQ-1] = -FLT_MAX/2, [1] = (float)2 };\n" +
 		"  o[i] = S[i % NQ] + M[i % NQ];\n}\n" +
 		"kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { f<4>(o, i); }\n"
-	u, err := translateSrc(t, backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := translateKernel(t, src)
 	text := string(u.Text)
 	for _, want := range []string{
 		"S[NQ] = {}; for (int mtl_rd = 0; mtl_rd <= NQ - 1; ++mtl_rd) S[mtl_rd] = 0.0f;",
@@ -31,18 +48,13 @@ func TestRangeDesignators(t *testing.T) {
 			t.Errorf("the translation lacks %q:\n%s", want, text)
 		}
 	}
-	if out, err := syntaxCheck(t, u.Text); err != nil {
-		t.Errorf("the translation does not compile: %v\n%s\n%s", err, out, u.Text)
-	}
+	compiles(t, u)
 	for _, kept := range []string{
 		"  const float C[4] = { [0 ... 3] = 1.0f };\n",
 		"  int n = 0; float C[4] = { [0 ... 3] = float(n++) };\n",
 	} {
 		src := header + "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n" + kept + "  o[i] = C[i % 4];\n}\n"
-		u, err := translateSrc(t, backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		u := translateKernel(t, src)
 		if !strings.Contains(string(u.Text), "...") {
 			t.Errorf("%q was lowered:\n%s", kept, u.Text)
 		}
@@ -57,16 +69,11 @@ func TestArrayParameter(t *testing.T) {
 	src := header + "kernel void k(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],\n" +
 		"  constant const int strides[3], constant const int& n, uint i [[thread_position_in_grid]]) {\n" +
 		"  out[i] = in[i * strides[0] % n] + strides[2];\n}\n"
-	u, err := translateSrc(t, backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := translateKernel(t, src)
 	if !strings.Contains(string(u.Text), "static_cast<const int *>(mtl_b[2])") && !strings.Contains(string(u.Text), "static_cast<const int*>(mtl_b[2])") {
 		t.Errorf("the array parameter is not cast to a pointer:\n%s", u.Text)
 	}
-	if out, err := syntaxCheck(t, u.Text); err != nil {
-		t.Errorf("the translation does not compile: %v\n%s\n%s", err, out, u.Text)
-	}
+	compiles(t, u)
 }
 
 // TestAnonMemberOperators: a half member of an anonymous struct in an
@@ -77,14 +84,9 @@ func TestAnonMemberOperators(t *testing.T) {
 		"kernel void k(device const block* x [[buffer(0)]], device float* o [[buffer(1)]], uint i [[thread_position_in_grid]]) {\n" +
 		"  device const block* xb = x + i;\n  device const half* dh = &xb->d;\n" +
 		"  o[i] = xb->d / 16.h + 2.0f * xb->m - dh[1];\n}\n"
-	u, err := translateSrc(t, backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := translateKernel(t, src)
 	if !strings.Contains(string(u.Text), "mtl_anon") {
 		t.Fatalf("the members were not wrapped:\n%s", u.Text)
 	}
-	if out, err := syntaxCheck(t, u.Text); err != nil {
-		t.Errorf("the translation does not compile: %v\n%s\n%s", err, out, u.Text)
-	}
+	compiles(t, u)
 }
