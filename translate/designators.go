@@ -54,24 +54,10 @@ func (t *tr) rangeDesignators() {
 // constant among them.
 func (t *tr) arrayDeclarator(eq int) (string, bool) {
 	ts := t.toks
-	rb := eq - 1
-	if t.text(rb) != "]" {
+	if t.text(eq-1) != "]" {
 		return "", false
 	}
-	lb := rb - 1
-	for depth := 0; lb > 0; lb-- {
-		switch t.text(lb) {
-		case "]":
-			depth++
-		case "[":
-			if depth == 0 {
-				goto found
-			}
-			depth--
-		}
-	}
-	return "", false
-found:
+	lb := t.opening(eq - 1)
 	if lb < 1 || ts[lb-1].Kind != msl.Ident || t.text(lb-2) == "]" {
 		return "", false
 	}
@@ -94,30 +80,20 @@ func (t *tr) designatorLoops(a, end int, name string) (string, bool) {
 		if t.text(k) != "[" {
 			return "", false
 		}
-		rb, dots := -1, -1
-		for j, depth := k+1, 0; j < end; j++ {
+		rb := t.closing(k)
+		if rb < 0 || rb >= end || t.text(rb+1) != "=" {
+			return "", false
+		}
+		dots := -1
+		for j := k + 1; j < rb && dots < 0; j++ {
 			switch t.text(j) {
-			case "[", "(":
-				depth++
-			case ")":
-				depth--
-			case "]":
-				if depth == 0 {
-					rb = j
-				} else {
-					depth--
+			case "(", "[", "{":
+				if j = t.closing(j); j < 0 || j >= rb {
+					return "", false
 				}
 			case "...":
-				if depth == 0 && dots < 0 {
-					dots = j
-				}
+				dots = j
 			}
-			if rb >= 0 {
-				break
-			}
-		}
-		if rb < 0 || t.text(rb+1) != "=" {
-			return "", false
 		}
 		// The value runs to the next top-level comma or the end.
 		v, depth := rb+2, 0

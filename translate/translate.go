@@ -783,6 +783,26 @@ func (t *tr) closing(k int) int {
 	return -1
 }
 
+// opening returns the index of the bracket (or the '<') opening the one
+// at k, or -1: closing's mirror.
+func (t *tr) opening(k int) int {
+	shut := t.text(k)
+	open := map[string]string{")": "(", "]": "[", "}": "{", ">": "<"}[shut]
+	depth := 0
+	for j := k; j >= 0; j-- {
+		switch t.text(j) {
+		case shut:
+			depth++
+		case open:
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
 // storage translates the threadgroup storage declarations of g's body.
 func (t *tr) storage(g *msl.Func) {
 	msl.Walk(g.Body, func(s msl.Stmt) bool {
@@ -988,36 +1008,13 @@ func (t *tr) ctorBefore(rp int) (ctorDecl, bool) {
 	if rp <= 0 || t.text(rp) != ")" {
 		return ctorDecl{}, false
 	}
-	lp := -1
-	for j, depth := rp, 0; j >= 0; j-- {
-		switch t.text(j) {
-		case ")":
-			depth++
-		case "(":
-			depth--
-		}
-		if depth == 0 {
-			lp = j
-			break
-		}
-	}
+	lp := t.opening(rp)
 	if lp <= 0 {
 		return ctorDecl{}, false
 	}
 	k := lp - 1
 	if t.text(k) == ">" {
-		for depth := 0; k >= 0; k-- {
-			switch t.text(k) {
-			case ">":
-				depth++
-			case "<":
-				depth--
-			}
-			if depth == 0 {
-				break
-			}
-		}
-		k--
+		k = t.opening(k) - 1
 	}
 	if k < 0 || t.toks[k].Kind != msl.Ident {
 		return ctorDecl{}, false
