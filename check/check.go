@@ -75,8 +75,13 @@ type Options struct {
 	// ReadFile reads the baseline sources; nil means inputfile.ReadFile (regular files within the input limit).
 	ReadFile func(string) ([]byte, error)
 	// Progress, if set, is told what runs: one line per case of each
-	// variant.
+	// variant, each naming it. With Jobs > 1 it is called from several
+	// goroutines at once.
 	Progress func(msg string)
+	// Jobs is how many variants Run checks at once (Session.Check on that
+	// many goroutines); 0 or 1 checks one at a time. The report is the
+	// same: results in the order of Variants.
+	Jobs int
 	// DumpDir, if set, receives for each variant that fails parity the
 	// first differing case: its inputs and the baseline's and the
 	// variant's outputs as .npy files, in DumpDir/<variant>/ (see Dump).
@@ -664,8 +669,9 @@ func (s *Session) StagePrograms(ctx context.Context, v *Variant, in *spec.Instan
 func (s *Session) Close() { s.c.close() }
 
 // Run checks the variants of opts against the baseline: a Session, each
-// variant checked in turn. When ctx is cancelled between variants it
-// returns the report of the variants judged so far along with the error.
+// variant checked in turn (opts.Jobs at once). When ctx is cancelled it
+// returns the report of the variants judged so far, up to the first one
+// not judged, along with the error.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	start := time.Now()
 	ss, err := NewSession(ctx, opts)
@@ -675,19 +681,44 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	defer ss.Close()
 	rep := ss.report
 	rep.Control = ss.control
-	for _, v := range opts.Variants {
-		r, err := ss.Check(ctx, v)
-		if err != nil {
-			rep.Seconds = time.Since(start).Seconds()
-			if ctx.Err() != nil {
-				// Interrupted: the variants judged so far stand.
-				return &rep, err
+	results := make([]*Result, len(opts.Variants))
+	errs := make([]error, len(opts.Variants))
+	jobs := min(max(opts.Jobs, 1), len(opts.Variants))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i], errs[i] = ss.Check(ctx, opts.Variants[i])
 			}
-			return nil, err
+		}()
+	}
+	for i := range opts.Variants {
+		if ctx.Err() != nil {
+			errs[i] = ctx.Err()
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	rep.Seconds = time.Since(start).Seconds()
+	for i, r := range results {
+		if errs[i] != nil {
+			if ctx.Err() != nil {
+				// Interrupted: the variants judged before it stand.
+				return &rep, errs[i]
+			}
+			return nil, errs[i]
+		}
+		if r == nil {
+			// Not started: ctx was cancelled before its turn.
+			return &rep, ctx.Err()
 		}
 		rep.Variants = append(rep.Variants, r)
 	}
-	rep.Seconds = time.Since(start).Seconds()
 	return &rep, nil
 }
 

@@ -540,3 +540,49 @@ sets:
 		t.Error("StagePrograms compiled 3 stages of a 2-stage case")
 	}
 }
+
+// TestJobs: variants checked several at once get the verdicts, and the
+// order, of the variants checked one at a time.
+func TestJobs(t *testing.T) {
+	s := setup(t, testSpec, "// fake: copy 0 1\n")
+	var vs []Variant
+	for i := range 12 {
+		switch i % 4 {
+		case 0:
+			vs = append(vs, variant(fmt.Sprintf("same%d", i), fmt.Sprintf("// %d\n// fake: copy 0 1\n", i)))
+		case 1:
+			vs = append(vs, variant(fmt.Sprintf("poke%d", i), fmt.Sprintf("// fake: copy 0 1\n// fake: poke 1 %d 0x7f\n", 4*i)))
+		case 2:
+			vs = append(vs, variant(fmt.Sprintf("crash%d", i), fmt.Sprintf("// %d\n// fake: crash\n", i)))
+		default:
+			vs = append(vs, variant(fmt.Sprintf("broken%d", i), fmt.Sprintf("// %d\n// fake: compile-error expected ';'\n", i)))
+		}
+	}
+	one := run(t, Options{Spec: s, Variants: vs})
+	many := run(t, Options{Spec: s, Variants: vs, Jobs: 4})
+	for i := range vs {
+		a, b := one.Variants[i], many.Variants[i]
+		if a.Status != b.Status || a.Msg != b.Msg {
+			t.Errorf("%s: %s (%s) with 4 jobs, %s (%s) with one", vs[i].Name, b.Status, b.Msg, a.Status, a.Msg)
+		}
+	}
+	// Cancelled: the variants judged before the first one left out stand,
+	// and no later one.
+	ctx, cancel := context.WithCancel(context.Background())
+	rep, err := Run(ctx, Options{Spec: s, Backend: fake.New(), Variants: vs, Jobs: 3, Progress: func(msg string) {
+		if strings.HasPrefix(msg, "same4:") {
+			cancel()
+		}
+	}})
+	if err == nil || rep == nil {
+		t.Fatalf("cancelled run: report %v, error %v; want the partial report and the error", rep, err)
+	}
+	if len(rep.Variants) >= len(vs) {
+		t.Errorf("cancelled run judged all %d variants", len(rep.Variants))
+	}
+	for i, r := range rep.Variants {
+		if r.Name != vs[i].Name {
+			t.Errorf("cancelled run's result %d is %s, want %s", i, r.Name, vs[i].Name)
+		}
+	}
+}

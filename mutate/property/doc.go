@@ -15,4 +15,6 @@
 // METALAB_PROPERTY_COMPOSITIONS=N checks N random compositions at once and
 // N/2 sequences per spec instead of the mode's number (2 and 1; 24 and 12
 // with all), for files whose variants take long to build.
+// METALAB_PROPERTY_JOBS=N checks N of a spec's variants at once (default
+// one; the specs themselves run -test.parallel at once).
 package property

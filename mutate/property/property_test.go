@@ -117,6 +117,10 @@ func TestProperty(t *testing.T) {
 	back := cputest.Shared(t)
 	full := os.Getenv("METALAB_PROPERTY") == "all"
 	proofs := os.Getenv("METALAB_PROPERTY") == "proofs"
+	mode := map[bool]string{true: "all", false: "sample"}[full]
+	if proofs {
+		mode = "proofs"
+	}
 	start := time.Now()
 	stats := map[string]*opStats{}
 	for _, m := range all.Mutations {
@@ -145,15 +149,14 @@ func TestProperty(t *testing.T) {
 				for op, s := range own {
 					stats[op].add(s)
 				}
+				// The report so far: a run cut short keeps the specs
+				// that finished.
+				writeReport(t, mode, time.Since(start), stats, sites)
 			})
 		}
 	})
 	elapsed := time.Since(start)
 	var b strings.Builder
-	mode := map[bool]string{true: "all", false: "sample"}[full]
-	if proofs {
-		mode = "proofs"
-	}
 	fmt.Fprintf(&b, "mode %s, %s\n", mode, elapsed.Round(time.Second))
 	fmt.Fprintf(&b, "%-16s %6s %6s %6s %5s %7s %9s %7s %7s %11s\n", "MUTATION", "SITES", "ALONE", "PASS", "CHECK", "PARITY", "COMPOSED", "PASS", "CAUGHT", "INFEASIBLE")
 	for _, m := range all.Mutations {
@@ -161,11 +164,23 @@ func TestProperty(t *testing.T) {
 		fmt.Fprintf(&b, "%-16s %6d %6d %6d %5d %7d %9d %7d %7d %11d\n", m.Name, s.Sites, s.Alone, s.AlonePasses, s.RaceCatches, s.Parity, s.Composed, s.ComposedOK, s.Caught, s.Infeasible)
 	}
 	t.Logf("property test summary:\n%s", b.String())
-	if out := os.Getenv("METALAB_PROPERTY_REPORT"); out != "" {
-		data, _ := json.MarshalIndent(map[string]any{"mode": mode, "seconds": elapsed.Seconds(), "mutations": stats, "sites": sites}, "", "  ")
-		if err := os.WriteFile(out, data, 0o644); err != nil {
-			t.Error(err)
-		}
+	writeReport(t, mode, elapsed, stats, sites)
+}
+
+// writeReport writes METALAB_PROPERTY_REPORT, when set: the per-mutation
+// numbers and the per-site results so far.
+func writeReport(t *testing.T, mode string, elapsed time.Duration, stats map[string]*opStats, sites []*siteResult) {
+	out := os.Getenv("METALAB_PROPERTY_REPORT")
+	if out == "" {
+		return
+	}
+	data, _ := json.MarshalIndent(map[string]any{"mode": mode, "seconds": elapsed.Seconds(), "mutations": stats, "sites": sites}, "", "  ")
+	if err := os.WriteFile(out+".part", data, 0o644); err != nil {
+		t.Error(err)
+		return
+	}
+	if err := os.Rename(out+".part", out); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -396,6 +411,12 @@ func runSpec(t *testing.T, back backend.Backend, path string, full, proofs bool,
 	defer cancel()
 	t0 := time.Now()
 	copts := check.Options{Spec: s, Variants: vs, Backend: back, Sets: sets, Race: true}
+	if n, err := strconv.Atoi(os.Getenv("METALAB_PROPERTY_JOBS")); err == nil && n > 1 {
+		// A spec's variants at once (its specs run in parallel too): for
+		// many-core machines, where one spec of a hundred variants of
+		// ggml-metal.metal would otherwise run alone for hours.
+		copts.Jobs = n
+	}
 	if external {
 		// The public libraries size threadgroup memory for Apple GPUs'
 		// 32 KiB (candle's softmax takes 16464 bytes); the property is

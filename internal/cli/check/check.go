@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,6 +62,8 @@ type CheckOptions struct {
 	SeedSet    bool
 	FreshSeeds bool
 	Replay     []string // --replay: tokens, or files of them (or a check --json report)
+	// Jobs is --jobs: variants checked at once.
+	Jobs int
 	// Parity is --parity: the rule variants are compared with the
 	// baseline by (bitwise unless a tolerance is asked for).
 	Parity checkpkg.Parity
@@ -161,6 +164,9 @@ unwritable cache, a verification backend that cannot run here).`,
 				return cmdutil.FlagErrorf("--parity: %v", err)
 			}
 			opts.SeedSet = cmd.Flags().Changed("seed")
+			if opts.Jobs < 1 {
+				return cmdutil.FlagErrorf("--jobs %d: want at least 1", opts.Jobs)
+			}
 			if opts.HeldOut < -1 {
 				return cmdutil.FlagErrorf("--held-out %d: want a count, 0 to turn held-out cases off", opts.HeldOut)
 			}
@@ -186,6 +192,7 @@ unwritable cache, a verification backend that cannot run here).`,
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on warnings too (lanes of one simd group relying on lockstep)")
 	cmd.Flags().BoolVar(&opts.Race, "race", false, "also run under several thread and simd-group orders and fail on any difference")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "write JSON")
+	cmd.Flags().IntVar(&opts.Jobs, "jobs", runtime.NumCPU(), "check `N` variants at once (each compiles, verifies and confirms on its own); 1: one at a time; the report is the same")
 	cmd.Flags().IntVar(&opts.HeldOut, "held-out", -1, "held-out `N` cases per variant drawn from the spec's domains (default 4 when the spec declares domains; 0 turns them off)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 0, "the run's `SEED` for held-out cases and fresh seeds (default: a nonce per run)")
 	cmd.Flags().BoolVar(&opts.FreshSeeds, "fresh-seeds", false, "give the listed cases input seeds drawn for this run instead of the spec's")
@@ -344,6 +351,7 @@ func checkRun(ctx context.Context, opts *CheckOptions) error {
 		Verify: ver, VerifySets: opts.VerifyCases, NoVerify: opts.NoVerify || opts.NoDetect, StrictBaseline: opts.StrictBaseline,
 		Strict: opts.Strict, Race: opts.Race, Timeout: opts.Timeout, ReadFile: opts.ReadFile,
 		Progress: cmdutil.Progress(opts.IO.ErrOut, 3*time.Second), DumpDir: opts.DumpDir, Parity: opts.Parity,
+		Jobs: opts.Jobs,
 	})
 	if err != nil && rep == nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -319,8 +320,11 @@ func isIdent(s string) bool {
 // quiet.
 func Progress(w io.Writer, after time.Duration) func(string) {
 	start := time.Now()
+	var mu sync.Mutex // check --jobs reports from several goroutines
 	return func(msg string) {
 		if d := time.Since(start); d >= after {
+			mu.Lock()
+			defer mu.Unlock()
 			fmt.Fprintf(w, "[%4.0fs] %s\n", d.Seconds(), msg)
 		}
 	}
