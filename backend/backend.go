@@ -308,6 +308,15 @@ type ObjectProgram interface {
 	ObjectKey() string
 }
 
+// A RunnerCounter is a Backend whose programs run in runner processes it
+// starts: it says how many it started and how long the starts took
+// together (each a process's start-up, on a GPU a context's). A sweep
+// reports them: runners started again and again mean programs taking
+// turns for too few runners.
+type RunnerCounter interface {
+	RunnerStarts() (n int64, took time.Duration)
+}
+
 // A BothCompiler is a Backend that compiles one source for the plain and
 // the checking mode together faster than two Compiles (the cpu backend
 // translates once and runs the two builds at once).

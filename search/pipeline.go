@@ -64,6 +64,9 @@ type poolJob struct {
 	done    chan struct{}
 	r       *check.Result
 	err     error
+	// holdsGPU: the job holds pipeline.confirm, from its first
+	// confirmation run on the device to the end of its check.
+	holdsGPU bool
 }
 
 // A pipeline is the pool and the lock that keeps samples exclusive.
@@ -80,6 +83,16 @@ type pipeline struct {
 	// held: the main loop holds dev for a whole measurement. Only the
 	// main loop reads or writes it.
 	held bool
+	// confirm is held by one check at a time from its first confirmation
+	// run on the device to the end of that check, so that the checks'
+	// confirmations follow one another instead of taking turns run by
+	// run. A device backend runs one request at a time and keeps a few
+	// runners, one per program: checks taking turns case by case evict
+	// one another's runners, and every run starts a runner (a CUDA
+	// context) and loads its kernel again. The checks' confirmations
+	// are as serial either way; verification and compiles still
+	// overlap them.
+	confirm sync.Mutex
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -161,6 +174,10 @@ func (p *pipeline) worker() {
 // know the pool is at work.
 func (p *pipeline) run(ctx context.Context, j *poolJob) {
 	j.r, j.err = p.session().Check(context.WithValue(ctx, poolJobKey{}, j), j.cv)
+	if j.holdsGPU {
+		j.holdsGPU = false
+		p.confirm.Unlock()
+	}
 	p.mu.Lock()
 	j.state = ""
 	p.checked++
@@ -357,6 +374,11 @@ func (g *gatedProgram) Run(ctx context.Context, d backend.Dispatch) (*backend.Re
 			st = StateConfirming
 		}
 		g.b.p.setState(j, st)
+		if st == StateConfirming && g.b.p.device && !j.holdsGPU {
+			// Only this job's goroutine reads or writes holdsGPU.
+			g.b.p.confirm.Lock()
+			j.holdsGPU = true
+		}
 	}
 	release := g.b.p.enter(ctx, g.b.timing)
 	defer release()

@@ -176,14 +176,53 @@ func TestPipelineSamplesExclusive(t *testing.T) {
 	}
 }
 
+// TestPipelineConfirmationsInTurn requires that the pool's checks confirm
+// on a device one after another, each check's runs together: checks
+// taking turns run by run would evict one another's runners on a GPU,
+// and start one for every run.
+func TestPipelineConfirmationsInTurn(t *testing.T) {
+	fx := newFixture(t, "sleep 1ms")
+	opts := fx.options(t, filepath.Join(t.TempDir(), "out"), nil)
+	opts.Jobs = 4
+	probe := &probeBackend{Backend: fake.New(), runSleep: time.Millisecond}
+	opts.Backend = probe
+	res := mustRun(t, opts)
+	if res.Explored == 0 {
+		t.Fatalf("nothing timed: %+v", res)
+	}
+	probe.mu.Lock()
+	defer probe.mu.Unlock()
+	ended := map[*poolJob]bool{}
+	var last *poolJob
+	jobs := map[*poolJob]bool{}
+	for _, j := range probe.confirms {
+		jobs[j] = true
+		if j != last {
+			if ended[j] {
+				t.Fatalf("a check's confirmation runs were interleaved with another's: %d runs by %d checks", len(probe.confirms), len(jobs))
+			}
+			if last != nil {
+				ended[last] = true
+			}
+			last = j
+		}
+	}
+	if len(jobs) < 2 {
+		t.Fatalf("%d checks of the pool confirmed: the test shows nothing", len(jobs))
+	}
+}
+
 // A probeBackend is the fake backend with a compile cost (a sleep),
-// counting the pool's compiles and runs made while a sample was timed.
+// counting the pool's compiles and runs made while a sample was timed,
+// and listing the pool's plain (confirmation) runs by job.
 type probeBackend struct {
 	backend.Backend
-	compileSleep               time.Duration
+	compileSleep, runSleep     time.Duration
 	sampling                   atomic.Bool
 	runOverlap, compileOverlap atomic.Int64
 	poolCompiles               atomic.Int64
+	mu                         sync.Mutex
+	confirms                   []*poolJob
 }
 
 func (b *probeBackend) MetalSources() bool { return false }
@@ -203,18 +242,25 @@ func (b *probeBackend) Compile(ctx context.Context, src backend.Source) (backend
 	if err != nil {
 		return nil, err
 	}
-	return &probeProgram{Program: p, b: b}, nil
+	return &probeProgram{Program: p, b: b, checking: src.Check}, nil
 }
 
 type probeProgram struct {
 	backend.Program
-	b *probeBackend
+	b        *probeBackend
+	checking bool
 }
 
 func (p *probeProgram) Run(ctx context.Context, d backend.Dispatch) (*backend.Result, error) {
 	if jobOf(ctx) != nil && p.b.sampling.Load() {
 		p.b.runOverlap.Add(1)
 	}
+	if j := jobOf(ctx); j != nil && !p.checking {
+		p.b.mu.Lock()
+		p.b.confirms = append(p.b.confirms, j)
+		p.b.mu.Unlock()
+	}
+	time.Sleep(p.b.runSleep)
 	r, err := p.Program.Run(ctx, d)
 	if jobOf(ctx) != nil && p.b.sampling.Load() {
 		p.b.runOverlap.Add(1)

@@ -157,6 +157,12 @@ type Result struct {
 	CheckSeconds   float64 `json:"check_seconds"`
 	VerifySeconds  float64 `json:"verify_seconds"`
 	ConfirmSeconds float64 `json:"confirm_seconds"`
+	// RunnerStarts counts the runner processes the timing backend started
+	// in this run (a backend.RunnerCounter; 0 for others) and
+	// RunnerStartSeconds their starts' wall time summed: far more starts
+	// than programs mean programs evicting one another's runners.
+	RunnerStarts       int64   `json:"runner_starts"`
+	RunnerStartSeconds float64 `json:"runner_start_seconds"`
 }
 
 // Retained is a variant the rule retained and its patch.
@@ -318,9 +324,19 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := w.writeManifest(); err != nil {
 		return nil, err
 	}
+	rc, _ := opts.Backend.(backend.RunnerCounter)
+	var starts0 int64
+	var took0 time.Duration
+	if rc != nil {
+		starts0, took0 = rc.RunnerStarts()
+	}
 	err = w.run(ctx)
 	if w.session != nil {
 		w.session.Close()
+	}
+	if rc != nil {
+		n, took := rc.RunnerStarts()
+		w.res.RunnerStarts, w.res.RunnerStartSeconds = n-starts0, (took - took0).Seconds()
 	}
 	// Whatever happened, the report shows what finished.
 	if rerr := w.finish(); rerr != nil && err == nil {

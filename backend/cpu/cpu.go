@@ -167,6 +167,12 @@ func New(opts Options) *Backend {
 	return b
 }
 
+// RunnerStarts is the runner processes the backend started and their
+// starts' wall time summed (backend.RunnerCounter).
+func (b *Backend) RunnerStarts() (int64, time.Duration) { return b.pool.Starts(), b.pool.StartTime() }
+
+var _ backend.RunnerCounter = (*Backend)(nil)
+
 // Name returns "cpu".
 func (b *Backend) Name() string { return "cpu" }
 

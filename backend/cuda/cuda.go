@@ -75,12 +75,17 @@ type Options struct {
 	// CompileTimeout bounds each nvcc run for a kernel; 0 means 120 s.
 	// SetCompileTimeout overrides it.
 	CompileTimeout time.Duration
+
+	// Runners bounds the runner processes kept alive, one per recently
+	// used program; 0 means maxLiveRunners. Each holds a CUDA context and
+	// a share of the GPU's memory for the inputs it keeps.
+	Runners int
 }
 
 // A Backend compiles kernels with nvcc and runs them on an NVIDIA GPU.
 // Every program (every compiled variant) runs in a runner process of its
 // own, so nothing one kernel does to its runner reaches another's results;
-// at most maxLiveRunners are kept (the least recently used program's is
+// at most Options.Runners are kept (the least recently used program's is
 // stopped and started again when it next runs). Requests to runners are
 // serialised.
 type Backend struct {
@@ -122,7 +127,10 @@ type Backend struct {
 	testEnv []string                  // added to the runner's environment, for tests
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var (
+	_ backend.Backend       = (*Backend)(nil)
+	_ backend.RunnerCounter = (*Backend)(nil)
+)
 
 // DefaultTimeout bounds one Run's dispatches when Dispatch.Timeout is 0.
 const DefaultTimeout = 60 * time.Second
@@ -160,14 +168,21 @@ func New(opts Options) *Backend {
 			opts.PreludeVersion = prelude.Version
 		}
 	}
+	if opts.Runners <= 0 {
+		opts.Runners = maxLiveRunners
+	}
 	b := &Backend{opts: opts, pp: &translate.Preprocessor{CXX: strings.Fields(opts.CXX)}}
-	b.pool = &runner.Pool{Max: maxLiveRunners, Start: b.startRunner, Ahead: func(ctx context.Context) (*runner.Proc, error) {
+	b.pool = &runner.Pool{Max: opts.Runners, Start: b.startRunner, Ahead: func(ctx context.Context) (*runner.Proc, error) {
 		b.launch.Lock()
 		defer b.launch.Unlock()
 		return b.startRunner(ctx)
 	}}
 	return b
 }
+
+// RunnerStarts is the runner processes the backend started and their
+// starts' wall time summed (backend.RunnerCounter).
+func (b *Backend) RunnerStarts() (int64, time.Duration) { return b.pool.Starts(), b.pool.StartTime() }
 
 // Name returns "cuda".
 func (b *Backend) Name() string { return "cuda" }
@@ -410,7 +425,7 @@ func runnerEnv() []string {
 // b.launch (a start ahead of use). Each runner loads one program's kernel
 // object in its life.
 func (b *Backend) startRunner(ctx context.Context) (*runner.Proc, error) {
-	args := []string{"-device", strconv.Itoa(b.opts.Device), "-keep-share", strconv.Itoa(maxLiveRunners + 1)}
+	args := []string{"-device", strconv.Itoa(b.opts.Device), "-keep-share", strconv.Itoa(b.opts.Runners + 1)}
 	cfg := runner.Config{Path: b.runnerPath, Args: args, Env: append(runnerEnv(), b.testEnv...)}
 	var l *raceLog
 	if b.opts.Racecheck {

@@ -86,12 +86,22 @@ func TestEnvOptions(t *testing.T) {
 		{nil, Options{}},
 		{map[string]string{"METALAB_CUDA_DEVICE": "2", "METALAB_CUDA_RACECHECK": "true"}, Options{Device: 2, Racecheck: true}},
 		{map[string]string{"METALAB_CUDA_DEVICE": "-1", "METALAB_CUDA_RACECHECK": "maybe"}, Options{}},
+		{map[string]string{"METALAB_CUDA_RUNNERS": "18"}, Options{Runners: 18}},
+		{map[string]string{"METALAB_CUDA_RUNNERS": "0"}, Options{}},
+		{map[string]string{"METALAB_CUDA_RUNNERS": "many"}, Options{}},
 	}
 	for _, tt := range tests {
 		got := EnvOptions(func(k string) string { return tt.env[k] })
-		if got.Device != tt.want.Device || got.Racecheck != tt.want.Racecheck {
-			t.Errorf("EnvOptions(%v) = device %d racecheck %v, want %d %v", tt.env, got.Device, got.Racecheck, tt.want.Device, tt.want.Racecheck)
+		if got.Device != tt.want.Device || got.Racecheck != tt.want.Racecheck || got.Runners != tt.want.Runners {
+			t.Errorf("EnvOptions(%v) = device %d racecheck %v runners %d, want %d %v %d", tt.env, got.Device, got.Racecheck, got.Runners,
+				tt.want.Device, tt.want.Racecheck, tt.want.Runners)
 		}
+	}
+	if b := New(Options{Runners: 9}); b.pool.Max != 9 {
+		t.Errorf("Options.Runners 9: the pool keeps %d", b.pool.Max)
+	}
+	if b := New(Options{}); b.pool.Max != maxLiveRunners {
+		t.Errorf("no Options.Runners: the pool keeps %d, want %d", b.pool.Max, maxLiveRunners)
 	}
 }
 

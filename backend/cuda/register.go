@@ -15,8 +15,9 @@ func init() {
 }
 
 // EnvOptions are default Options but for what the environment (getenv)
-// asks: METALAB_CUDA_DEVICE (a device index) and METALAB_CUDA_RACECHECK
-// (true: run under compute-sanitizer's racecheck).
+// asks: METALAB_CUDA_DEVICE (a device index), METALAB_CUDA_RACECHECK
+// (true: run under compute-sanitizer's racecheck) and METALAB_CUDA_RUNNERS
+// (the runner processes kept alive, Options.Runners).
 func EnvOptions(getenv func(string) string) Options {
 	var o Options
 	if n, err := strconv.Atoi(getenv("METALAB_CUDA_DEVICE")); err == nil && n >= 0 {
@@ -24,6 +25,9 @@ func EnvOptions(getenv func(string) string) Options {
 	}
 	if v, err := strconv.ParseBool(getenv("METALAB_CUDA_RACECHECK")); err == nil {
 		o.Racecheck = v
+	}
+	if n, err := strconv.Atoi(getenv("METALAB_CUDA_RUNNERS")); err == nil && n > 0 {
+		o.Runners = n
 	}
 	return o
 }

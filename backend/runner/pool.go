@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // A Pool gives each program of a backend a runner process of its own: no
@@ -44,6 +45,7 @@ type Pool struct {
 	epoch    int           // incremented by Close: a spare started before is discarded
 	bg       sync.WaitGroup
 	starts   atomic.Int64
+	startNs  atomic.Int64 // the starts' wall time, summed
 }
 
 // A Lease is one program's place in a Pool: the runner only it uses.
@@ -71,6 +73,10 @@ func (p *Pool) NewLease() *Lease { return &Lease{pool: p} }
 // Starts is the number of runner processes the pool started.
 func (p *Pool) Starts() int64 { return p.starts.Load() }
 
+// StartTime is the wall time the pool's runner starts took, summed (those
+// made ahead of use too).
+func (p *Pool) StartTime() time.Duration { return time.Duration(p.startNs.Load()) }
+
 // Live is the number of slots holding a runner.
 func (p *Pool) Live() int {
 	p.mu.Lock()
@@ -90,9 +96,11 @@ func (p *Pool) start(ctx context.Context, ahead bool) (*Proc, error) {
 	if ahead && p.Ahead != nil {
 		start = p.Ahead
 	}
+	t0 := time.Now()
 	r, err := start(ctx)
 	if err == nil {
 		p.starts.Add(1)
+		p.startNs.Add(int64(time.Since(t0)))
 	}
 	return r, err
 }

@@ -70,6 +70,9 @@ func TestPoolRunnerPerSlot(t *testing.T) {
 	if n := p.Starts(); n != 4 {
 		t.Errorf("%d runners started, want 4", n)
 	}
+	if p.StartTime() <= 0 {
+		t.Errorf("4 starts took %v together", p.StartTime())
+	}
 	// A runner that died is replaced.
 	rb2.Kill()
 	rb2.dead = true

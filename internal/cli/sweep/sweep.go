@@ -723,6 +723,9 @@ func summary(o *SweepOptions, r *search.Result, took time.Duration) {
 		fmt.Fprintf(w, "checking: %.1f s building, verifying and confirming%s: %.1f s of it verifying, %.1f s confirming, the rest compiling\n",
 			r.CheckSeconds, pool, r.VerifySeconds, r.ConfirmSeconds)
 	}
+	if r.RunnerStarts > 0 {
+		fmt.Fprintf(w, "runners: %d started on the timing backend, %.1f s of starts\n", r.RunnerStarts, r.RunnerStartSeconds)
+	}
 	if r.TimingSeconds > 0 {
 		fmt.Fprintf(w, "timing: %.1f s in measurements, %.1f s of it sample time by the backend's clock (%.1f %%); the samples' runs took %.1f s, writing the pairs %.1f s\n",
 			r.TimingSeconds, r.SampleSeconds, 100*r.SampleSeconds/r.TimingSeconds, r.RunSeconds, r.StoreSeconds)
