@@ -22,8 +22,9 @@ import (
 )
 
 // runtimeFS holds the runner's sources and the mtl_rt.h ABI header. The
-// protocol header the runner includes, protocol.h, is package runner's
-// (runner.ProtocolHeader): builds write it next to these.
+// headers the runner shares with the cuda runner, protocol.h and serve.h,
+// are package runner's (runner.WriteHeaders): builds write them next to
+// these.
 //
 //go:embed runtime/*.h runtime/*.cpp runtime/*.S
 var runtimeFS embed.FS
@@ -58,8 +59,7 @@ func (b *Backend) buildRunner(ctx context.Context) (string, error) {
 	if err := buildcache.HashFS(h, runtimeFS); err != nil {
 		return "", fmt.Errorf("hash runner sources: %w", err)
 	}
-	fmt.Fprintf(h, "protocol.h\x00%d\x00", len(runner.ProtocolHeader))
-	_, _ = h.Write(runner.ProtocolHeader)
+	runner.HashHeaders(h)
 	flags := append(append([]string{}, runnerFlags...), b.runnerDefines...)
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", id, strings.Join(flags, " "), runtime.GOOS, runtime.GOARCH)
 	dir := filepath.Join(b.root, "runner-"+hex.EncodeToString(h.Sum(nil))[:24])
@@ -73,7 +73,7 @@ func (b *Backend) buildRunner(ctx context.Context) (string, error) {
 			return err
 		}
 		src := filepath.Join(tmp, "runtime")
-		if err := os.WriteFile(filepath.Join(src, "protocol.h"), runner.ProtocolHeader, 0o644); err != nil {
+		if err := runner.WriteHeaders(src); err != nil {
 			return err
 		}
 		args := append([]string{}, b.cxx[1:]...)

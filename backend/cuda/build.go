@@ -23,7 +23,7 @@ import (
 
 // runtimeFS holds the runner's source and the headers a kernel TU is
 // compiled against (mtl_rt.h for the prelude, mtl_cuda.h and
-// mtl_cuda_abi.h for the TU). protocol.h is package runner's.
+// mtl_cuda_abi.h for the TU). protocol.h and serve.h are package runner's.
 //
 //go:embed runtime/*.h runtime/*.cpp
 var runtimeFS embed.FS
@@ -147,22 +147,23 @@ func (b *Backend) sanitizer() ([]string, error) {
 	return nil, errors.New("racecheck: compute-sanitizer is not installed (it comes with the CUDA toolkit; put it on PATH or set COMPUTE_SANITIZER)")
 }
 
-// hashRuntime hashes the runtime sources and protocol.h into h.
+// hashRuntime hashes the runtime sources and the headers shared with the
+// cpu runner (protocol.h, serve.h) into h.
 func hashRuntime(h interface{ Write([]byte) (int, error) }) error {
 	if err := buildcache.HashFS(h, runtimeFS); err != nil {
 		return err
 	}
-	fmt.Fprintf(h, "protocol.h\x00%d\x00", len(runner.ProtocolHeader))
-	_, _ = h.Write(runner.ProtocolHeader)
+	runner.HashHeaders(h)
 	return nil
 }
 
-// writeRuntime writes the runtime sources and protocol.h under dir/runtime.
+// writeRuntime writes the runtime sources and the shared headers under
+// dir/runtime.
 func writeRuntime(dir string) error {
 	if err := buildcache.WriteFS(runtimeFS, dir); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "runtime", "protocol.h"), runner.ProtocolHeader, 0o644)
+	return runner.WriteHeaders(filepath.Join(dir, "runtime"))
 }
 
 // buildRunner compiles the runner into the cache (once per source and

@@ -27,7 +27,13 @@
 //     backend's findings) and its failures;
 //   - Retry: a run that broke the protocol (a kernel that wrote to the
 //     reply channel) is run once more on a fresh runner, and a second
-//     violation is the kernel's Sandbox failure.
+//     violation is the kernel's Sandbox failure;
+//   - serve.h (ServeHeader), the C++ both runners share around
+//     protocol.h: the private reply descriptor, replies, the exit on a
+//     broken protocol, the watch on metalab and the request loop, to
+//     which each runner gives its handlers (WriteHeaders puts both
+//     headers next to a runner's sources, HashHeaders into its cache
+//     key).
 //
 // What a backend keeps for itself: how its runner is built and started
 // (arguments, sandbox, environment), its checking-mode findings, and how it

@@ -4,15 +4,50 @@ import (
 	_ "embed"
 	"encoding/binary"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 
 	"metalab/backend"
 )
 
-// ProtocolHeader is protocol.h, the C++ side of the protocol: both
-// runners' builds write it next to their sources.
+// ProtocolHeader is protocol.h, the C++ side of the protocol.
 //
 //go:embed protocol.h
 var ProtocolHeader []byte
+
+// ServeHeader is serve.h, the request loop and replies both runners
+// share around protocol.h.
+//
+//go:embed serve.h
+var ServeHeader []byte
+
+// headers are the C++ headers of this package that both runners' builds
+// write next to their sources, by name.
+var headers = []struct {
+	name string
+	text []byte
+}{{"protocol.h", ProtocolHeader}, {"serve.h", ServeHeader}}
+
+// HashHeaders writes the names and texts of the shared headers into h,
+// for a runner's cache key.
+func HashHeaders(h io.Writer) {
+	for _, f := range headers {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.name, len(f.text))
+		_, _ = h.Write(f.text)
+	}
+}
+
+// WriteHeaders writes the shared headers into dir, next to a runner's
+// sources.
+func WriteHeaders(dir string) error {
+	for _, f := range headers {
+		if err := os.WriteFile(filepath.Join(dir, f.name), f.text, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Message types and codes of the runner protocol; they mirror protocol.h.
 const (

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "runner.h"
+#include "serve.h"
 
 using namespace mtl_proto;
 using namespace runner;
@@ -48,29 +49,12 @@ namespace {
 
 constexpr size_t kAltStackSize = 64 * 1024;
 
-int g_out = 1;
-uint32_t g_seq = 0;  // sequence number of the request being answered
 std::string g_hello;
 bool g_locked = false;  // the loaded objects are sealed and the second filter is on
 
-[[noreturn]] void protocol_exit(const char* why) {
-  Line().str("runner: ").str(why).emit();
-  _exit(kExitProtocol);
-}
-
-void send(uint8_t type, const void* payload, size_t n) {
-  if (!send_reply(g_out, g_seq, type, payload, n)) protocol_exit("write to metalab failed");
-}
-
-void send_ok(const Writer& w) { send(kOK, w.b.data(), w.b.size()); }
-
-void send_err(uint8_t kind, const std::string& msg, const Writer* extra = nullptr) {
-  Writer w;
-  w.put<uint8_t>(kind);
-  w.str(msg);
-  if (extra) w.bytes(extra->b.data(), extra->b.size());
-  send(kErr, w.b.data(), w.b.size());
-}
+using mtl_serve::send;
+using mtl_serve::send_err;
+using mtl_serve::send_ok;
 
 void put_access(Writer& w, const Access& a) {
   w.put<uint8_t>(a.valid);
@@ -131,7 +115,7 @@ void do_load(Reader& r) {
   void* so = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (g_sandbox && !g_locked) {
     g_locked = true;
-    g_hello += ";" + lock_after_load(g_out);
+    g_hello += ";" + lock_after_load(mtl_serve::g_out);
   }
   if (!so) return send_err(kErrOther, std::string("dlopen: ") + dlerror());
   auto table = reinterpret_cast<const mtl_rt::KernelInfo* (*)(int*)>(dlsym(so, "mtl_kernels"));
@@ -352,12 +336,12 @@ int main(int argc, char** argv) {
   }
   if (workers <= 0) workers = 1;
   if (workers > 64) workers = 64;
-  // Keep the protocol on a private descriptor so stray output from a kernel
-  // lands on stderr instead of corrupting replies.
-  g_out = dup(1);
+  // The protocol on a private descriptor (serve.h); the reports on one
+  // of their own, the one descriptor besides it the sandbox lets the
+  // runner write.
+  mtl_serve::take_protocol();
   g_report_fd = dup(2);
-  dup2(2, 1);
-  signal(SIGPIPE, SIG_IGN);
+  mtl_serve::g_report = g_report_fd;
   install_fault_handlers();
   install_sigsys_handler();
   {
@@ -375,40 +359,16 @@ int main(int argc, char** argv) {
   if (sandbox) sandbox_text = restrict_process(sb);
   g_sandbox = sandbox;
   g_workers = workers;
-  // Exit when metalab goes away, even while a kernel spins forever.
-  pid_t parent = getppid();
-  std::thread([parent] {
-    for (;;) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      if (getppid() != parent) _exit(0);
-    }
-  }).detach();
+  mtl_serve::watch_parent();
   if (sandbox) sandbox_text += ";" + filter_syscalls();
   g_hello = std::string("fibers ") + mtl_fiber::kind() + "; " + std::to_string(workers) + " workers; " + layout_text() +
             "; sandbox " + sandbox_text;
-  Request req;
-  for (;;) {
-    bool closed = false;
-    if (const char* why = read_request(0, &req, &closed)) {
-      if (closed) _exit(0);
-      protocol_exit(why);
-    }
-    g_seq = req.seq;
-    Reader r = req.reader();
-    switch (req.type) {
-      case kHello: {
-        // After a LOAD the hello also says how the object was confined.
-        Writer w;
-        w.str(g_hello);
-        send_ok(w);
-        break;
-      }
-      case kLoad: do_load(r); break;
-      case kBuffer: do_buffer(r); break;
-      case kDispatch: do_dispatch(r); break;
-      case kRead: do_read(r); break;
-      case kReset: do_reset(); break;
-      default: send_err(kErrUsage, "unknown request type " + std::to_string(req.type));
-    }
-  }
+  // hello, load, buffer, dispatch, read, reset. After a LOAD the hello
+  // also says how the object was confined.
+  mtl_serve::serve({[] {
+                      Writer w;
+                      w.str(g_hello);
+                      send_ok(w);
+                    },
+                    do_load, do_buffer, do_dispatch, do_read, do_reset});
 }

@@ -36,20 +36,19 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <cuda_runtime.h>
 
 #include "mtl_cuda_abi.h"
 #include "protocol.h"
+#include "serve.h"
 
 using namespace mtl_proto;
 
@@ -59,22 +58,8 @@ namespace {
 // of 256, so a buffer's data keeps cudaMalloc's alignment.
 constexpr size_t kSlack = 256;
 
-int g_out = 1;
-uint32_t g_seq = 0;  // sequence number of the request being answered
-
-// ---------------------------------------------------------------------------
-// Reports that survive a dying process: one line, one write(2).
-
-void emit_line(const std::string& s) {
-  std::string line = s + "\n";
-  ssize_t r = write(2, line.data(), line.size());
-  (void)r;
-}
-
-[[noreturn]] void protocol_exit(const char* why) {
-  emit_line(std::string("runner: ") + why);
-  _exit(kExitProtocol);
-}
+// Reports that survive a dying process: one line, one write(2) (serve.h).
+using mtl_serve::report_line;
 
 void on_fault(int sig) {
   char buf[64];
@@ -85,20 +70,16 @@ void on_fault(int sig) {
 }
 
 // ---------------------------------------------------------------------------
-// Replies (the framing is protocol.h's).
+// Replies (serve.h's; the framing is protocol.h's).
 
-void send(uint8_t type, const void* payload, size_t n) {
-  if (!send_reply(g_out, g_seq, type, payload, n)) protocol_exit("write to metalab failed");
-}
+using mtl_serve::send;
+using mtl_serve::send_ok;
 
-void send_ok(const Writer& w) { send(kOK, w.b.data(), w.b.size()); }
-
+// send_err replies ERR with no findings: the cuda runner finds none.
 void send_err(uint8_t kind, const std::string& msg) {
-  Writer w;
-  w.put<uint8_t>(kind);
-  w.str(msg);
-  w.put<uint32_t>(0);  // no findings
-  send(kErr, w.b.data(), w.b.size());
+  Writer none;
+  none.put<uint32_t>(0);
+  mtl_serve::send_err(kind, msg, &none);
 }
 
 // ---------------------------------------------------------------------------
@@ -115,13 +96,13 @@ std::string cuda_text(cudaError_t e) {
     case cudaErrorIllegalAddress:
     case cudaErrorMisalignedAddress:
     case cudaErrorInvalidAddressSpace:
-      emit_line("bad access: " + what + ": " + cuda_text(e));
+      report_line("bad access: " + what + ": " + cuda_text(e));
       _exit(kExitBadAccess);
     case cudaErrorLaunchTimeout:
-      emit_line("timeout: " + what + ": " + cuda_text(e));
+      report_line("timeout: " + what + ": " + cuda_text(e));
       _exit(kExitTimeout);
     default:
-      emit_line("crash: " + what + ": " + cuda_text(e));
+      report_line("crash: " + what + ": " + cuda_text(e));
       _exit(kExitCrash);
   }
 }
@@ -750,36 +731,9 @@ int main(int argc, char** argv) {
     if (a == "-keep-share") g_keep_share = std::max(1, std::atoi(v)), i++;
     if (a == "-tables") return print_tables(v);
   }
-  g_out = dup(1);
-  dup2(2, 1);
-  signal(SIGPIPE, SIG_IGN);
+  mtl_serve::take_protocol();
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, on_fault);
-  // Exit when metalab goes away, even while a kernel runs.
-  pid_t parent = getppid();
-  std::thread([parent] {
-    for (;;) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      if (getppid() != parent) _exit(0);
-    }
-  }).detach();
+  mtl_serve::watch_parent();
   init_device(device);
-  Request req;
-  for (;;) {
-    bool closed = false;
-    if (const char* why = read_request(0, &req, &closed)) {
-      if (closed) _exit(0);
-      protocol_exit(why);
-    }
-    g_seq = req.seq;
-    Reader r = req.reader();
-    switch (req.type) {
-      case kHello: do_hello(); break;
-      case kLoad: do_load(r); break;
-      case kBuffer: do_buffer(r); break;
-      case kDispatch: do_dispatch(r); break;
-      case kRead: do_read(r); break;
-      case kReset: do_reset(); break;
-      default: send_err(kErrUsage, "unknown request type " + std::to_string(req.type));
-    }
-  }
+  mtl_serve::serve({do_hello, do_load, do_buffer, do_dispatch, do_read, do_reset});
 }
