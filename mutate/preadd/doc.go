@@ -36,8 +36,20 @@
 // floating-point value, a variable or a call, or that is defined twice
 // differently, is refused with a reason.
 //
+// A base that is a row of a two-dimensional (or deeper) array, sp[sg], is
+// formed before the loop on every path that reaches it, where the loop
+// formed it only where the access is evaluated; a row subscript out of the
+// array's bounds is undefined behaviour even when nothing reads through
+// it (the checking mode reports a bad access). So a row is pre-added only
+// when its subscripts are constants within the bounds (or an and with
+// one, sg & 1), or when the loop certainly runs (a do loop, a counted loop
+// with iterations) and evaluates the access on every iteration: not under
+// an if or a switch, a ?: or the right of && or ||, nor in an inner loop
+// that may not run.
+//
 // It refuses, with a reason, accesses whose base is not a pointer or array
 // (a vector's component), bases or terms that change in the loop,
-// subscripts whose types would change, and loops that are not statements
-// of a block first on their line.
+// subscripts whose types would change, rows formed where the loop may not
+// form them, and loops that are not statements of a block first on their
+// line.
 package preadd

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"metalab/internal/edit"
@@ -37,6 +38,7 @@ type occ struct {
 	terms   []term
 	flat    bool // parentheses were removed to find the terms
 	stmt    msl.Stmt
+	root    msl.Expr   // the expression of stmt that holds x
 	loops   []msl.Stmt // enclosing loops, innermost first
 }
 
@@ -86,6 +88,9 @@ func run(p *mutate.Pass) error {
 				lfs[l] = lf
 			}
 			inv, rest, why := split(sc, lf, o)
+			if why == "" {
+				why = rowFormed(sc, lf, parents, o)
+			}
 			if why != "" {
 				if why != "-" {
 					pos, end := o.x.Span()
@@ -141,6 +146,123 @@ func run(p *mutate.Pass) error {
 		report(p, sc, g)
 	}
 	return nil
+}
+
+// rowFormed returns why o's base, an array row a[i] of a two-dimensional
+// (or deeper) array, may not be formed before loop lf: the pointer
+// declared there forms a[i] on every path that reaches the loop, where
+// the loop formed it only where o is evaluated. An a[i] whose subscripts
+// lie outside a's bounds is undefined behaviour even unread (the checking
+// mode reports it as a bad access) and lets the compiler assume the
+// subscript in bounds: qsa_flash reads sp[sg] only under sg < 2, and
+// sp[sg] formed before its loop was out of bounds for the other simd
+// groups. So the row is formed early only when its subscripts are
+// constants within a's bounds, or when the loop certainly runs and
+// evaluates o on every iteration. It returns "" when the base is no such
+// row.
+func rowFormed(sc *msl.Scope, lf *msl.LoopFacts, parents map[msl.Stmt]msl.Stmt, o *occ) string {
+	f := sc.File
+	row, ok := msl.Unparen(o.base).(*msl.IndexExpr)
+	if !ok {
+		return ""
+	}
+	_, subs, _ := chainOf(row)
+	dims := o.baseVar.Dims
+	inBounds := len(subs) < len(dims)
+	for i, x := range subs {
+		if n, ok := maxOf(x); !ok || i >= len(dims) || dims[i] < 0 || n >= dims[i] {
+			inBounds = false
+		}
+	}
+	if inBounds {
+		return ""
+	}
+	what := fmt.Sprintf("the row %s would be formed before the loop", text(f, o.base))
+	if !lf.RunsOnce() {
+		return what + ", which may not run: its subscripts are not constants known to lie within " + o.baseVar.Name + "'s bounds"
+	}
+	for q := o.stmt; q != nil && q != lf.Loop; q = parents[q] {
+		switch q.(type) {
+		case *msl.For, *msl.While, *msl.Do:
+			if inner := sc.LoopFacts(q); inner != nil && inner.RunsOnce() {
+				continue // an inner loop that runs: its body and header are reached
+			}
+			return what + " on every path, where the loop forms it only in an inner loop that may not run (its subscripts are not constants known to lie within " + o.baseVar.Name + "'s bounds)"
+		case *msl.If, *msl.Switch:
+			return what + " on every path, where the loop forms it only under a condition (its subscripts are not constants known to lie within " + o.baseVar.Name + "'s bounds)"
+		}
+	}
+	if o.stmt != lf.Loop && underCondition(o) {
+		return what + " on every path, where the loop forms it only in one operand of a conditional (its subscripts are not constants known to lie within " + o.baseVar.Name + "'s bounds)"
+	}
+	return ""
+}
+
+// underCondition reports whether o lies in an operand of o.stmt's
+// expressions that is evaluated only sometimes: a branch of ?:, the right
+// of && or ||.
+func underCondition(o *occ) bool {
+	found := false
+	var walk func(x msl.Expr, cond bool)
+	walk = func(x msl.Expr, cond bool) {
+		if x == nil || found {
+			return
+		}
+		if x == o.x {
+			found = cond
+			return
+		}
+		switch y := x.(type) {
+		case *msl.CondExpr:
+			walk(y.C, cond)
+			walk(y.X, true)
+			walk(y.Y, true)
+			return
+		case *msl.BinaryExpr:
+			if y.Op == "&&" || y.Op == "||" {
+				walk(y.X, cond)
+				walk(y.Y, true)
+				return
+			}
+		}
+		msl.InspectExpr(x, func(z msl.Expr) bool {
+			if z == x {
+				return true
+			}
+			walk(z, cond)
+			return false
+		})
+	}
+	walk(o.root, false)
+	return found
+}
+
+// maxOf returns the largest value subscript x can have when x is an
+// integer literal (its value, not negative) or x & C with C such a
+// literal (C: the and of anything with a non-negative constant lies in
+// [0, C]).
+func maxOf(x msl.Expr) (int64, bool) {
+	if n, ok := intLit(x); ok && n >= 0 {
+		return n, true
+	}
+	if b, ok := msl.Unparen(x).(*msl.BinaryExpr); ok && b.Op == "&" {
+		for _, c := range []msl.Expr{b.X, b.Y} {
+			if n, ok := intLit(c); ok && n >= 0 {
+				return n, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// intLit returns the value of an integer literal (suffixes aside).
+func intLit(x msl.Expr) (int64, bool) {
+	l, ok := msl.Unparen(x).(*msl.LitExpr)
+	if !ok || l.Kind != msl.Int {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimRight(l.Text, "uUlL"), 0, 64)
+	return n, err == nil
 }
 
 func isLoop(s msl.Stmt) bool {
@@ -205,7 +327,7 @@ func find(sc *msl.Scope, x msl.Expr, s msl.Stmt, loops []msl.Stmt) []*occ {
 		switch e := e.(type) {
 		case *msl.IndexExpr:
 			if o := subscript(sc, e); o != nil {
-				o.stmt, o.loops = s, loops
+				o.stmt, o.root, o.loops = s, x, loops
 				out = append(out, o)
 			}
 		case *msl.BinaryExpr:
@@ -213,7 +335,7 @@ func find(sc *msl.Scope, x msl.Expr, s msl.Stmt, loops []msl.Stmt) []*occ {
 				return true
 			}
 			if o := pointerChain(sc, e, inner); o != nil {
-				o.stmt, o.loops = s, loops
+				o.stmt, o.root, o.loops = s, x, loops
 				out = append(out, o)
 			}
 		}
