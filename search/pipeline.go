@@ -64,9 +64,15 @@ type poolJob struct {
 	done    chan struct{}
 	r       *check.Result
 	err     error
-	// holdsGPU: the job holds pipeline.confirm, from its first
-	// confirmation run on the device to the end of its check.
+	// holdsGPU: the job holds the device's confirmation turn
+	// (pipeline.turn), from its first confirmation run on the device to
+	// the end of its check. Only the job's goroutine reads or writes it.
 	holdsGPU bool
+	// order is the job's place in the strategy's order; urgent, that the
+	// main loop waits for it. The turn goes to the urgent job first, then
+	// in order. Guarded by pipeline.mu.
+	order  int
+	urgent bool
 }
 
 // A pipeline is the pool and the lock that keeps samples exclusive.
@@ -83,16 +89,23 @@ type pipeline struct {
 	// held: the main loop holds dev for a whole measurement. Only the
 	// main loop reads or writes it.
 	held bool
-	// confirm is held by one check at a time from its first confirmation
-	// run on the device to the end of that check, so that the checks'
-	// confirmations follow one another instead of taking turns run by
-	// run. A device backend runs one request at a time and keeps a few
-	// runners, one per program: checks taking turns case by case evict
-	// one another's runners, and every run starts a runner (a CUDA
-	// context) and loads its kernel again. The checks' confirmations
-	// are as serial either way; verification and compiles still
-	// overlap them.
-	confirm sync.Mutex
+	// The device's confirmation turn is held by one check at a time
+	// (turnHolder), from its first confirmation run on the device to the
+	// end of that check, so that the checks' confirmations follow one
+	// another instead of taking turns run by run. A device backend runs
+	// one request at a time and keeps a few runners, one per program:
+	// checks taking turns case by case evict one another's runners, and
+	// every run starts a runner (a CUDA context) and loads its kernel
+	// again. The confirmations are as serial either way; verification
+	// and compiles still overlap them. The turn goes to the check the
+	// main loop waits for first (urgent), then in the strategy's order,
+	// so that the next variant to time is not confirmed last. Guarded by
+	// mu; turnCond is signalled when the turn is free or a waiter became
+	// urgent.
+	turnHolder *poolJob
+	turnWait   map[*poolJob]bool
+	turnCond   *sync.Cond
+	nextOrder  int
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -115,6 +128,8 @@ type pipeline struct {
 func newPipeline(ctx context.Context, jobs int, pause, device bool, session func() *check.Session) *pipeline {
 	p := &pipeline{session: session, jobs: jobs, pause: pause, device: device, byKey: map[string]*poolJob{}}
 	p.cond = sync.NewCond(&p.mu)
+	p.turnCond = sync.NewCond(&p.mu)
+	p.turnWait = map[*poolJob]bool{}
 	p.ctx, p.cancel = context.WithCancel(ctx)
 	for range jobs {
 		p.wg.Add(1)
@@ -142,7 +157,8 @@ func (p *pipeline) submit(sha string, cv check.Variant) {
 	if p.closed || p.byKey[sha] != nil {
 		return
 	}
-	j := &poolJob{sha: sha, cv: cv, state: StateQueued, done: make(chan struct{})}
+	j := &poolJob{sha: sha, cv: cv, state: StateQueued, done: make(chan struct{}), order: p.nextOrder}
+	p.nextOrder++
 	if p.start.IsZero() {
 		p.start = time.Now()
 	}
@@ -176,7 +192,10 @@ func (p *pipeline) run(ctx context.Context, j *poolJob) {
 	j.r, j.err = p.session().Check(context.WithValue(ctx, poolJobKey{}, j), j.cv)
 	if j.holdsGPU {
 		j.holdsGPU = false
-		p.confirm.Unlock()
+		p.mu.Lock()
+		p.turnHolder = nil
+		p.turnCond.Broadcast()
+		p.mu.Unlock()
 	}
 	p.mu.Lock()
 	j.state = ""
@@ -192,7 +211,7 @@ func (p *pipeline) result(ctx context.Context, sha string, cv check.Variant) (*c
 	p.mu.Lock()
 	j := p.byKey[sha]
 	if j == nil {
-		j = &poolJob{sha: sha, cv: cv, state: StateQueued, done: make(chan struct{})}
+		j = &poolJob{sha: sha, cv: cv, state: StateQueued, done: make(chan struct{}), order: -1}
 		if p.start.IsZero() {
 			p.start = time.Now()
 		}
@@ -207,6 +226,8 @@ func (p *pipeline) result(ctx context.Context, sha string, cv check.Variant) (*c
 	}
 	mine := !j.started
 	j.started = true
+	j.urgent = true
+	p.turnCond.Broadcast()
 	p.mu.Unlock()
 	if mine {
 		p.run(ctx, j)
@@ -220,6 +241,31 @@ func (p *pipeline) result(ctx context.Context, sha string, cv check.Variant) (*c
 	delete(p.byKey, sha)
 	p.mu.Unlock()
 	return j.r, j.err
+}
+
+// takeTurn waits for the device's confirmation turn and gives it to j.
+func (p *pipeline) takeTurn(j *poolJob) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.turnWait[j] = true
+	for p.turnHolder != nil || p.nextTurn() != j {
+		p.turnCond.Wait()
+	}
+	delete(p.turnWait, j)
+	p.turnHolder = j
+	j.holdsGPU = true
+}
+
+// nextTurn is the waiting job the turn goes to next: an urgent one, else
+// the first in the strategy's order. The caller holds mu.
+func (p *pipeline) nextTurn() *poolJob {
+	var best *poolJob
+	for j := range p.turnWait {
+		if best == nil || j.urgent && !best.urgent || j.urgent == best.urgent && j.order < best.order {
+			best = j
+		}
+	}
+	return best
 }
 
 func (p *pipeline) setState(j *poolJob, s string) {
@@ -375,9 +421,7 @@ func (g *gatedProgram) Run(ctx context.Context, d backend.Dispatch) (*backend.Re
 		}
 		g.b.p.setState(j, st)
 		if st == StateConfirming && g.b.p.device && !j.holdsGPU {
-			// Only this job's goroutine reads or writes holdsGPU.
-			g.b.p.confirm.Lock()
-			j.holdsGPU = true
+			g.b.p.takeTurn(j)
 		}
 	}
 	release := g.b.p.enter(ctx, g.b.timing)

@@ -323,3 +323,61 @@ func TestPipelineGate(t *testing.T) {
 		p.close()
 	}
 }
+
+// TestConfirmationTurnOrder: the device's confirmation turn goes to the
+// check the main loop waits for first, then in the strategy's order, not
+// to whichever asked first.
+func TestConfirmationTurnOrder(t *testing.T) {
+	p := newPipeline(context.Background(), 0, false, true, nil)
+	defer p.close()
+	job := func(order int) *poolJob { return &poolJob{order: order, done: make(chan struct{})} }
+	holder, late, early, wanted := job(0), job(5), job(2), job(9)
+	p.takeTurn(holder)
+	got := make(chan *poolJob, 3)
+	wait := func(j *poolJob) {
+		go func() {
+			p.takeTurn(j)
+			got <- j
+		}()
+	}
+	waiting := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			p.mu.Lock()
+			w := len(p.turnWait)
+			p.mu.Unlock()
+			if w == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d checks wait for the turn, want %d", w, n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	release := func(j *poolJob) {
+		p.mu.Lock()
+		j.holdsGPU = false
+		p.turnHolder = nil
+		p.turnCond.Broadcast()
+		p.mu.Unlock()
+	}
+	wait(late)
+	wait(early)
+	wait(wanted)
+	waiting(3)
+	p.mu.Lock()
+	wanted.urgent = true // the main loop waits for it
+	p.mu.Unlock()
+	var order []int
+	cur := holder
+	for range 3 {
+		release(cur)
+		cur = <-got
+		order = append(order, cur.order)
+	}
+	release(cur)
+	if want := []int{9, 2, 5}; !slices.Equal(order, want) {
+		t.Errorf("the turn went to the checks of order %v, want %v (the urgent one, then in order)", order, want)
+	}
+}

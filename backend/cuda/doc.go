@@ -10,7 +10,10 @@
 // process of its own, which loads that program's kernel object and no
 // other (the runner refuses a second): nothing one kernel does to its
 // process (its memory, the CUDA context, the kept copies) reaches another
-// kernel's results. At most four are kept running, the least recently used
+// kernel's results. Compiles of one object and kernel (the same machine
+// code: a variant's stage its edits do not reach, whose translation is
+// the baseline's) share one program and its runner. At most eight
+// (Options.Runners, METALAB_CUDA_RUNNERS) are kept running, the least recently used
 // program's stopped and started again when it next runs; a program's
 // runner is started while nvcc compiles it, never while another kernel is
 // being timed, so its CUDA context's start-up is not paid after the

@@ -348,7 +348,7 @@ func TestGPUDynamicSharedMemory(t *testing.T) {
 	if got := p.ThreadgroupMemory(); got != 40960 {
 		t.Errorf("ThreadgroupMemory = %d, want 40960", got)
 	}
-	if got := p.(*program).StaticSharedMemory(); got != 40960 && got != 40960+1024 {
+	if got := programOf(p).StaticSharedMemory(); got != 40960 && got != 40960+1024 {
 		t.Errorf("StaticSharedMemory = %d, want 40960 (or 41984, the system's reserve counted)", got)
 	}
 	const threads = 256
@@ -390,7 +390,7 @@ func TestGPUThreadgroupMemory(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer p.Close()
-				cp := p.(*program)
+				cp := programOf(p)
 				n, raw, res := cp.ThreadgroupMemory(), cp.StaticSharedMemory(), cp.Resources()
 				t.Logf("ThreadgroupMemory %d, StaticSharedMemory %d; msl %d, nvcc %d (+%d reserved); %s", n, raw, fg.msl, fg.nvcc, fg.reserved, res)
 				if n != int(fg.msl) {
@@ -478,7 +478,7 @@ func TestGPURacecheck(t *testing.T) {
 func raceLogText(b *Backend, p backend.Program) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if l := b.raceLogOf(p.(*program).Lease().Proc()); l != nil {
+	if l := b.raceLogOf(programOf(p).Lease().Proc()); l != nil {
 		return l.since(0, false)
 	}
 	return "(no report)"

@@ -193,9 +193,9 @@ func fakeCompileBackend(t *testing.T) (*Backend, func() int) {
 }
 
 // TestCompileSharesObjects: through Compile, two variants that differ
-// only in comments and blank lines are one nvcc run and two programs,
-// each in a runner of its own, with one ObjectKey; a real change has
-// another.
+// only in comments and blank lines are one nvcc run and one program (one
+// runner: the same machine code), with one ObjectKey; a real change has
+// another object, program and runner.
 func TestCompileSharesObjects(t *testing.T) {
 	b, runs := fakeCompileBackend(t)
 	ctx := context.Background()
@@ -206,7 +206,7 @@ func TestCompileSharesObjects(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { p.Close() })
-		return p.(*program)
+		return programOf(p)
 	}
 	p1 := compile(variantKernel("", "    ", "2.0f"))
 	p2 := compile(variantKernel("// ablation: comment only\n\n\n", "  ", "2.0f"))
@@ -217,8 +217,54 @@ func TestCompileSharesObjects(t *testing.T) {
 	if p1.ObjectKey() != p2.ObjectKey() || p1.ObjectKey() == p3.ObjectKey() {
 		t.Errorf("object keys %s, %s, %s: want the first two equal, the third different", p1.ObjectKey(), p2.ObjectKey(), p3.ObjectKey())
 	}
-	if a, c := runnerPid(t, p1), runnerPid(t, p2); a == c {
-		t.Errorf("two variants sharing an object ran in one runner process (%d)", a)
+	if p1 != p2 {
+		t.Error("two compiles of one object and kernel have a program each")
+	}
+	if a, c := runnerPid(t, p1), runnerPid(t, p3); a == c {
+		t.Errorf("two variants with different objects ran in one runner process (%d)", a)
+	}
+}
+
+// TestSharedProgramClose: a compile's Close releases its hold only: the
+// program runs on for the other compile of its object, in the same
+// runner, and the last Close stops it; a Close twice releases once.
+func TestSharedProgramClose(t *testing.T) {
+	b, _ := fakeCompileBackend(t)
+	ctx := context.Background()
+	compile := func(text string) backend.Program {
+		t.Helper()
+		p, err := b.Compile(ctx, backend.Source{Name: "v.metal", Text: []byte(text), Entry: "scale"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	h1 := compile(variantKernel("", "    ", "2.0f"))
+	h2 := compile(variantKernel("// a comment\n", "    ", "2.0f"))
+	h3 := compile(variantKernel("", "  ", "2.0f"))
+	p := programOf(h1)
+	pid := runnerPid(t, p)
+	h1.Close()
+	h1.Close()
+	if p.Closed() {
+		t.Fatal("the first of three holds closed the program")
+	}
+	if got := runnerPid(t, programOf(h2)); got != pid {
+		t.Errorf("after one hold was released the program runs in runner %d, want %d", got, pid)
+	}
+	h2.Close()
+	if p.Closed() {
+		t.Fatal("a Close twice released two holds")
+	}
+	h3.Close()
+	if !p.Closed() {
+		t.Error("the last hold's Close left the program open")
+	}
+	// A compile after the last Close gets a new program.
+	h4 := compile(variantKernel("", "    ", "2.0f"))
+	defer h4.Close()
+	if programOf(h4) == p {
+		t.Error("a compile after every hold was released got the closed program")
 	}
 }
 

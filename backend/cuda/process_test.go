@@ -221,26 +221,39 @@ func TestProgramsOwnRunners(t *testing.T) {
 }
 
 // TestGPURunnerPerProgram: on the GPU, two programs of one Backend run in
-// two runner processes, and it says what a program's runner costs to start
-// (a process and a CUDA context, with its HELLO) and to start and load
-// again after it was stopped.
+// two runner processes, while two compiles of one object and kernel share
+// one program (the same machine code); and it says what a program's
+// runner costs to start (a process and a CUDA context, with its HELLO) and
+// to start and load again after it was stopped.
 func TestGPURunnerPerProgram(t *testing.T) {
 	b := gpuBackend(t, Options{})
-	p1 := compileCU(t, b, "groups.cu", "reduce").(*program)
-	p2 := compileCU(t, b, "groups.cu", "reduce").(*program)
+	h1 := compileCU(t, b, "groups.cu", "reduce")
+	p1 := programOf(h1)
+	p2 := programOf(compileCU(t, b, "groups.cu", "positions"))
+	again := compileCU(t, b, "groups.cu", "reduce")
 	d := backend.Dispatch{
 		Buffers:      []backend.Buffer{{Index: 0, Data: make([]byte, 4*256)}, {Index: 1, Data: make([]byte, 4), Output: true}},
 		Threadgroups: backend.Dim3{X: 1, Y: 1, Z: 1},
 		Threads:      backend.Dim3{X: 256, Y: 1, Z: 1},
 	}
 	run(t, p1, d)
-	run(t, p2, d)
+	run(t, again, d)
 	b.mu.Lock()
 	r1, r2 := p1.Lease().Proc(), p2.Lease().Proc()
 	b.mu.Unlock()
 	if r1 == nil || r2 == nil || r1.Pid() == r2.Pid() {
 		t.Fatalf("two programs' runners: %v and %v, want two processes", r1, r2)
 	}
+	if programOf(again) != p1 {
+		t.Error("a second compile of one object and kernel has a program of its own")
+	}
+	// A hold released leaves the other's program running.
+	again.Close()
+	run(t, p1, d)
+	if p1.Closed() {
+		t.Fatal("closing one compile's hold closed the program another holds")
+	}
+	_ = h1
 	const n = 5
 	var starts, reloads, warm []time.Duration
 	for i := 0; i < n; i++ {

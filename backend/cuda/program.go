@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"metalab/backend"
@@ -80,13 +81,79 @@ func (b *Backend) CompileCU(ctx context.Context, src CUSource) (backend.Program,
 	if err != nil {
 		return nil, err
 	}
+	return b.shareProgram(ctx, so, src)
+}
+
+// shareProgram returns a program of kernel src.Kernel in object so: the
+// live one when another compile made the same object (a variant's stage
+// whose translation is the baseline's, the entry reaching none of the
+// variant's edits), else a new one, loaded. Programs with one object run
+// the same machine code, so sharing their runner shares nothing one
+// kernel could do to another's results; it saves each such stage a runner
+// (a CUDA context), its load, and the transfers of its inputs, which the
+// shared runner keeps.
+func (b *Backend) shareProgram(ctx context.Context, so string, src CUSource) (backend.Program, error) {
+	key := so + "\x00" + src.Kernel
+	b.shareMu.Lock()
+	if s := b.shared[key]; s != nil {
+		s.refs++
+		b.shareMu.Unlock()
+		return &sharedProgram{program: s.p, s: s}, nil
+	}
+	b.shareMu.Unlock()
 	p := b.newProgram(so, src.Kernel, src.Name)
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := p.Load(ctx); err != nil {
+	err := p.Load(ctx)
+	b.mu.Unlock()
+	if err != nil {
 		return nil, err
 	}
-	return p, nil
+	b.shareMu.Lock()
+	defer b.shareMu.Unlock()
+	if s := b.shared[key]; s != nil {
+		// Another compile of the same object loaded it meanwhile.
+		s.refs++
+		go p.Close()
+		return &sharedProgram{program: s.p, s: s}, nil
+	}
+	s := &share{p: p, key: key, refs: 1}
+	if b.shared == nil {
+		b.shared = map[string]*share{}
+	}
+	b.shared[key] = s
+	return &sharedProgram{program: p, s: s}, nil
+}
+
+// A share is a loaded program and how many compiles hold it.
+type share struct {
+	p    *program
+	key  string
+	refs int // guarded by Backend.shareMu
+}
+
+// A sharedProgram is one compile's hold on a shared program: its Close
+// releases the hold, and the last one closes the program.
+type sharedProgram struct {
+	*program
+	s      *share
+	closed sync.Once
+}
+
+func (h *sharedProgram) Close() error {
+	h.closed.Do(func() {
+		b := h.program.b
+		b.shareMu.Lock()
+		h.s.refs--
+		last := h.s.refs == 0
+		if last && b.shared[h.s.key] == h.s {
+			delete(b.shared, h.s.key)
+		}
+		b.shareMu.Unlock()
+		if last {
+			h.program.Close()
+		}
+	})
+	return nil
 }
 
 // A program is a kernel loaded into a runner process of its own, which
@@ -247,4 +314,16 @@ func (b *Backend) BuildCU(ctx context.Context, src CUSource, arch string) (strin
 		return "", errors.New("build: no GPU architecture given (sm_XY)")
 	}
 	return b.compileObject(ctx, src, arch, b.opts.Racecheck)
+}
+
+// programOf returns the program behind a Program this backend compiled
+// (a compile's hold on a shared one, or the program itself).
+func programOf(p backend.Program) *program {
+	switch p := p.(type) {
+	case *sharedProgram:
+		return p.program
+	case *program:
+		return p
+	}
+	return nil
 }
