@@ -64,10 +64,6 @@ type poolJob struct {
 	done    chan struct{}
 	r       *check.Result
 	err     error
-	// holdsGPU: the job holds the device's confirmation turn
-	// (pipeline.turn), from its first confirmation run on the device to
-	// the end of its check. Only the job's goroutine reads or writes it.
-	holdsGPU bool
 	// order is the job's place in the strategy's order; urgent, that the
 	// main loop waits for it. The turn goes to the urgent job first, then
 	// in order. Guarded by pipeline.mu.
@@ -190,14 +186,8 @@ func (p *pipeline) worker() {
 // know the pool is at work.
 func (p *pipeline) run(ctx context.Context, j *poolJob) {
 	j.r, j.err = p.session().Check(context.WithValue(ctx, poolJobKey{}, j), j.cv)
-	if j.holdsGPU {
-		j.holdsGPU = false
-		p.mu.Lock()
-		p.turnHolder = nil
-		p.turnCond.Broadcast()
-		p.mu.Unlock()
-	}
 	p.mu.Lock()
+	p.endTurn(j)
 	j.state = ""
 	p.checked++
 	p.mu.Unlock()
@@ -243,17 +233,28 @@ func (p *pipeline) result(ctx context.Context, sha string, cv check.Variant) (*c
 	return j.r, j.err
 }
 
-// takeTurn waits for the device's confirmation turn and gives it to j.
+// takeTurn gives j the device's confirmation turn, waiting for it unless
+// j holds it already.
 func (p *pipeline) takeTurn(j *poolJob) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.turnHolder == j {
+		return
+	}
 	p.turnWait[j] = true
 	for p.turnHolder != nil || p.nextTurn() != j {
 		p.turnCond.Wait()
 	}
 	delete(p.turnWait, j)
 	p.turnHolder = j
-	j.holdsGPU = true
+}
+
+// endTurn ends j's confirmation turn, if it holds it. The caller holds mu.
+func (p *pipeline) endTurn(j *poolJob) {
+	if p.turnHolder == j {
+		p.turnHolder = nil
+		p.turnCond.Broadcast()
+	}
 }
 
 // nextTurn is the waiting job the turn goes to next: an urgent one, else
@@ -420,7 +421,7 @@ func (g *gatedProgram) Run(ctx context.Context, d backend.Dispatch) (*backend.Re
 			st = StateConfirming
 		}
 		g.b.p.setState(j, st)
-		if st == StateConfirming && g.b.p.device && !j.holdsGPU {
+		if st == StateConfirming && g.b.p.device {
 			g.b.p.takeTurn(j)
 		}
 	}

@@ -357,9 +357,7 @@ func TestConfirmationTurnOrder(t *testing.T) {
 	}
 	release := func(j *poolJob) {
 		p.mu.Lock()
-		j.holdsGPU = false
-		p.turnHolder = nil
-		p.turnCond.Broadcast()
+		p.endTurn(j)
 		p.mu.Unlock()
 	}
 	wait(late)

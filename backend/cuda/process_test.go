@@ -295,3 +295,15 @@ func TestGPURunnerPerProgram(t *testing.T) {
 	t.Logf("a stopped program's next run (start, LOAD, first run): %s", ms(reloads))
 	t.Logf("a program's run on its live runner: %s", ms(warm))
 }
+
+// programOf returns the program behind a Program this backend compiled
+// (a compile's hold on a shared one, or the program itself).
+func programOf(p backend.Program) *program {
+	switch p := p.(type) {
+	case *sharedProgram:
+		return p.program
+	case *program:
+		return p
+	}
+	return nil
+}

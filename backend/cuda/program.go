@@ -315,15 +315,3 @@ func (b *Backend) BuildCU(ctx context.Context, src CUSource, arch string) (strin
 	}
 	return b.compileObject(ctx, src, arch, b.opts.Racecheck)
 }
-
-// programOf returns the program behind a Program this backend compiled
-// (a compile's hold on a shared one, or the program itself).
-func programOf(p backend.Program) *program {
-	switch p := p.(type) {
-	case *sharedProgram:
-		return p.program
-	case *program:
-		return p
-	}
-	return nil
-}

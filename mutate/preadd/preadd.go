@@ -178,8 +178,9 @@ func rowFormed(sc *msl.Scope, lf *msl.LoopFacts, parents map[msl.Stmt]msl.Stmt, 
 		return ""
 	}
 	what := fmt.Sprintf("the row %s would be formed before the loop", text(f, o.base))
+	bounds := "its subscripts are not constants known to lie within " + o.baseVar.Name + "'s bounds"
 	if !lf.RunsOnce() {
-		return what + ", which may not run: its subscripts are not constants known to lie within " + o.baseVar.Name + "'s bounds"
+		return what + ", which may not run: " + bounds
 	}
 	for q := o.stmt; q != nil && q != lf.Loop; q = parents[q] {
 		switch q.(type) {
@@ -187,13 +188,13 @@ func rowFormed(sc *msl.Scope, lf *msl.LoopFacts, parents map[msl.Stmt]msl.Stmt, 
 			if inner := sc.LoopFacts(q); inner != nil && inner.RunsOnce() {
 				continue // an inner loop that runs: its body and header are reached
 			}
-			return what + " on every path, where the loop forms it only in an inner loop that may not run (its subscripts are not constants known to lie within " + o.baseVar.Name + "'s bounds)"
+			return what + " on every path, where the loop forms it only in an inner loop that may not run (" + bounds + ")"
 		case *msl.If, *msl.Switch:
-			return what + " on every path, where the loop forms it only under a condition (its subscripts are not constants known to lie within " + o.baseVar.Name + "'s bounds)"
+			return what + " on every path, where the loop forms it only under a condition (" + bounds + ")"
 		}
 	}
 	if o.stmt != lf.Loop && underCondition(o) {
-		return what + " on every path, where the loop forms it only in one operand of a conditional (its subscripts are not constants known to lie within " + o.baseVar.Name + "'s bounds)"
+		return what + " on every path, where the loop forms it only in one operand of a conditional (" + bounds + ")"
 	}
 	return ""
 }
