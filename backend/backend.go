@@ -315,6 +315,78 @@ type ObjectProgram interface {
 // turns for too few runners.
 type RunnerCounter interface {
 	RunnerStarts() (n int64, took time.Duration)
+	// RunnerRequests is what the runners' requests cost so far, by kind
+	// of request, summed over every runner the backend started: where a
+	// sweep's time on the backend went between the kernels' own time.
+	RunnerRequests() []RequestStat
+}
+
+// A RequestStat is one kind of runner request (load, buffer, dispatch,
+// read, reset, hello) and what its calls cost together: their wall time
+// as metalab waited for the replies, and the bytes sent and received.
+type RequestStat struct {
+	Request  string  `json:"request"`
+	Calls    int64   `json:"calls"`
+	Seconds  float64 `json:"seconds"`
+	Sent     int64   `json:"sent_bytes"`
+	Received int64   `json:"received_bytes"`
+}
+
+// RequestsSince returns the counts of stats past those of before (an earlier
+// RunnerRequests), dropping the request types with no new calls.
+func RequestsSince(stats, before []RequestStat) []RequestStat {
+	var out []RequestStat
+	for _, s := range stats {
+		for _, b := range before {
+			if b.Request == s.Request {
+				s.Calls -= b.Calls
+				s.Seconds -= b.Seconds
+				s.Sent -= b.Sent
+				s.Received -= b.Received
+			}
+		}
+		if s.Calls > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// AddRequests returns the counts of a and b added, by request type, in
+// a's order then b's.
+func AddRequests(a, b []RequestStat) []RequestStat {
+	out := append([]RequestStat(nil), a...)
+	for _, s := range b {
+		found := false
+		for i := range out {
+			if out[i].Request == s.Request {
+				out[i].Calls += s.Calls
+				out[i].Seconds += s.Seconds
+				out[i].Sent += s.Sent
+				out[i].Received += s.Received
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// A CoreSharer is a Backend whose runs use several of the host's cores
+// each (the cpu backend's worker threads): ShareCores(n) says n runs will
+// go at once, so each takes its share of the cores instead of all of
+// them. It affects the runners started after it.
+type CoreSharer interface {
+	ShareCores(runs int)
+}
+
+// A ProgramKeeper is a Backend that keeps a bounded number of programs
+// ready to run (a runner process each, on a GPU a context): KeepPrograms
+// says n programs will run again soon, so at least n are kept.
+type ProgramKeeper interface {
+	KeepPrograms(n int)
 }
 
 // A BothCompiler is a Backend that compiles one source for the plain and

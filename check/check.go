@@ -389,7 +389,7 @@ type checker struct {
 	srcTG         map[string]int    // source estimates of threadgroup memory; see sourceTGMem
 	seed          uint64            // the run's seed (Options.Seed or a nonce)
 
-	mu         sync.Mutex // guards cache, compErr, inflight, srcTG, textNames, points, pointOf and maxThreads
+	mu         sync.Mutex // guards cache, compErr, inflight, srcTG, textNames, points, pointOf, maxThreads and the states
 	points     map[pointKey]pointInst
 	pointOf    map[*spec.Instance]bool // the instances in points
 	textNames  map[string][]string     // the names a source's text was compiled under, by path and sha256
@@ -397,6 +397,10 @@ type checker struct {
 	cache      map[string]backend.Program
 	compErr    map[string]error
 	inflight   map[string]chan struct{} // compiles under way, closed when done
+	// The baseline's states after its first stages, by case and stage
+	// count (see confirmRun), and those being made; guarded by mu.
+	states    map[stateKey]map[string][]byte
+	stateBusy map[stateKey]chan struct{}
 }
 
 // A sourceSet is the text of every source a case's stages compile, as a

@@ -62,9 +62,9 @@ type StageRun struct {
 // Findings returns the findings of every stage, each with its stage.
 func (e *Execution) Findings() []StageFinding {
 	var out []StageFinding
-	for i, st := range e.Stages {
+	for _, st := range e.Stages {
 		for _, f := range st.Findings {
-			out = append(out, StageFinding{Stage: i, Entry: st.Entry, Finding: f})
+			out = append(out, StageFinding{Stage: st.Stage, Entry: st.Entry, Finding: f})
 		}
 	}
 	return out

@@ -26,7 +26,10 @@ func (c *checker) checkingRun(ctx context.Context, src *sourceSet, in *spec.Inst
 	if err != nil {
 		return nil, nil, err
 	}
-	ex, err := ExecuteCase(ctx, progs, in, ExecOptions{Order: backend.Order{Kind: "in-order"}, Timeout: limit})
+	ex, windowed, err := c.checkingWindow(ctx, in, progs, limit)
+	if !windowed && err == nil {
+		ex, err = ExecuteCase(ctx, progs, in, ExecOptions{Order: backend.Order{Kind: "in-order"}, Timeout: limit})
+	}
 	if err != nil {
 		var f *backend.Failure
 		var fs []Finding
@@ -798,7 +801,7 @@ func (c *checker) variant(ctx context.Context, v Variant, judge bool) (*Result, 
 		}
 		cr := CaseResult{Case: caseName(in), Status: Pass}
 		limit := c.timeout(c.ctime, i)
-		got, err := c.plainRun(ctx, c.run, src, in, limit)
+		got, err := c.confirmRun(ctx, src, in, i, limit)
 		if err != nil {
 			st, msg, log, err := c.caseFailure(ctx, r.Name, Crash, err)
 			if err != nil {
@@ -826,7 +829,7 @@ func (c *checker) variant(ctx context.Context, v Variant, judge bool) (*Result, 
 		}
 		if cr.Status == Pass && i == 0 {
 			// Determinism: the same variant on the same case, again.
-			again, err := c.plainRun(ctx, c.run, src, in, limit)
+			again, err := c.confirmRun(ctx, src, in, i, limit)
 			if err != nil {
 				st, msg, _, err := c.caseFailure(ctx, r.Name, Crash, err)
 				if err != nil {

@@ -102,6 +102,12 @@ type pipeline struct {
 	turnWait   map[*poolJob]bool
 	turnCond   *sync.Cond
 	nextOrder  int
+	// turnSince is when the holder took the turn; turns and turnHeld
+	// count the turns ended and their time held, for the sweep's
+	// summary.
+	turnSince time.Time
+	turns     int
+	turnHeld  time.Duration
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -247,14 +253,25 @@ func (p *pipeline) takeTurn(j *poolJob) {
 	}
 	delete(p.turnWait, j)
 	p.turnHolder = j
+	p.turnSince = time.Now()
 }
 
 // endTurn ends j's confirmation turn, if it holds it. The caller holds mu.
 func (p *pipeline) endTurn(j *poolJob) {
 	if p.turnHolder == j {
 		p.turnHolder = nil
+		p.turns++
+		p.turnHeld += time.Since(p.turnSince)
 		p.turnCond.Broadcast()
 	}
+}
+
+// turnTime is the number of confirmation turns ended and their time held
+// together.
+func (p *pipeline) turnTime() (int, time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.turns, p.turnHeld
 }
 
 // nextTurn is the waiting job the turn goes to next: an urgent one, else
@@ -412,6 +429,15 @@ type gatedProgram struct {
 	backend.Program
 	b        *gatedBackend
 	checking bool // compiled for the checking mode
+}
+
+// ObjectKey forwards the wrapped program's (backend.ObjectProgram); ""
+// when it names no object.
+func (g *gatedProgram) ObjectKey() string {
+	if o, ok := g.Program.(backend.ObjectProgram); ok {
+		return o.ObjectKey()
+	}
+	return ""
 }
 
 func (g *gatedProgram) Run(ctx context.Context, d backend.Dispatch) (*backend.Result, error) {

@@ -163,6 +163,21 @@ type Result struct {
 	// than programs mean programs evicting one another's runners.
 	RunnerStarts       int64   `json:"runner_starts"`
 	RunnerStartSeconds float64 `json:"runner_start_seconds"`
+	// RunnerRequests is what the timing backend's runner requests cost
+	// in this run, by type: the samples' and confirmations' time between
+	// the kernels' own.
+	RunnerRequests []backend.RequestStat `json:"runner_requests,omitempty"`
+	// SampleRequests is the part of RunnerRequests made while a
+	// measurement held the device: the samples' own requests, what a
+	// sample costs beyond its kernels.
+	SampleRequests []backend.RequestStat `json:"sample_requests,omitempty"`
+	// ConfirmTurns counts the checks that held the device's confirmation
+	// turn in the pool (a device timing backend with --jobs above 1), and
+	// ConfirmTurnSeconds how long they held it together: the
+	// confirmations run one after another, so this bounds the pool's
+	// rate from below.
+	ConfirmTurns       int     `json:"confirm_turns,omitempty"`
+	ConfirmTurnSeconds float64 `json:"confirm_turn_seconds,omitempty"`
 }
 
 // Retained is a variant the rule retained and its patch.
@@ -197,6 +212,7 @@ func (e *ResumeError) Error() string { return e.Dir + ": " + e.Msg }
 
 type sweep struct {
 	opts     Options
+	rc       backend.RunnerCounter // the timing backend's counts, or nil
 	plan     *Plan
 	st       *store.Store
 	session  *check.Session
@@ -312,6 +328,19 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := w.loadDevice(ctx); err != nil {
 		return nil, err
 	}
+	if cs, ok := opts.Verify.(backend.CoreSharer); ok && opts.Jobs > 1 && opts.Verify.Name() != opts.Backend.Name() {
+		// The pool verifies Jobs variants at once beside the timing on
+		// another backend: each run takes its share of the cores, and
+		// the samples and confirmations are not starved. (On one backend
+		// the samples run on the same runners, and keep every core.)
+		cs.ShareCores(opts.Jobs)
+	}
+	if pk, ok := opts.Backend.(backend.ProgramKeeper); ok && opts.Jobs > 1 {
+		// The programs run again soon: the baseline's stages, the
+		// variants the pool confirmed ahead of their timing (one per
+		// job), the one being confirmed and the one being timed.
+		pk.KeepPrograms(len(opts.Spec.Stages) + opts.Jobs + 2)
+	}
 	w.info = opts.Backend.Info(ctx)
 	w.vinfo = w.info
 	if opts.Verify != nil && !opts.Plan.Verify.Off {
@@ -325,10 +354,13 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	rc, _ := opts.Backend.(backend.RunnerCounter)
+	w.rc = rc
 	var starts0 int64
 	var took0 time.Duration
+	var requests0 []backend.RequestStat
 	if rc != nil {
 		starts0, took0 = rc.RunnerStarts()
+		requests0 = rc.RunnerRequests()
 	}
 	err = w.run(ctx)
 	if w.session != nil {
@@ -337,6 +369,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if rc != nil {
 		n, took := rc.RunnerStarts()
 		w.res.RunnerStarts, w.res.RunnerStartSeconds = n-starts0, (took - took0).Seconds()
+		w.res.RunnerRequests = backend.RequestsSince(rc.RunnerRequests(), requests0)
 	}
 	// Whatever happened, the report shows what finished.
 	if rerr := w.finish(); rerr != nil && err == nil {
@@ -395,7 +428,11 @@ func (w *sweep) run(ctx context.Context) error {
 		w.pipe = newPipeline(ctx, w.opts.Jobs, w.opts.PauseDuringSamples, w.info.Name != "cpu", func() *check.Session { return w.session })
 		w.pipe.notify = func() { w.progress(Event{Stage: "pipeline"}) }
 		w.pipe.onSample = w.opts.onSample
-		defer w.pipe.close()
+		defer func() {
+			w.pipe.close()
+			n, held := w.pipe.turnTime()
+			w.res.ConfirmTurns, w.res.ConfirmTurnSeconds = n, held.Seconds()
+		}()
 	}
 	if err := w.control(ctx); err != nil {
 		return err

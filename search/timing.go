@@ -193,6 +193,15 @@ func (w *sweep) measureKey(ctx context.Context, k store.Key, v *check.Variant, i
 		for !done() {
 			var r *measure.Result
 			err := w.pipe.measurement(func() error {
+				var before []backend.RequestStat
+				if w.rc != nil {
+					before = w.rc.RunnerRequests()
+					defer func() {
+						w.mu.Lock()
+						w.res.SampleRequests = backend.AddRequests(w.res.SampleRequests, backend.RequestsSince(w.rc.RunnerRequests(), before))
+						w.mu.Unlock()
+					}()
+				}
 				var err error
 				r, err = w.measureOnce(ctx, k, in, vin, base, progs, w.options(ph, in, name), ph, v != nil)
 				return err

@@ -119,6 +119,7 @@ type Backend struct {
 	runMu  sync.RWMutex
 	pool   *runner.Pool // a runner process per program, and a spare
 	starts atomic.Int64 // runner processes started, for tests
+	shared atomic.Int64 // worker threads per runner set by ShareCores, 0: not set
 
 	linesState
 
@@ -170,6 +171,10 @@ func New(opts Options) *Backend {
 // RunnerStarts is the runner processes the backend started and their
 // starts' wall time summed (backend.RunnerCounter).
 func (b *Backend) RunnerStarts() (int64, time.Duration) { return b.pool.Starts(), b.pool.StartTime() }
+
+// RunnerRequests is what the runners' requests cost so far, by type
+// (backend.RunnerCounter).
+func (b *Backend) RunnerRequests() []backend.RequestStat { return b.pool.Requests() }
 
 var _ backend.RunnerCounter = (*Backend)(nil)
 
@@ -242,10 +247,7 @@ func (b *Backend) Describe() string {
 	if b.setupErr != nil || b.id == "" {
 		return ""
 	}
-	workers := b.opts.Workers
-	if workers <= 0 {
-		workers = defaultWorkers()
-	}
+	workers := b.workers()
 	cache := b.root
 	if n, err := b.CacheSize(); err == nil {
 		cache = fmt.Sprintf("%s (%s; delete it to clear)", b.root, humanBytes(n))
@@ -423,7 +425,7 @@ func (b *Backend) startRunner(ctx context.Context) (*runner.Proc, error) {
 		mem = defaultMemoryLimit()
 	}
 	p, err := startProc(runnerConfig{
-		wrap: b.runnerWrap, path: b.runnerPath, workers: b.opts.Workers,
+		wrap: b.runnerWrap, path: b.runnerPath, workers: b.workers(),
 		objects: filepath.Join(b.root, "so"), memory: mem, cpu: cpu, sandbox: !b.opts.NoSandbox,
 	})
 	if err != nil {
@@ -480,10 +482,7 @@ func startProc(c runnerConfig) (*runner.Proc, error) {
 // Info describes the cpu backend: the host's CPU, the runner's workers,
 // host-clock timings of the emulator.
 func (b *Backend) Info(ctx context.Context) backend.Info {
-	workers := b.opts.Workers
-	if workers <= 0 {
-		workers = defaultWorkers()
-	}
+	workers := b.workers()
 	return backend.Info{
 		Name: "cpu", Device: fmt.Sprintf("host CPU (%s, %s), %d runner workers, %s", runtime.GOOS, runtime.GOARCH, workers, b.id),
 		Clock: "host", Orders: true, Check: true,
@@ -509,6 +508,29 @@ func (b *Backend) Runner(ctx context.Context) (string, error) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// ShareCores has each run use its share of the host's cores when runs
+// programs run at once (a sweep's pool verifying that many variants):
+// runners started after it get max(1, cores/runs) worker threads, unless
+// Options.Workers says how many (backend.CoreSharer). Without it, 16
+// runs of 16 workers each on 16 cores kept the load at 40 and starved
+// what a sweep times beside them.
+func (b *Backend) ShareCores(runs int) {
+	if runs > 1 {
+		b.shared.Store(int64(max(1, defaultWorkers()/runs)))
+	}
+}
+
+// workers is the worker count of the runners started now.
+func (b *Backend) workers() int {
+	if b.opts.Workers > 0 {
+		return b.opts.Workers
+	}
+	if n := b.shared.Load(); n > 0 {
+		return int(n)
+	}
+	return defaultWorkers()
 }
 
 // defaultWorkers is the runner's worker count when Options.Workers is 0.

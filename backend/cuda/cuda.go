@@ -192,6 +192,17 @@ func New(opts Options) *Backend {
 // starts' wall time summed (backend.RunnerCounter).
 func (b *Backend) RunnerStarts() (int64, time.Duration) { return b.pool.Starts(), b.pool.StartTime() }
 
+// RunnerRequests is what the runners' requests cost so far, by type
+// (backend.RunnerCounter).
+func (b *Backend) RunnerRequests() []backend.RequestStat { return b.pool.Requests() }
+
+// KeepPrograms keeps runners for at least n programs (backend.ProgramKeeper):
+// a sweep's pool confirms variants ahead of their timing, and with too
+// few runners the next one to time is always the least recently used,
+// started again for its measurement. Runners started after it keep their
+// copies of buffers in a smaller share of the GPU's memory.
+func (b *Backend) KeepPrograms(n int) { b.pool.Raise(n) }
+
 // Name returns "cuda".
 func (b *Backend) Name() string { return "cuda" }
 
@@ -433,7 +444,7 @@ func runnerEnv() []string {
 // b.launch (a start ahead of use). Each runner loads one program's kernel
 // object in its life.
 func (b *Backend) startRunner(ctx context.Context) (*runner.Proc, error) {
-	args := []string{"-device", strconv.Itoa(b.opts.Device), "-keep-share", strconv.Itoa(b.opts.Runners + 1)}
+	args := []string{"-device", strconv.Itoa(b.opts.Device), "-keep-share", strconv.Itoa(b.pool.Limit() + 1)}
 	cfg := runner.Config{Path: b.runnerPath, Args: args, Env: append(runnerEnv(), b.testEnv...)}
 	var l *raceLog
 	if b.opts.Racecheck {

@@ -33,6 +33,8 @@
 // timings a measurement should see; without them it is zero. Info's
 // clock is "host", as for the cpu backend.
 //
+// Programs name their object by their operations (backend.ObjectProgram).
+//
 // An unknown operation is a compile error.
 package fake
 
@@ -163,6 +165,22 @@ type program struct {
 	ops   []op
 	tgmem int
 	b     *Backend
+}
+
+// ObjectKey names the program by what it does: its operations and their
+// arguments, in order, and its threadgroup memory (backend.ObjectProgram).
+// Sources that differ elsewhere (other entries' markers, plain text)
+// give one object, as a translation pruned per entry does.
+func (p *program) ObjectKey() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tgmem=%d", p.tgmem)
+	for _, o := range p.ops {
+		b.WriteString(";" + o.name)
+		for _, a := range o.args {
+			b.WriteString(" " + a)
+		}
+	}
+	return b.String()
 }
 
 func (p *program) ThreadgroupMemory() int        { return p.tgmem }

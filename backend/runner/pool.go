@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"metalab/backend"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +47,7 @@ type Pool struct {
 	bg       sync.WaitGroup
 	starts   atomic.Int64
 	startNs  atomic.Int64 // the starts' wall time, summed
+	traffic  Traffic      // every request of the pool's runners
 }
 
 // A Lease is one program's place in a Pool: the runner only it uses.
@@ -77,11 +79,33 @@ func (p *Pool) Starts() int64 { return p.starts.Load() }
 // made ahead of use too).
 func (p *Pool) StartTime() time.Duration { return time.Duration(p.startNs.Load()) }
 
+// Requests is what the requests of the pool's runners cost so far, by
+// type; a start's own HELLO is part of the start's time (StartTime), not
+// counted here.
+func (p *Pool) Requests() []backend.RequestStat { return p.traffic.Stats() }
+
 // Live is the number of slots holding a runner.
 func (p *Pool) Live() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.live)
+}
+
+// Raise raises Max to n (never lowers it): a caller that will run n
+// programs again soon keeps their runners instead of starting them anew.
+func (p *Pool) Raise(n int) {
+	p.mu.Lock()
+	if n > p.max() {
+		p.Max = n
+	}
+	p.mu.Unlock()
+}
+
+// Limit is Max as it is now (its default when 0).
+func (p *Pool) Limit() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.max()
 }
 
 func (p *Pool) max() int {
@@ -101,6 +125,7 @@ func (p *Pool) start(ctx context.Context, ahead bool) (*Proc, error) {
 	if err == nil {
 		p.starts.Add(1)
 		p.startNs.Add(int64(time.Since(t0)))
+		r.traffic = &p.traffic
 	}
 	return r, err
 }

@@ -131,3 +131,28 @@ func TestPoolKeepsBusyRunners(t *testing.T) {
 		t.Errorf("once idle, the least recently used runner was not stopped: a %v, %d live", a.Proc(), p.Live())
 	}
 }
+
+// TestPoolRaiseAndRequests: a raised Max keeps more runners live (never
+// lowered), and the pool counts its runners' requests by type, HELLO of
+// the start left to the start's time.
+func TestPoolRaiseAndRequests(t *testing.T) {
+	p := fakePool(t, 1)
+	p.Raise(2)
+	p.Raise(1)
+	if p.Limit() != 2 {
+		t.Fatalf("Limit %d after Raise(2), Raise(1); want 2", p.Limit())
+	}
+	a, b := p.NewLease(), p.NewLease()
+	ra, _ := acquire(t, a)
+	acquire(t, b)
+	if r, fresh := acquire(t, a); r != ra || fresh {
+		t.Errorf("with Max raised to 2, a's runner was evicted by b's")
+	}
+	if _, err := ra.Call(context.Background(), MsgReset, []byte{1, 2, 3}, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	stats := p.Requests()
+	if len(stats) != 1 || stats[0].Request != "reset" || stats[0].Calls != 1 || stats[0].Sent != 3 || stats[0].Seconds <= 0 {
+		t.Errorf("requests %+v; want one reset of 3 bytes sent (the starts' HELLOs not counted)", stats)
+	}
+}

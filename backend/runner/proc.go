@@ -48,6 +48,9 @@ type Proc struct {
 
 	timedOut  atomic.Bool
 	cancelled atomic.Bool
+	// traffic, when set (by the Pool that started the runner), counts
+	// the requests.
+	traffic *Traffic
 }
 
 // A Config is how a runner is started.
@@ -171,6 +174,20 @@ func (p *Proc) Call(ctx context.Context, typ byte, payload []byte, timeout time.
 	})
 	defer stop()
 
+	if p.traffic != nil {
+		t0 := time.Now()
+		var got int
+		defer func() { p.traffic.add(typ, time.Since(t0), len(payload), got) }()
+		body, err := p.call(ctx, typ, payload, timeout)
+		got = len(body)
+		return body, err
+	}
+	return p.call(ctx, typ, payload, timeout)
+}
+
+// call sends one request and reads its reply, under Call's timeout and
+// context.
+func (p *Proc) call(ctx context.Context, typ byte, payload []byte, timeout time.Duration) ([]byte, error) {
 	p.seq++
 	var hdr [13]byte
 	binary.LittleEndian.PutUint32(hdr[0:], RequestMagic)

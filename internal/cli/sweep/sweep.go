@@ -726,6 +726,16 @@ func summary(o *SweepOptions, r *search.Result, took time.Duration) {
 	if r.RunnerStarts > 0 {
 		fmt.Fprintf(w, "runners: %d started on the timing backend, %.1f s of starts\n", r.RunnerStarts, r.RunnerStartSeconds)
 	}
+	if len(r.RunnerRequests) > 0 {
+		fmt.Fprintf(w, "runner requests on the timing backend: %s\n", requestsText(r.RunnerRequests))
+	}
+	if len(r.SampleRequests) > 0 {
+		fmt.Fprintf(w, "runner requests of the measurements: %s\n", requestsText(r.SampleRequests))
+	}
+	if r.ConfirmTurns > 0 {
+		fmt.Fprintf(w, "confirmation turns: %d checks held the device one after another for %.1f s (%.2f s each)\n",
+			r.ConfirmTurns, r.ConfirmTurnSeconds, r.ConfirmTurnSeconds/float64(r.ConfirmTurns))
+	}
 	if r.TimingSeconds > 0 {
 		fmt.Fprintf(w, "timing: %.1f s in measurements, %.1f s of it sample time by the backend's clock (%.1f %%); the samples' runs took %.1f s, writing the pairs %.1f s\n",
 			r.TimingSeconds, r.SampleSeconds, 100*r.SampleSeconds/r.TimingSeconds, r.RunSeconds, r.StoreSeconds)
@@ -799,4 +809,21 @@ func heldOutOption(n int) int {
 		return -1
 	}
 	return n
+}
+
+// requestsText is the summary's account of runner requests: calls, wall
+// time and the bytes that moved, by type.
+func requestsText(stats []backend.RequestStat) string {
+	var parts []string
+	for _, s := range stats {
+		t := fmt.Sprintf("%s %d (%.1f s", s.Request, s.Calls, s.Seconds)
+		if s.Sent >= 1<<20 {
+			t += fmt.Sprintf(", %.0f MiB sent", float64(s.Sent)/(1<<20))
+		}
+		if s.Received >= 1<<20 {
+			t += fmt.Sprintf(", %.0f MiB back", float64(s.Received)/(1<<20))
+		}
+		parts = append(parts, t+")")
+	}
+	return strings.Join(parts, ", ")
 }
