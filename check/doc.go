@@ -23,6 +23,14 @@
 // give different bytes fails (FailBuildsDisagree). With Options.NoVerify
 // variants are confirmed only, and every result says they are not verified.
 //
+// Both parts run only the stages a variant changes, where the backend
+// names its programs' objects (backend.ObjectProgram; both backends prune
+// a translation per entry, so a stage the edits do not reach is the
+// baseline's object): a variant starts from the baseline's state before
+// its first changed stage, and the stages after its last run only where
+// the state there is not the baseline's, byte for byte (see window.go).
+// Drawn cases and the cases of a variant's own spec run every stage.
+//
 // # Baseline findings
 //
 // The baseline's own findings do not stop the check (unless
