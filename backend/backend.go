@@ -374,12 +374,11 @@ func AddRequests(a, b []RequestStat) []RequestStat {
 	return out
 }
 
-// A CoreSharer is a Backend whose runs use several of the host's cores
-// each (the cpu backend's worker threads): ShareCores(n) says n runs will
-// go at once, so each takes its share of the cores instead of all of
-// them. It affects the runners started after it.
-type CoreSharer interface {
-	ShareCores(runs int)
+// A Yielder is a Backend whose compiles and runs can yield the host's
+// cores to others (a lower scheduling priority): Yield affects what it
+// starts after it.
+type Yielder interface {
+	Yield()
 }
 
 // A ProgramKeeper is a Backend that keeps a bounded number of programs

@@ -328,12 +328,12 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err := w.loadDevice(ctx); err != nil {
 		return nil, err
 	}
-	if cs, ok := opts.Verify.(backend.CoreSharer); ok && opts.Jobs > 1 && opts.Verify.Name() != opts.Backend.Name() {
+	if y, ok := opts.Verify.(backend.Yielder); ok && opts.Jobs > 1 && opts.Verify.Name() != opts.Backend.Name() {
 		// The pool verifies Jobs variants at once beside the timing on
-		// another backend: each run takes its share of the cores, and
-		// the samples and confirmations are not starved. (On one backend
-		// the samples run on the same runners, and keep every core.)
-		cs.ShareCores(opts.Jobs)
+		// another backend: its compiles and runs yield the cores, so
+		// that the samples and confirmations are not starved. (On one
+		// backend the samples run on the same runners.)
+		y.Yield()
 	}
 	if pk, ok := opts.Backend.(backend.ProgramKeeper); ok && opts.Jobs > 1 {
 		// The programs run again soon: the baseline's stages, the

@@ -560,7 +560,7 @@ func (b *Backend) sandboxPrefix(timeout time.Duration, write ...string) []string
 // compilerCmd is the command that runs the C++ compiler with args in the
 // compile sandbox, with its temporaries in tmpDir.
 func (b *Backend) compilerCmd(args []string, tmpDir string, timeout time.Duration) *exec.Cmd {
-	argv := append(append(b.sandboxPrefix(timeout, tmpDir), b.cxx[0]), args...)
+	argv := append(append(append(b.yieldPrefix(), b.sandboxPrefix(timeout, tmpDir)...), b.cxx[0]), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmpDir)
 	return cmd

@@ -117,9 +117,9 @@ type Backend struct {
 	// program's own lock: programs run at once, each in its own runner, so
 	// a pool of checks verifies in parallel) and for writing by Close.
 	runMu  sync.RWMutex
-	pool   *runner.Pool // a runner process per program, and a spare
-	starts atomic.Int64 // runner processes started, for tests
-	shared atomic.Int64 // worker threads per runner set by ShareCores, 0: not set
+	pool   *runner.Pool             // a runner process per program, and a spare
+	starts atomic.Int64             // runner processes started, for tests
+	nice   atomic.Pointer[[]string] // the command prefix of Yield, or nil
 
 	linesState
 
@@ -425,7 +425,7 @@ func (b *Backend) startRunner(ctx context.Context) (*runner.Proc, error) {
 		mem = defaultMemoryLimit()
 	}
 	p, err := startProc(runnerConfig{
-		wrap: b.runnerWrap, path: b.runnerPath, workers: b.workers(),
+		wrap: append(b.yieldPrefix(), b.runnerWrap...), path: b.runnerPath, workers: b.workers(),
 		objects: filepath.Join(b.root, "so"), memory: mem, cpu: cpu, sandbox: !b.opts.NoSandbox,
 	})
 	if err != nil {
@@ -510,25 +510,33 @@ func firstLine(s string) string {
 	return line
 }
 
-// ShareCores has each run use its share of the host's cores when runs
-// programs run at once (a sweep's pool verifying that many variants):
-// runners started after it get max(1, cores/runs) worker threads, unless
-// Options.Workers says how many (backend.CoreSharer). Without it, 16
-// runs of 16 workers each on 16 cores kept the load at 40 and starved
-// what a sweep times beside them.
-func (b *Backend) ShareCores(runs int) {
-	if runs > 1 {
-		b.shared.Store(int64(max(1, defaultWorkers()/runs)))
+// Yield has the backend's compilers and runners started after it run at
+// a lower scheduling priority (nice 10, where nice(1) is there), so that
+// what shares the host with them gets the cores first when they are all
+// busy (backend.Yielder): a sweep's pool verifying beside the samples and
+// confirmations on a GPU. The runs keep every worker: one worker per run
+// for a pool of 16 on 16 cores made the verifications four times slower
+// in sum (2140 s against 518 s for 53 variants of qsa_flash on an H200),
+// and the sweep slower.
+func (b *Backend) Yield() {
+	if nice, err := exec.LookPath("nice"); err == nil {
+		b.nice.Store(&[]string{nice, "-n", "10"})
 	}
 }
 
-// workers is the worker count of the runners started now.
+// yieldPrefix is the command prefix that lowers a child's priority after
+// Yield, else nil.
+func (b *Backend) yieldPrefix() []string {
+	if p := b.nice.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// workers is the worker count of the runners.
 func (b *Backend) workers() int {
 	if b.opts.Workers > 0 {
 		return b.opts.Workers
-	}
-	if n := b.shared.Load(); n > 0 {
-		return int(n)
 	}
 	return defaultWorkers()
 }
