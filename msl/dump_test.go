@@ -146,6 +146,9 @@ func dump(f *File, err error) string {
 		if st.Template != nil {
 			fmt.Fprintf(&b, " template=[%s]", strings.Join(st.Template, " "))
 		}
+		if st.SpecArgs != nil {
+			fmt.Fprintf(&b, " spec=%q", st.SpecArgs)
+		}
 		fmt.Fprintf(&b, " methods=%d\n", len(st.Methods))
 		for _, d := range st.Fields {
 			decl("  field ", d)

@@ -588,6 +588,15 @@ func (w *effWalker) call(x *CallExpr, cond bool) {
 		}
 		return
 	}
+	if n, ok := x.Fun.(*NameExpr); ok && n.Name == name && w.sc.objectNamed(name, n.Pos) {
+		// A variable hides a function of its name: obj(x) runs the
+		// operator() of obj's type, which the facts do not follow.
+		w.unknown(x.Pos, x.End, fmt.Sprintf("call of %s, an object: its operator() is not followed", name))
+		for _, a := range x.Args {
+			w.expr(a, cond)
+		}
+		return
+	}
 	callee := f.Func(name)
 	if callee == nil && f.IsPureMacro(name) {
 		// A macro computing a value from its arguments: each may be
@@ -693,10 +702,15 @@ func pointerArg(sc *Scope, a Expr) *Var {
 	return pointerRoot(sc, a)
 }
 
-// hasBarrier reports whether fn, or a function it calls, contains a
-// barrier.
+// hasBarrier reports whether fn, or a function it may call, contains a
+// barrier: calls whose callee cannot be told count as calls of every
+// function they could run.
 func (f *File) hasBarrier(fn *Func) bool {
-	for _, g := range append([]*Func{fn}, f.Callees(fn)...) {
+	g := f.graph()
+	g.mu.Lock()
+	may := g.mayReach(fn)
+	g.mu.Unlock()
+	for g := range may {
 		found := false
 		if g.Body != nil {
 			Walk(g.Body, func(s Stmt) bool {
@@ -712,6 +726,21 @@ func (f *File) hasBarrier(fn *Func) bool {
 			})
 		}
 		if found {
+			return true
+		}
+	}
+	return false
+}
+
+// objectNamed reports whether name, at offset at of the scope's function,
+// names a variable (a local, a parameter, or a data member of the
+// function's struct) rather than a function.
+func (sc *Scope) objectNamed(name string, at int) bool {
+	if v := sc.Lookup(name, at); v != nil && v.Kind != GlobalVar {
+		return true
+	}
+	if st := sc.File.graph().ownerSt[sc.Func]; st != nil {
+		if _, ok := fieldOf(st, name); ok {
 			return true
 		}
 	}

@@ -1,7 +1,5 @@
 package msl
 
-import "slices"
-
 // Func returns the first definition (with a body) of the function named
 // name, else its first declaration, else nil. A primary template wins over
 // explicit specialisations of it.
@@ -96,102 +94,24 @@ func isNilStmt(s Stmt) bool {
 	return false
 }
 
-// Callees returns the functions defined in the file that fn calls, directly
-// or transitively, in the order they are first reached; fn itself is not
-// included. Calls are found by scanning the body's tokens for a file
-// function's name followed by '(' or by template arguments and '('.
+// Callees returns the functions defined in the file (its expansions' and
+// headers' among them) that fn calls, directly or transitively, in the
+// order they are first reached; fn itself is not included. Calls are those
+// Calls finds: by name, qualified, and on objects (obj(x) runs the
+// operator() of obj's type, obj.f(x) its f), fn's template parameters
+// unbound; a call whose callee cannot be told (an object whose type is one
+// of those parameters) is not followed (Reached lists them).
 func (f *File) Callees(fn *Func) []*Func {
-	if fn == nil || fn.Body == nil {
-		return nil
-	}
-	byName := f.funcIndex()
-	seen := map[*Func]bool{fn: true}
-	var out []*Func
-	queue := []*Func{fn}
-	for len(queue) > 0 {
-		g := queue[0]
-		queue = queue[1:]
-		for _, name := range f.ownerOf(g).calledNames(g, byName) {
-			h := byName[name]
-			if h == nil || seen[h] {
-				continue
-			}
-			seen[h] = true
-			out = append(out, h)
-			queue = append(queue, h)
-		}
-	}
+	out, _ := f.Reached(fn, nil)
 	return out
 }
 
-// ownerOf returns the file whose source holds fn's body: f, or the
-// expansion of one of f's macro uses (candle's kernels written inside
-// #define bodies), whose positions are its own.
-func (f *File) ownerOf(fn *Func) *File {
-	for _, x := range f.Expansions {
-		if x.File != nil && slices.Contains(x.File.Funcs, fn) {
-			return x.File
-		}
-	}
-	return f
-}
-
-// calledNames lists the names in byName that g's body calls.
-func (f *File) calledNames(g *Func, byName map[string]*Func) []string {
-	lo, hi := g.Body.Lbrace, g.Body.Rbrace+1
-	toks := f.Tokens
-	var out []string
-	prev := ""
-	for j := searchTokens(toks, lo); j < len(toks) && toks[j].Pos < hi; j++ {
-		t := toks[j]
-		if t.Kind == Comment || t.Kind == Directive || t.Kind == Skipped {
-			continue
-		}
-		p := prev
-		prev = t.Text
-		if t.Kind == Ident && byName[t.Text] == nil && p != "." && p != "->" {
-			// A macro's use calls what its replacement calls (candle's
-			// rms_norm_case(T, 1024) expands to a call of rms_norm<T,
-			// 1024>): callers and barriers hidden in macros are counted.
-			if d := f.lookupDefine(t.Text, t.Pos); d != nil {
-				out = f.macroCalls(d, byName, out, map[string]bool{}, 0)
-			}
-			continue
-		}
-		if t.Kind != Ident || byName[t.Text] == nil || p == "." || p == "->" {
-			continue
-		}
-		k := nextSig(toks, j+1)
-		if k < len(toks) && toks[k].Text == "<" {
-			depth := 0
-			for n := 0; k < len(toks) && n < 24; k, n = nextSig(toks, k+1), n+1 {
-				switch toks[k].Text {
-				case "<":
-					depth++
-				case ">":
-					depth--
-				case ">>":
-					depth -= 2
-				}
-				if depth <= 0 {
-					k = nextSig(toks, k+1)
-					break
-				}
-			}
-		}
-		if k < len(toks) && toks[k].Text == "(" && toks[k].Kind == Punct {
-			out = append(out, t.Text)
-		}
-	}
-	return out
-}
-
-// macroCalls appends the functions of byName that macro d's replacement
-// names, through the macros it uses in turn (at most 8 deep): a name
-// followed by '(' or '<' is a call, and so is a bare name, which a
+// macroCalls appends the names of functions (isFunc) that macro d's
+// replacement names, through the macros it uses in turn (at most 8 deep):
+// a name followed by '(' or '<' is a call, and so is a bare name, which a
 // parameter's use may call. Over-counting is safe: callers make proofs
 // refuse, and a callee's barrier makes a call a barrier.
-func (f *File) macroCalls(d *Define, byName map[string]*Func, out []string, seen map[string]bool, depth int) []string {
+func (f *File) macroCalls(d *Define, isFunc func(string) bool, out []string, seen map[string]bool, depth int) []string {
 	if depth > 8 || seen[d.Name] {
 		return out
 	}
@@ -200,12 +120,12 @@ func (f *File) macroCalls(d *Define, byName map[string]*Func, out []string, seen
 		if t.Kind != Ident || t.Text == d.Name {
 			continue
 		}
-		if byName[t.Text] != nil {
+		if isFunc(t.Text) {
 			out = append(out, t.Text)
 			continue
 		}
 		if e := f.lookupDefine(t.Text, 0); e != nil {
-			out = f.macroCalls(e, byName, out, seen, depth+1)
+			out = f.macroCalls(e, isFunc, out, seen, depth+1)
 		}
 	}
 	return out

@@ -856,6 +856,9 @@ func (p *parser) structDef(i, lb, end int, outer *Struct, tmpl []string, start i
 	}
 	for j := i + 1; j < lb; j++ {
 		t := p.t[j]
+		if t.Text == "<" && st.Name != "" {
+			st.SpecArgs = p.specPattern(j, lb)
+		}
 		if t.Text == ":" || t.Text == "<" {
 			break
 		}
@@ -885,6 +888,43 @@ func (p *parser) structDef(i, lb, end int, outer *Struct, tmpl []string, start i
 	}
 	p.f.Structs = append(p.f.Structs, st)
 	return k + 1
+}
+
+// specPattern returns the template arguments of a struct specialisation's
+// name, S<T, false>, whose '<' is at lt, split at the commas outside
+// brackets; the list ends at the matching '>' or at lb.
+func (p *parser) specPattern(lt, lb int) []string {
+	out := []string{}
+	depth, start := 0, lt+1
+	for j := lt; j < lb; j++ {
+		switch p.t[j].Text {
+		case "<", "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+		case ">", ">>":
+			depth--
+			if p.t[j].Text == ">>" {
+				depth--
+			}
+			if depth <= 0 {
+				if start < j {
+					last := joinTokenPtrs(p.t[start:j])
+					if p.t[j].Text == ">>" && depth == 0 {
+						last += ">" // S<A<T>>: the first '>' closes A
+					}
+					out = append(out, last)
+				}
+				return out
+			}
+		case ",":
+			if depth == 1 {
+				out = append(out, joinTokenPtrs(p.t[start:j]))
+				start = j + 1
+			}
+		}
+	}
+	return out
 }
 
 // enum parses an enum definition and records its enumerators.

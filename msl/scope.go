@@ -259,8 +259,23 @@ func ScopeOf(f *File, fn *Func) *Scope {
 			sc.add(declVar(f, env, g, n, GlobalVar, Span{0, len(f.Src)}))
 		}
 	}
+	sc.addLocals(env)
+	return sc
+}
+
+// localScope is ScopeOf without the file-scope variables: the parameters
+// and locals of fn, for the call graph's name lookups.
+func localScope(f *File, fn *Func) *Scope {
+	sc := &Scope{File: f, Func: fn, vars: map[string][]*Var{}}
+	sc.addLocals(&Env{File: f, Func: fn})
+	return sc
+}
+
+// addLocals adds the parameters and the locals of sc's function.
+func (sc *Scope) addLocals(env *Env) {
+	f, fn := sc.File, sc.Func
 	if fn.Body == nil {
-		return sc
+		return
 	}
 	body := Span{fn.Body.Lbrace, fn.Body.Rbrace + 1}
 	for _, p := range fn.Params {
@@ -300,7 +315,6 @@ func ScopeOf(f *File, fn *Func) *Scope {
 		}
 	}
 	walk(fn.Body, body.End)
-	return sc
 }
 
 func endOf2(s Stmt) int {

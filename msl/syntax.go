@@ -126,6 +126,7 @@ type Struct struct {
 	Fields           []*Decl
 	Methods          []*Func
 	Template         []string          // template parameter names; nil if not a template
+	SpecArgs         []string          // the pattern of a partial or explicit specialisation (struct S<T, false> gives ["T", "false"]); nil for a primary template or a plain struct
 	Union            bool              // a union: fields overlap
 	Alignas          string            // argument of alignas(...) on the struct, or ""
 	Types            map[string]string // member typedef and using aliases: name → aliased type text; nil when none
@@ -299,6 +300,7 @@ type File struct {
 	macroBudget *int
 	macro       string          // for an expansion, the macro used
 	pureMacros  map[string]bool // IsPureMacro, memoised
+	calls       *callGraph      // the call graph, built on first use (on the root file)
 	unknownAt   map[int]string  // statement offset → unknown macro used just before it
 	origin      []int32         // for an expansion, pairs of (offset here, offset in parent) per token; sorted
 	parseErr    error           // what parseFile found wrong

@@ -225,7 +225,10 @@ func (opts Options) geometries(f *msl.File, fn *msl.Func) []msl.Dims {
 	}
 	kernels := []*msl.Func{fn}
 	if fn.Kind != msl.Kernel {
-		kernels = f.KernelsReaching(fn)
+		// Every kernel that may run the helper (through calls on objects
+		// and calls whose callee cannot be told too): a proof made for
+		// one kernel's geometry runs in all of them.
+		kernels, _ = f.KernelsMayReach(fn)
 	}
 	var out []msl.Dims
 	for _, k := range kernels {

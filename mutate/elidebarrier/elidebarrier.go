@@ -300,5 +300,6 @@ func OutsideCall(sc *msl.Scope, which, edge string) string {
 	if sc.Func.Kind == msl.Kernel {
 		return ""
 	}
-	return fmt.Sprintf("the interval %s reaches the %s of %s, which is not a kernel: it runs on in its callers' code, on every path of every call, and a proof inside %s cannot see that code (%s)", which, edge, sc.Func.Name, sc.Func.Name, sc.File.CallContext(sc.Func))
+	name := msl.QualifiedName(sc.Func)
+	return fmt.Sprintf("the interval %s reaches the %s of %s, which is not a kernel: it runs on in its callers' code, on every path of every call, and a proof inside %s cannot see that code (%s)", which, edge, name, name, sc.File.CallContext(sc.Func))
 }

@@ -87,3 +87,85 @@ func reasons(skips []*mutate.FoundSkip) string {
 	}
 	return strings.Join(out, "; ")
 }
+
+const objectCallers = `#include <metal_stdlib>
+using namespace metal;
+
+void publish(threadgroup float *s, device float *out)
+{
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    s[0] = 1.0f;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[0] = s[0];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+
+struct publisher {
+    threadgroup float *s;
+    void operator()(device float *out) { publish(s, out); }
+};
+
+kernel void one(device float *out [[buffer(0)]])
+{
+    threadgroup float s[1];
+    publish(s, out);
+}
+
+kernel void many(device float *out [[buffer(0)]])
+{
+    threadgroup float s[1];
+    publisher run{s};
+    run(out);
+}
+`
+
+// TestGeometryObjectCallers: a helper's barrier whose intervals touch
+// s[0] orders nothing with one thread per threadgroup and is needed with
+// more. Kernel one calls the helper by name, kernel many through an
+// object's operator(); with the geometry of one only, the proof must not
+// take one's single thread for many's threads: it assumes the default and
+// finds the barrier needed. With both kernels' geometries of one thread it
+// is proven for them.
+func TestGeometryObjectCallers(t *testing.T) {
+	f, err := msl.Parse("objects.metal", []byte(objectCallers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ks, _ := f.KernelsMayReach(f.Func("publish")); len(ks) != 2 {
+		t.Fatalf("kernels that may run publish: %v, want one and many", ks)
+	}
+	muts := []*mutate.Mutation{elidebarrier.Mutation}
+	one := []msl.Dims{{1, 1, 1}}
+	for _, c := range []struct {
+		threads map[string][]msl.Dims
+		proven  bool
+	}{
+		{map[string][]msl.Dims{"one": one}, false},
+		{map[string][]msl.Dims{"one": one, "many": one}, true},
+	} {
+		sites, skips, err := mutate.FindAllWith(f, muts, []string{"publish"}, mutate.Options{Threads: c.threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var at8 *mutate.FoundSite
+		for _, s := range sites {
+			if f.Position(s.Pos).Line == 8 {
+				at8 = s
+			}
+		}
+		if c.proven != (at8 != nil) {
+			t.Errorf("threads %v: barrier of line 8 offered %v, want %v (skips: %s)", c.threads, at8 != nil, c.proven, reasons(skips))
+		}
+		if !c.proven {
+			found := false
+			for _, s := range skips {
+				if f.Position(s.Pos).Line == 8 && strings.Contains(s.Reason, "needed:") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("threads %v: barrier of line 8 not refused as needed (skips: %s)", c.threads, reasons(skips))
+			}
+		}
+	}
+}

@@ -185,18 +185,21 @@ func writeReport(t *testing.T, mode string, elapsed time.Duration, stats map[str
 }
 
 // reachedSites keeps the sites in the stages' entry functions and the
-// functions they call.
+// functions they call (msl's Reached, with the template arguments each
+// entry's instantiation binds: calls on objects reach their type's
+// members, an operator() of one struct not those of another).
 func reachedSites(t *testing.T, f *msl.File, s *spec.Spec, found []*mutate.FoundSite) []*mutate.FoundSite {
 	t.Helper()
-	reached := map[string]bool{}
+	reached := map[*msl.Func]bool{}
 	byName := map[string][]*msl.Func{}
-	for _, g := range f.Funcs {
+	for _, g := range f.Functions() {
 		byName[g.Name] = append(byName[g.Name], g)
 	}
-	reach := func(fn *msl.Func) {
-		reached[fn.Name] = true
-		for _, c := range f.Callees(fn) {
-			reached[c.Name] = true
+	reach := func(fn *msl.Func, targs map[string]string) {
+		reached[fn] = true
+		fs, _ := f.Reached(fn, targs)
+		for _, c := range fs {
+			reached[c] = true
 		}
 	}
 	for _, st := range s.Stages {
@@ -204,19 +207,19 @@ func reachedSites(t *testing.T, f *msl.File, s *spec.Spec, found []*mutate.Found
 		if err != nil {
 			t.Fatalf("stage %s: %v", st.Entry, err)
 		}
-		reach(fn)
+		reach(fn, targs)
 		// A function passed as a template argument (ggml's
 		// kernel_get_rows_q<block_q4_0, 2, dequantize_q4_0>) is called
 		// through its parameter's name: reached too.
 		for _, a := range targs {
 			for _, g := range byName[strings.TrimSpace(a)] {
-				reach(g)
+				reach(g, nil)
 			}
 		}
 	}
 	var out []*mutate.FoundSite
 	for _, fs := range found {
-		if reached[fs.Func.Name] {
+		if reached[fs.Func] {
 			out = append(out, fs)
 		}
 	}
