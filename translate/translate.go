@@ -945,6 +945,14 @@ func hoist(text string, consts, types map[string]string) string {
 			qualified := i > 0 && (toks[i-1].Text == "::" || toks[i-1].Text == "." || toks[i-1].Text == "->")
 			if tk.Kind == msl.Ident && !qualified {
 				if v, ok := types[tk.Text]; ok {
+					// msl keeps an alias without its typename; a
+					// qualified name stands for a type again only
+					// with it (using val_t = typename K::val_t).
+					// Before :: the name is a scope, not a type.
+					nested := i+1 < len(toks) && toks[i+1].Text == "::"
+					if !nested && (i == 0 || toks[i-1].Text != "typename") && qualifiedName(v) {
+						b.WriteString("typename ")
+					}
 					b.WriteString(v)
 					changed = true
 					continue
@@ -964,6 +972,32 @@ func hoist(text string, consts, types map[string]string) string {
 		}
 	}
 	return text
+}
+
+// qualifiedName reports whether type text s is a name qualified by a
+// scope (K::val_t, metal::vec<T, 2>), which typename may precede.
+func qualifiedName(s string) bool {
+	toks, err := msl.Lex("", []byte(s))
+	if err != nil || len(toks) < 3 || toks[0].Text == "typename" || toks[0].Text == "::" {
+		return false
+	}
+	depth := 0
+	for _, tk := range toks {
+		switch tk.Text {
+		case "<", "(", "[":
+			depth++
+		case ">", ")", "]":
+			depth--
+		case ">>":
+			depth -= 2
+		case "::":
+			if depth == 0 {
+				last := toks[len(toks)-1]
+				return last.Kind == msl.Ident || last.Text == ">" || last.Text == ">>"
+			}
+		}
+	}
+	return false
 }
 
 // typeText is the text of token i inside a type or an expression after
@@ -1267,6 +1301,7 @@ func (t *tr) outText(a, b int) string {
 // address spaces are gone. Overloads whose bodies then differ cannot be
 // told apart and are an error.
 func (t *tr) dedupe() {
+	t.dedupeSpecializations()
 	type sig struct{ scope, text string }
 	seen := map[sig]*msl.Func{}
 	bodies := map[*msl.Func]string{}
@@ -1300,6 +1335,38 @@ func (t *tr) dedupe() {
 			if t.level[g] == keepFull || isMember(g) {
 				t.errorf(g.NamePos, "%s overloads %s (%s) by address space only, which the %s target does not tell apart, and their bodies differ", msl.QualifiedName(g), msl.QualifiedName(prev), t.position(prev.NamePos), t.tgt.Name())
 			}
+			continue
+		}
+		for i := a; i < b; i++ {
+			t.skip[i] = true
+		}
+		delete(t.prefix, a)
+	}
+}
+
+// dedupeSpecializations leaves out a class template specialisation whose
+// translation repeats an earlier one of the same scope: MLX's
+// pointer_element<device T*>, <thread T*>, ... specialise by address
+// space, which is gone in C++, where they are one type; equal text is
+// the same definition. Specialisations that then differ are left to the
+// compiler, which refuses the redefinition.
+func (t *tr) dedupeSpecializations() {
+	seen := map[string]bool{}
+	for _, st := range t.f.Structs {
+		if st.SpecArgs == nil {
+			continue
+		}
+		a, b := t.tokRange(st.Pos, st.End)
+		if a >= b || t.skip[a] && t.rep[a] == nil {
+			continue
+		}
+		scope := "ns " + st.Namespace
+		if out := t.structAround(st.Pos - 1); out != nil && out != st {
+			scope = "struct " + strconv.Itoa(out.Pos)
+		}
+		k := scope + "\x00" + t.outText(a, b)
+		if !seen[k] {
+			seen[k] = true
 			continue
 		}
 		for i := a; i < b; i++ {
@@ -1344,9 +1411,7 @@ func (t *tr) entryPoint() *Entry {
 				t.errorf(g.NamePos, "template kernel %s has an unnamed template parameter, which the wrapper cannot pass on", g.Name)
 			}
 		}
-		for _, a := range t.inst.Args {
-			e.TemplateArgs = append(e.TemplateArgs, t.exprText(a))
-		}
+		e.TemplateArgs = t.instArgs()
 	}
 	for _, a := range g.Attrs {
 		if a.Name == "max_total_threads_per_threadgroup" && len(a.Args) == 1 {

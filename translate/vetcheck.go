@@ -504,7 +504,10 @@ func (v *vetter) identRule(ts []vtok, k int, mode ruleMode, local map[string]boo
 	case strings.HasPrefix(name, "__builtin"):
 		v.report(t, "the compiler builtin %s is not allowed in a Metal kernel", name)
 		return
-	case strings.HasPrefix(name, "__") && !reservedAllowed(name) && (mode != ruleSkipped || dangerousReserved(name)):
+	case strings.HasPrefix(name, "__") && !reservedAllowed(name) && (mode != ruleSkipped || dangerousReserved(name)) &&
+		!(mode == ruleBody && local[name]):
+		// A macro's parameter (integral_const_binop(__op__, ...)) is
+		// replaced at each use, where the expansion is checked.
 		v.report(t, "the reserved identifier %s is not allowed: names beginning with __ belong to the compiler", name)
 		return
 	case name == "extern":

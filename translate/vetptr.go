@@ -217,6 +217,11 @@ func (p *ptrFacts) space(ts []vtok, lo, hi int) string {
 		if d := p.declAt(ts[lo+1].Text, lo+1); d != nil && !d.ptr {
 			return d.space
 		}
+	case elementAddress(ts, lo, hi):
+		// The space a pointer points into, or an array's own.
+		if d := p.declAt(ts[lo+1].Text, lo+1); d != nil && (d.stars == 1 && !d.array || d.stars == 0 && d.array) {
+			return d.space
+		}
 	case t.Kind == msl.Ident && hi == lo+1:
 		if d := p.declAt(t.Text, lo); d != nil && d.ptr {
 			return d.space
@@ -266,6 +271,24 @@ func (p *ptrFacts) pointerStorage(ts []vtok, lo, hi int) string {
 	}
 	t := ts[lo]
 	switch {
+	case elementAddress(ts, lo, hi):
+		// &p[i] is p + (i): an element of what the pointer p points to
+		// (of the array p), which holds pointers only where p + (i)
+		// would point to pointers: p a pointer to pointers, an array of
+		// them, or of a type holding them.
+		d := p.declAt(ts[lo+1].Text, lo+1)
+		if d == nil {
+			return ""
+		}
+		switch {
+		case d.auto:
+			return "an element of " + ts[lo+1].Text + ", whose type (auto) vetting cannot see and which may hold pointers"
+		case d.stars >= 2 || d.stars >= 1 && d.array:
+			return "an element of " + ts[lo+1].Text + ", which holds pointers"
+		case d.holder != "":
+			return "an element of " + ts[lo+1].Text + ", whose type " + d.holder + " holds pointers"
+		}
+		return p.pointerStorage(ts, lo+3, hi-1)
 	case t.Text == "&" && lo+1 < hi && ts[lo+1].Kind == msl.Ident:
 		d := p.declAt(ts[lo+1].Text, lo+1)
 		if d == nil {
@@ -292,6 +315,12 @@ func (p *ptrFacts) pointerStorage(ts []vtok, lo, hi int) string {
 		}
 	}
 	return ""
+}
+
+// elementAddress reports whether ts[lo:hi] is exactly &name[index].
+func elementAddress(ts []vtok, lo, hi int) bool {
+	return hi-lo >= 5 && ts[lo].Text == "&" && ts[lo+1].Kind == msl.Ident && !cppKeywords[ts[lo+1].Text] &&
+		ts[lo+2].Text == "[" && closeTok(ts, lo+2) == hi-1
 }
 
 // blockEnd returns the index of the '}' closing the '{' at ts[b] (or the
@@ -739,6 +768,12 @@ func (v *vetter) punctPtrRule(ts []vtok, k int, p *ptrFacts) {
 			return
 		}
 	}
+	if k > 0 && ts[k-1].Text == "alignas" {
+		// alignas(alignment * sizeof(T)) ReadVector: the specifier's
+		// argument, never a cast of what follows (casts inside it are
+		// judged at their own '(').
+		return
+	}
 	r := closeTok(ts, k)
 	if r < 0 || r+1 >= len(ts) || operandEnd(ts, k-1) && !castAfterOperand(ts, k-1) && !p.castClose(ts, k-1) {
 		return
@@ -1063,7 +1098,7 @@ func (v *vetter) identPtrRule(ts []vtok, k int, p *ptrFacts) {
 	}
 	// Pointer types as template arguments.
 	if k+1 < len(ts) && ts[k+1].Text == "<" && name != "template" && v.provided[name] == 0 && !qualifiedByMetal(ts, k) {
-		if gt := closeAngle(ts, k+1); gt > 0 && !inTemplateParams(ts, k+1) && (k == 0 || ts[k-1].Text != "template") {
+		if gt := closeAngle(ts, k+1); gt > 0 && !inTemplateParams(ts, k+1) && (k == 0 || ts[k-1].Text != "template") && !specializationHead(ts, k, gt) {
 			for j := k + 2; j < gt; j++ {
 				if ts[j].Text == "*" && starEndsType(ts[j+1]) || ts[j].Kind == msl.Ident && p.ptrAlias[ts[j].Text] {
 					v.report(ts[j], "a pointer type as a template argument of %s: vetting cannot follow what the template does with it, so pointer types may not be template arguments", name)
@@ -1073,6 +1108,29 @@ func (v *vetter) identPtrRule(ts []vtok, k int, p *ptrFacts) {
 		}
 	}
 	v.functionUse(ts, k, p)
+}
+
+// specializationHead reports whether ts[k] names the class template a
+// partial or explicit specialisation defines, with ts[k+1:gt+1] its
+// argument list: template <typename T> struct pointer_element<device T*>
+// {...}. The arguments are a pattern that instantiates nothing: the
+// specialisation is used only where the template is named with such
+// arguments, and that use is judged where it is written; its body is
+// judged as any other.
+func specializationHead(ts []vtok, k, gt int) bool {
+	if k < 2 || gt+1 >= len(ts) || ts[gt+1].Text != "{" && ts[gt+1].Text != ":" {
+		return false
+	}
+	switch ts[k-1].Text {
+	case "struct", "class", "union":
+	default:
+		return false
+	}
+	if ts[k-2].Text != ">" {
+		return false
+	}
+	lt := openAngle(ts, k-2)
+	return lt > 0 && ts[lt-1].Text == "template"
 }
 
 // declaresAt reports whether the identifier at ts[k] is a type in a

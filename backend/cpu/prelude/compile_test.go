@@ -47,6 +47,8 @@ func TestMetalErrorsStayErrors(t *testing.T) {
 		{"implicit vector conversion", "int4 i = 1; float4 f = i; (void)f;", "conversion"},
 		{"mixed element vector op", "int4 i = 1; float4 f = 1.0f; auto g = f + i; (void)g;", "operator+"},
 		{"wrong component count", "float4 v = float4(1.0f, 2.0f, 3.0f); (void)v;", "float4"},
+		{"excess braced scalars", "constexpr float2 v = {1.0f, 2.0f, 3.0f}; (void)v;", "excess_initializers"},
+		{"braced vector and too few", "float2 a = 0.0f; float4 v = {a, 1.0f}; (void)v;", "float4"},
 		{"simdgroup matrix size", "simdgroup_matrix<float, 16, 16> m; (void)m;", "8x8"},
 		{"simdgroup matrix element", "simdgroup_matrix<int, 8, 8> m; (void)m;", "float, half or bfloat"},
 		{"erf is not Metal", "float y = erf(0.5f); (void)y;", "erf"},

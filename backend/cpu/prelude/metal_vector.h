@@ -11,6 +11,7 @@
 // `v.zyx() += e`) the components are written back. A named copy of a proxy
 // (`auto p = v.xy();`) behaves as a plain value and never writes back.
 #pragma once
+#include <initializer_list>
 #include <utility>
 
 #include "metal_scalar.h"
@@ -80,6 +81,37 @@ template <class T, int N>
 constexpr arr<T, N> splat(T s) {
   arr<T, N> r{};
   for (int i = 0; i < N; i++) r.v[i] = s;
+  return r;
+}
+
+// brace_elem is one element of a braced vector initializer: a scalar,
+// converted to the element type as a constructor argument is.
+template <class T>
+struct brace_elem {
+  T v;
+  template <class S, typename std::enable_if<is_scalar<S>::value, int>::type = 0>
+  constexpr brace_elem(S s) : v(T(s)) {}
+};
+
+// excess_initializers is reached only by a braced list of more scalars
+// than the vector has, which Metal rejects: it is no constant expression,
+// so a constant initializer does not compile, and it stops the kernel.
+[[noreturn]] MTL_FN inline void excess_initializers() {
+#if defined(__CUDA_ARCH__)
+  __trap();
+#else
+  __builtin_trap();
+#endif
+}
+
+// braced lays out a braced initializer: its scalars lead, the components
+// it leaves out are zero.
+template <class T, int N>
+constexpr arr<T, N> braced(std::initializer_list<brace_elem<T>> l) {
+  arr<T, N> r{};
+  if (l.size() > size_t(N)) excess_initializers();
+  int k = 0;
+  for (const brace_elem<T>& e : l) r.v[k++] = e.v;
   return r;
 }
 
@@ -281,6 +313,13 @@ struct basic_vec : mtl_detail::vec_storage<T, N, Packed>, mtl_detail::vec_swizzl
 
   basic_vec() = default;
   constexpr basic_vec(const mtl_detail::arr<T, N>& a) : storage_type(a) {}
+
+  // A braced list of scalars sets the leading components and zeroes the
+  // rest, as a Clang vector's initializer list does: uint4 ks = {a, b, c}
+  // is (a, b, c, 0), float4 v = {1.0f} is (1, 0, 0, 0), where float4(1.0f)
+  // and float4 v = 1.0f splat. A list holding a vector is not a list of
+  // scalars and goes to the constructor below.
+  constexpr basic_vec(std::initializer_list<mtl_detail::brace_elem<T>> l) : storage_type(mtl_detail::braced<T, N>(l)) {}
 
   // A scalar converts to a vector with every component equal to it.
   template <class S, typename std::enable_if<mtl_detail::is_scalar<S>::value, int>::type = 0>

@@ -297,3 +297,82 @@ int main(int argc, char**) {
 		}
 	}
 }
+
+// TestBracedVectorInit checks Clang's vector initializer lists: the listed
+// scalars lead and the components left out are zero (a single scalar in
+// braces too, which a cast or an assignment would splat); a list holding
+// vectors, and a copy in braces, keep the constructors' meaning.
+func TestBracedVectorInit(t *testing.T) {
+	src := `#include <cstdio>
+#include <metal_stdlib>
+using namespace metal;
+template <class T, int N> void pr(const char* name, vec<T, N> v) {
+  std::printf("%s", name);
+  for (int i = 0; i < N; i++) std::printf(" %lld", (long long)v[i]);
+  std::printf("\n");
+}
+struct S { uint4 a; int2 b; };
+uint4 ret(uint x) { return {x, x + 1}; }
+constexpr int3 k3 = {13, 19};
+int main(int argc, char**) {
+  uint a = uint(argc) + 4, b = 9;
+  uint4 ks = {a, b, a ^ b ^ 0x1BD11BDAu};
+  pr("three", ks);
+  int4 one = {int(a)};
+  pr("one", one);
+  float4 f = {2.5f};
+  pr("onef", int4(f * 2.0f));
+  pr("splat", int4(float4(2.5f) * 2.0f));
+  float4 g = 2.5f;
+  pr("assign", int4(g));
+  pr("ret", ret(a));
+  pr("const", k3);
+  S s = {{1, 2}, {3}};
+  pr("member.a", s.a);
+  pr("member.b", s.b);
+  uint4 arr[2] = {{5}, {6, 7, 8, 9}};
+  pr("arr0", arr[0]);
+  pr("arr1", arr[1]);
+  half4 h = {half(1.5f), 2.0f};
+  pr("half", int4(h * half(2.0f)));
+  bool3 t = {true};
+  pr("bool", t);
+  float2 xy = float2(3, 4);
+  float4 mixed = {xy, 5.0f, 6.0f};
+  pr("mixed", int4(mixed));
+  float4 full = {1, 2, 3, 4};
+  float4 copy = {full};
+  pr("copy", int4(copy));
+  float2 sw = {full.zw()};
+  pr("swizzle", int2(sw));
+  uint4 zero = {};
+  pr("empty", zero);
+  packed_float3 p = {7.0f};
+  pr("packed", int3(float3(p)));
+}
+`
+	got := lines(buildRun(t, src, ""))
+	want := []string{
+		fmt.Sprintf("three 5 9 %d 0", 5^9^0x1BD11BDA),
+		"one 5 0 0 0",
+		"onef 5 0 0 0",
+		"splat 5 5 5 5",
+		"assign 2 2 2 2",
+		"ret 5 6 0 0",
+		"const 13 19 0",
+		"member.a 1 2 0 0",
+		"member.b 3 0",
+		"arr0 5 0 0 0",
+		"arr1 6 7 8 9",
+		"half 3 4 0 0",
+		"bool 1 0 0",
+		"mixed 3 4 5 6",
+		"copy 1 2 3 4",
+		"swizzle 3 4",
+		"empty 0 0 0 0",
+		"packed 7 0 0",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
