@@ -43,10 +43,10 @@ func (c *checker) confirmRun(ctx context.Context, src *sourceSet, in *spec.Insta
 		return Execute(ctx, progs, in, order, limit)
 	}
 	w, err := c.window(ctx, c.run, false, in, progs, limit)
-	if err != nil || w == nil {
-		if err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
+	}
+	if w == nil {
 		return Execute(ctx, progs, in, order, limit)
 	}
 	if w.first < 0 {
@@ -94,7 +94,6 @@ func (c *checker) checkingWindow(ctx context.Context, in *spec.Instance, progs [
 // A stageWindow is the stages of a case a variant's programs change, and
 // the baseline's states around them.
 type stageWindow struct {
-	be           backend.Backend
 	detect       bool
 	first, last  int               // first < 0: no stage changed
 	before, want map[string][]byte // the baseline's state before first (nil at 0) and after last
@@ -106,7 +105,7 @@ type stageWindow struct {
 // code, or nil when that is not known for every stage: a program that
 // names no object.
 func (c *checker) window(ctx context.Context, be backend.Backend, detect bool, in *spec.Instance, progs []backend.Program, limit time.Duration) (*stageWindow, error) {
-	w := &stageWindow{be: be, detect: detect, first: -1, last: -1}
+	w := &stageWindow{detect: detect, first: -1, last: -1}
 	for j, st := range in.Stages {
 		bp, err := c.compile(ctx, be, c.base, st, detect)
 		if err != nil {
