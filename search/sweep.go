@@ -337,9 +337,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	if pk, ok := opts.Backend.(backend.ProgramKeeper); ok && opts.Jobs > 1 {
 		// The programs run again soon: the baseline's stages, the
-		// variants the pool confirmed ahead of their timing (one per
-		// job), the one being confirmed and the one being timed.
-		pk.KeepPrograms(len(opts.Spec.Stages) + opts.Jobs + 2)
+		// variants the pool confirmed ahead of their timing (up to two
+		// per job: a job's next check starts as soon as its last is
+		// done), the one being confirmed and the one being timed.
+		pk.KeepPrograms(len(opts.Spec.Stages) + 2*opts.Jobs + 2)
 	}
 	w.info = opts.Backend.Info(ctx)
 	w.vinfo = w.info

@@ -102,10 +102,7 @@ func (b *Backend) shareProgram(ctx context.Context, so string, src CUSource) (ba
 	}
 	b.shareMu.Unlock()
 	p := b.newProgram(so, src.Kernel, src.Name)
-	b.mu.Lock()
-	err := p.Load(ctx)
-	b.mu.Unlock()
-	if err != nil {
+	if err := p.LoadAhead(ctx); err != nil {
 		return nil, err
 	}
 	b.shareMu.Lock()

@@ -173,10 +173,11 @@ func (p *Pool) Keep(r *Proc) {
 
 // Take returns a started runner that loaded nothing, for the caller to
 // keep or close: the spare (waiting for one being started), or a new one.
-func (p *Pool) Take(ctx context.Context) (*Proc, error) { return p.fresh(ctx) }
+func (p *Pool) Take(ctx context.Context) (*Proc, error) { return p.fresh(ctx, false) }
 
-// fresh is Take.
-func (p *Pool) fresh(ctx context.Context) (*Proc, error) {
+// fresh is Take; a runner it starts is started with Ahead when ahead is
+// set (the caller holds no lock that a start ahead must not wait under).
+func (p *Pool) fresh(ctx context.Context, ahead bool) (*Proc, error) {
 	for {
 		p.mu.Lock()
 		r, wait := p.spare, p.starting
@@ -190,7 +191,7 @@ func (p *Pool) fresh(ctx context.Context) (*Proc, error) {
 			continue
 		}
 		if wait == nil {
-			return p.start(ctx, false)
+			return p.start(ctx, ahead)
 		}
 		select {
 		case <-wait:
@@ -200,6 +201,17 @@ func (p *Pool) fresh(ctx context.Context) (*Proc, error) {
 	}
 }
 
+// takeAhead returns a started runner that loaded nothing for a slot
+// about to acquire one, or nil when it holds a live one: taken before the
+// caller takes its backend's request lock, so that the start (a CUDA
+// context's, about 150 ms) does not hold up the backend's other requests.
+func (s *Lease) takeAhead(ctx context.Context) (*Proc, error) {
+	if s.Live() {
+		return nil, nil
+	}
+	return s.pool.fresh(ctx, true)
+}
+
 // Proc returns the slot's runner, or nil.
 func (s *Lease) Proc() *Proc { return s.proc }
 
@@ -207,6 +219,19 @@ func (s *Lease) Proc() *Proc { return s.proc }
 // (or taken as the spare) and has loaded nothing: the caller loads its
 // kernel, and calls Drop if that fails. A runner that died is replaced.
 func (s *Lease) Acquire(ctx context.Context) (r *Proc, fresh bool, err error) {
+	return s.acquire(ctx, nil)
+}
+
+// Live reports whether the slot holds a live runner.
+func (s *Lease) Live() bool {
+	s.pool.mu.Lock()
+	defer s.pool.mu.Unlock()
+	return s.proc != nil && !s.proc.Dead()
+}
+
+// acquire is Acquire; a fresh runner is given (from takeAhead) when not
+// nil, and given back to the pool when the slot has a live one.
+func (s *Lease) acquire(ctx context.Context, given *Proc) (r *Proc, fresh bool, err error) {
 	p := s.pool
 	p.mu.Lock()
 	p.tick++
@@ -214,6 +239,9 @@ func (s *Lease) Acquire(ctx context.Context) (r *Proc, fresh bool, err error) {
 	if s.proc != nil && !s.proc.Dead() {
 		r = s.proc
 		p.mu.Unlock()
+		if given != nil {
+			p.Keep(given)
+		}
 		return r, false, nil
 	}
 	old := s.drop()
@@ -234,9 +262,15 @@ func (s *Lease) Acquire(ctx context.Context) (r *Proc, fresh bool, err error) {
 	for _, v := range append(victims, old) {
 		p.stop(v)
 	}
-	r, err = p.fresh(ctx)
-	if err != nil {
-		return nil, false, err
+	if given != nil && !given.Dead() {
+		r = given
+	} else {
+		if given != nil {
+			given.Close()
+		}
+		if r, err = p.fresh(ctx, false); err != nil {
+			return nil, false, err
+		}
 	}
 	if p.Spare {
 		p.Prestart()

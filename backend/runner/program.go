@@ -78,7 +78,27 @@ func (p *Program) Closed() bool { return p.closed }
 // Load makes sure the program has a live runner with its kernel loaded.
 // The caller holds Mu.
 func (p *Program) Load(ctx context.Context) error {
-	r, fresh, err := p.lease.Acquire(ctx)
+	return p.load(ctx, nil)
+}
+
+// LoadAhead is Load for a caller that does not hold Mu (a compile): a
+// runner the program needs is taken from the pool, the spare or one
+// started with the pool's Ahead, before Mu is taken. Under Mu, a start
+// would hold up every other request to the backend's runners, among them
+// a sweep's confirmation turn and its measurements.
+func (p *Program) LoadAhead(ctx context.Context) error {
+	r, err := p.lease.takeAhead(ctx)
+	if err != nil {
+		return err
+	}
+	p.Mu.Lock()
+	defer p.Mu.Unlock()
+	return p.load(ctx, r)
+}
+
+// load is Load with a fresh runner given (nil: Acquire's).
+func (p *Program) load(ctx context.Context, given *Proc) error {
+	r, fresh, err := p.lease.acquire(ctx, given)
 	if err != nil {
 		return err
 	}

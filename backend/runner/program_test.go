@@ -176,3 +176,48 @@ func TestPoolSpareBackground(t *testing.T) {
 		t.Error("Close returned before a runner stopped in the background exited")
 	}
 }
+
+// TestLoadAheadStartsOutsideLock: LoadAhead starts the program's runner
+// (with the pool's Ahead) before it takes the backend's request lock, so
+// that another program's requests go on meanwhile; a program that holds a
+// live runner takes none, and runs on the one it loaded.
+func TestLoadAheadStartsOutsideLock(t *testing.T) {
+	pool := modePool(t, "cpu", 4)
+	started, release := make(chan struct{}), make(chan struct{})
+	pool.Ahead = func(ctx context.Context) (*Proc, error) {
+		close(started)
+		<-release
+		return pool.Start(ctx)
+	}
+	var mu sync.Mutex
+	hooks := ProgramHooks{LoadTimeout: 10 * time.Second, DefaultTimeout: 10 * time.Second, MaxIndex: 30}
+	p := NewProgram(pool, &mu, "/objects/a.so", "k", hooks)
+	done := make(chan error)
+	go func() { done <- p.LoadAhead(context.Background()) }()
+	<-started
+	if !mu.TryLock() {
+		t.Fatal("the request lock is held while LoadAhead's runner starts")
+	}
+	mu.Unlock()
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	r := p.Lease().Proc()
+	if r == nil || p.Loaded() == nil {
+		t.Fatal("LoadAhead left no loaded runner")
+	}
+	pool.Ahead = func(context.Context) (*Proc, error) {
+		t.Error("a runner started for a program that holds a live one")
+		return nil, errors.New("unexpected start")
+	}
+	if err := p.LoadAhead(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Run(context.Background(), oneGroup); err != nil {
+		t.Fatal(err)
+	}
+	if p.Lease().Proc() != r || pool.Starts() != 1 {
+		t.Errorf("runner %v after a run (loaded in %v), %d starts; want the same, 1", p.Lease().Proc(), r, pool.Starts())
+	}
+}

@@ -97,6 +97,8 @@ docs/CATALOGUE.md for what each mutation proves.`,
 
 // Main runs metalab with the process's arguments and streams.
 func Main() ExitCode {
+	stop := startProfiles()
+	defer stop()
 	f := cmdutil.New()
 	return Run(f, nil)
 }
