@@ -457,6 +457,26 @@ func memOK(sc *msl.Scope, lf *msl.LoopFacts, a msl.Access, trips string) (why, f
 		if lf.Effects.Writes[v] {
 			return v.Name + " is written in the loop", ""
 		}
+		if len(lf.Effects.Unknown) > 0 || len(lf.Effects.Calls) > 0 {
+			return "the loop has effects the facts do not model", ""
+		}
+		for _, w := range lf.Effects.Accesses {
+			if w.Write && (w.Space == msl.ThreadSpace || w.Space == msl.NoSpace) && sc.MayAlias(w.Var, v) {
+				return fmt.Sprintf("the loop writes thread memory through %s at %s, which may alias %s", w.Var.Name, f.At(startOf2(w.Expr)), v.Name), ""
+			}
+		}
+		if !v.IsArray() {
+			// A pointer or reference may point at any variable whose
+			// address the function takes (ggml's dequantize_iq4_xs reads
+			// q8[0] through q8 = (thread const uint8_t *)&aux32, and
+			// writes aux32 in the loop).
+			fe := sc.FuncEffects()
+			for _, w := range sortedVars(lf.Effects.Writes) {
+				if fe.AddrTaken[w] {
+					return fmt.Sprintf("the loop writes %s, whose address is taken, and %s may point at it", w.Name, v.Name), ""
+				}
+			}
+		}
 		if w := needTrips(); w != "" {
 			return w, ""
 		}
@@ -493,6 +513,17 @@ func loadCand(sc *msl.Scope, lf *msl.LoopFacts, body *msl.Block, occ []msl.Acces
 	}
 	refuse := func(why string) (*cand, string) {
 		return nil, fmt.Sprintf("hoist %s: %s", label, why)
+	}
+	// The memory its subscripts read must hold still too: kvalues[q8[0]]
+	// with q8 pointing at a variable the loop writes is not invariant.
+	for _, in := range sc.ExprEffects(a.Expr, a.Stmt).Accesses {
+		if in.Expr == a.Expr || in.Write {
+			continue
+		}
+		if why, _ := memOK(sc, lf, withCond(in, false), trips); why != "" {
+			pos, end := in.Expr.Span()
+			return refuse(fmt.Sprintf("its subscript %s: %s", strings.Join(strings.Fields(f.Text(pos, end)), " "), why))
+		}
 	}
 	every := false
 	top := false
@@ -749,4 +780,20 @@ func replaceLoads(f *msl.File, pos, end int, declText string, cands []*cand) str
 		out = out[:a] + r.name + out[b:]
 	}
 	return out
+}
+
+// sortedVars returns the variables of set in the order of their names, so
+// that reasons do not depend on map order.
+func sortedVars(set map[*msl.Var]bool) []*msl.Var {
+	vs := make([]*msl.Var, 0, len(set))
+	for v := range set {
+		vs = append(vs, v)
+	}
+	sort.Slice(vs, func(i, j int) bool {
+		if vs[i].Name != vs[j].Name {
+			return vs[i].Name < vs[j].Name
+		}
+		return vs[i].NamePos < vs[j].NamePos
+	})
+	return vs
 }

@@ -148,3 +148,26 @@ kernel void kernel_norm(constant ggml_kargs_norm &args [[buffer(0)]],
 template [[host_name("kernel_norm_f32")]] kernel void kernel_norm<float>(
     constant ggml_kargs_norm &args, device const char *src0, device char *dst, threadgroup float *shmem_f32,
     uint tgpig, ushort tpitg, ushort sgitg, ushort tiisg, ushort ntg);
+
+constant float nibble_table[16] = {-8.0f, -6.5f, -5.0f, -3.75f, -2.5f, -1.5f, -0.75f, -0.25f,
+                                   0.25f, 0.75f, 1.5f, 2.5f, 3.75f, 5.0f, 6.5f, 8.0f};
+
+// Dequantisation of packed nibbles as ggml's iq4 helpers do it: a byte view
+// of a local word that every iteration rewrites. The table's subscripts
+// read through the view, so neither they nor the loads are invariant.
+kernel void kernel_dequant_nibbles(device const uint *qw [[buffer(0)]],
+                                   device float *dq [[buffer(1)]],
+                                   uint tid [[thread_position_in_grid]])
+{
+    uint word;
+    thread const uchar *nib = (thread const uchar *)&word;
+    const float d = 0.5f + float(tid % 7);
+    for (int i = 0; i < 4; ++i) {
+        word = (qw[4 * tid + i] >> 4 * (tid % 2)) & 0x0f0f0f0fu;
+        dq[16 * tid + 4 * i + 0] = d * nibble_table[nib[0]];
+        dq[16 * tid + 4 * i + 1] = d * nibble_table[nib[1]];
+        const uchar n2 = nib[2];
+        dq[16 * tid + 4 * i + 2] = d * nibble_table[n2];
+        dq[16 * tid + 4 * i + 3] = d * nibble_table[nib[3]];
+    }
+}
