@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"go/token"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -1143,4 +1144,29 @@ func deepBracket(data []byte) (line, col int) {
 		}
 	}
 	return 1, 1
+}
+
+// DefineNames returns every macro name the spec may define for a build
+// (its own defines, its stages' and its sets'), sorted: the names a
+// build's command line may carry beyond the translation's predefined ones.
+func (s *Spec) DefineNames() []string {
+	seen := map[string]bool{}
+	add := func(ds []define) {
+		for _, d := range ds {
+			seen[d.name] = true
+		}
+	}
+	add(s.defines)
+	for _, st := range s.Stages {
+		add(st.defines)
+	}
+	for _, set := range s.Sets {
+		add(set.defines)
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }

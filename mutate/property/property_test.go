@@ -251,6 +251,15 @@ func runSpec(t *testing.T, back backend.Backend, path string, full, proofs bool,
 	if err != nil {
 		t.Fatalf("parse %s: %v", s.Source, err)
 	}
+	// Then as the spec's build compiles it: its -undef preprocessing
+	// leaves the file's undecided branches decided.
+	popts := msl.Options{IncludeDirs: s.Includes}
+	popts.Undefs = buildUndefs(f, src, s, popts)
+	if len(popts.Undefs) > 0 {
+		if f, err = msl.ParseOptions(s.Source, src, popts); err != nil {
+			t.Fatalf("parse %s with -U %v: %v", s.Source, popts.Undefs, err)
+		}
+	}
 	// Sites are listed under the spec's geometries, as the sweep lists
 	// them: barrier proofs hold for the threads per threadgroup of every
 	// case, two- and three-dimensional ones included.
@@ -385,7 +394,7 @@ func runSpec(t *testing.T, back backend.Backend, path string, full, proofs bool,
 			steps = append(steps, ref.String())
 			ops = append(ops, fs.Mutation.Name)
 			curSrc = v.Source
-			cur, err = msl.ParseOptions(s.Source, curSrc, msl.Options{IncludeDirs: s.Includes})
+			cur, err = msl.ParseOptions(s.Source, curSrc, popts)
 			if err != nil {
 				t.Errorf("variant after %v does not parse: %v", steps, err)
 				break
