@@ -3,6 +3,7 @@ package hoist
 import (
 	_ "embed"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -398,16 +399,9 @@ func clash(sc *msl.Scope, lf *msl.LoopFacts, body *msl.Block, d *msl.Decl, v *ms
 // memOK judges a load's memory: it returns why it may not move before the
 // loop, or why moving it cannot fault.
 func memOK(sc *msl.Scope, lf *msl.LoopFacts, a msl.Access, trips string) (why, fault string) {
-	f := sc.File
 	v := a.Var
 	if a.Cond {
 		return fmt.Sprintf("the load of %s runs only under a condition (?:, && or ||)", v.Name), ""
-	}
-	needTrips := func() string {
-		if trips == "" {
-			return "the loop may run no iteration, and the load of " + v.Name + " could fault"
-		}
-		return ""
 	}
 	switch a.Space {
 	case msl.Constant:
@@ -416,10 +410,6 @@ func memOK(sc *msl.Scope, lf *msl.LoopFacts, a msl.Access, trips string) (why, f
 				return "", "cannot fault: a field of constant reference " + v.Name
 			}
 		}
-		if w := needTrips(); w != "" {
-			return w, ""
-		}
-		return "", trips
 	case msl.Device:
 		if !v.ElemConst {
 			return fmt.Sprintf("%s is not a device const pointer", v.Name), ""
@@ -428,15 +418,9 @@ func memOK(sc *msl.Scope, lf *msl.LoopFacts, a msl.Access, trips string) (why, f
 		if len(fe.Unknown) > 0 || len(fe.Calls) > 0 {
 			return "the function has effects the facts do not model, which may write device memory", ""
 		}
-		for _, w := range fe.Accesses {
-			if w.Write && w.Space == msl.Device && sc.MayAlias(w.Var, v) {
-				return fmt.Sprintf("the function writes device memory through %s at %s, which may alias %s", w.Var.Name, f.At(startOf2(w.Expr)), v.Name), ""
-			}
+		if why := aliasingWrite(sc, fe.Accesses, v, "the function", "device", msl.Device); why != "" {
+			return why, ""
 		}
-		if w := needTrips(); w != "" {
-			return w, ""
-		}
-		return "", trips
 	case msl.Threadgroup:
 		if len(lf.Effects.Barriers) > 0 {
 			return "the loop has a barrier, after which another thread's store may be visible", ""
@@ -444,15 +428,9 @@ func memOK(sc *msl.Scope, lf *msl.LoopFacts, a msl.Access, trips string) (why, f
 		if len(lf.Effects.Unknown) > 0 || len(lf.Effects.Calls) > 0 {
 			return "the loop has effects the facts do not model", ""
 		}
-		for _, w := range lf.Effects.Accesses {
-			if w.Write && w.Space == msl.Threadgroup && sc.MayAlias(w.Var, v) {
-				return fmt.Sprintf("the loop writes threadgroup memory through %s at %s, which may alias %s", w.Var.Name, f.At(startOf2(w.Expr)), v.Name), ""
-			}
+		if why := aliasingWrite(sc, lf.Effects.Accesses, v, "the loop", "threadgroup", msl.Threadgroup); why != "" {
+			return why, ""
 		}
-		if w := needTrips(); w != "" {
-			return w, ""
-		}
-		return "", trips
 	case msl.ThreadSpace, msl.NoSpace:
 		if lf.Effects.Writes[v] {
 			return v.Name + " is written in the loop", ""
@@ -460,10 +438,8 @@ func memOK(sc *msl.Scope, lf *msl.LoopFacts, a msl.Access, trips string) (why, f
 		if len(lf.Effects.Unknown) > 0 || len(lf.Effects.Calls) > 0 {
 			return "the loop has effects the facts do not model", ""
 		}
-		for _, w := range lf.Effects.Accesses {
-			if w.Write && (w.Space == msl.ThreadSpace || w.Space == msl.NoSpace) && sc.MayAlias(w.Var, v) {
-				return fmt.Sprintf("the loop writes thread memory through %s at %s, which may alias %s", w.Var.Name, f.At(startOf2(w.Expr)), v.Name), ""
-			}
+		if why := aliasingWrite(sc, lf.Effects.Accesses, v, "the loop", "thread", msl.ThreadSpace, msl.NoSpace); why != "" {
+			return why, ""
 		}
 		if !v.IsArray() {
 			// A pointer or reference may point at any variable whose
@@ -477,12 +453,25 @@ func memOK(sc *msl.Scope, lf *msl.LoopFacts, a msl.Access, trips string) (why, f
 				}
 			}
 		}
-		if w := needTrips(); w != "" {
-			return w, ""
-		}
-		return "", trips
+	default:
+		return "unknown address space", ""
 	}
-	return "unknown address space", ""
+	if trips == "" {
+		return "the loop may run no iteration, and the load of " + v.Name + " could fault", ""
+	}
+	return "", trips
+}
+
+// aliasingWrite returns why a write among accs (by who: the loop, the
+// function) to memory of one of spaces may change what a load through v
+// reads, or "".
+func aliasingWrite(sc *msl.Scope, accs []msl.Access, v *msl.Var, who, mem string, spaces ...msl.AddrSpace) string {
+	for _, w := range accs {
+		if w.Write && slices.Contains(spaces, w.Space) && sc.MayAlias(w.Var, v) {
+			return fmt.Sprintf("%s writes %s memory through %s at %s, which may alias %s", who, mem, w.Var.Name, sc.File.At(startOf2(w.Expr)), v.Name)
+		}
+	}
+	return ""
 }
 
 func startOf2(x msl.Expr) int {
