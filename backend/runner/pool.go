@@ -56,6 +56,7 @@ type Lease struct {
 	proc    *Proc
 	lastUse uint64
 	busy    bool // a request is in flight on proc: never stopped to make room
+	loading bool // proc is fresh and its kernel being loaded (Program.load): not stopped either
 }
 
 // SetBusy marks the slot's runner as running a request (or not): a busy
@@ -201,6 +202,13 @@ func (p *Pool) fresh(ctx context.Context, ahead bool) (*Proc, error) {
 	}
 }
 
+// loaded ends the loading mark acquire set.
+func (s *Lease) loaded() {
+	s.pool.mu.Lock()
+	s.loading = false
+	s.pool.mu.Unlock()
+}
+
 // takeAhead returns a started runner that loaded nothing for a slot
 // about to acquire one, or nil when it holds a live one: taken before the
 // caller takes its backend's request lock, so that the start (a CUDA
@@ -219,7 +227,7 @@ func (s *Lease) Proc() *Proc { return s.proc }
 // (or taken as the spare) and has loaded nothing: the caller loads its
 // kernel, and calls Drop if that fails. A runner that died is replaced.
 func (s *Lease) Acquire(ctx context.Context) (r *Proc, fresh bool, err error) {
-	return s.acquire(ctx, nil)
+	return s.acquire(ctx, nil, false)
 }
 
 // Live reports whether the slot holds a live runner.
@@ -230,8 +238,11 @@ func (s *Lease) Live() bool {
 }
 
 // acquire is Acquire; a fresh runner is given (from takeAhead) when not
-// nil, and given back to the pool when the slot has a live one.
-func (s *Lease) acquire(ctx context.Context, given *Proc) (r *Proc, fresh bool, err error) {
+// nil, and given back to the pool when the slot has a live one. With
+// load, a fresh runner is marked loading until loaded is called: another
+// program's Acquire, under its own lock, must not stop it before its
+// kernel is in.
+func (s *Lease) acquire(ctx context.Context, given *Proc, load bool) (r *Proc, fresh bool, err error) {
 	p := s.pool
 	p.mu.Lock()
 	p.tick++
@@ -249,7 +260,7 @@ func (s *Lease) acquire(ctx context.Context, given *Proc) (r *Proc, fresh bool, 
 	for len(p.live) >= p.max() {
 		var v *Lease
 		for q := range p.live {
-			if !q.busy && (v == nil || q.lastUse < v.lastUse) {
+			if !q.busy && !q.loading && (v == nil || q.lastUse < v.lastUse) {
 				v = q
 			}
 		}
@@ -277,6 +288,7 @@ func (s *Lease) acquire(ctx context.Context, given *Proc) (r *Proc, fresh bool, 
 	}
 	p.mu.Lock()
 	s.proc = r
+	s.loading = load
 	if p.live == nil {
 		p.live = map[*Lease]struct{}{}
 	}

@@ -98,13 +98,14 @@ func (p *Program) LoadAhead(ctx context.Context) error {
 
 // load is Load with a fresh runner given (nil: Acquire's).
 func (p *Program) load(ctx context.Context, given *Proc) error {
-	r, fresh, err := p.lease.acquire(ctx, given)
+	r, fresh, err := p.lease.acquire(ctx, given, true)
 	if err != nil {
 		return err
 	}
 	if !fresh {
 		return nil
 	}
+	defer p.lease.loaded()
 	l, err := r.Load(ctx, p.SO, p.Kernel, p.Hooks.LoadFlags, p.Hooks.LoadTimeout)
 	if err != nil {
 		p.lease.Drop()

@@ -221,3 +221,40 @@ func TestLoadAheadStartsOutsideLock(t *testing.T) {
 		t.Errorf("runner %v after a run (loaded in %v), %d starts; want the same, 1", p.Lease().Proc(), r, pool.Starts())
 	}
 }
+
+// TestLoadingRunnerNotEvicted: programs under locks of their own (the cpu
+// backend's) load at once; a runner whose kernel is being loaded is not
+// the one another program's Acquire stops to make room, even when it is
+// the only one (Max 1): that program starts one past Max instead.
+func TestLoadingRunnerNotEvicted(t *testing.T) {
+	pool := modePool(t, "cpu", 1)
+	var mu, qmu sync.Mutex
+	q := NewProgram(pool, &qmu, "/objects/b.so", "k", ProgramHooks{LoadTimeout: 10 * time.Second, MaxIndex: 30})
+	var during *Proc
+	hooks := ProgramHooks{LoadTimeout: 10 * time.Second, DefaultTimeout: 10 * time.Second, MaxIndex: 30,
+		Loaded: func(r *Proc, _ *Loaded) {
+			// p is still loading: q's first load runs meanwhile.
+			qmu.Lock()
+			if err := q.Load(context.Background()); err != nil {
+				t.Error(err)
+			}
+			qmu.Unlock()
+			during = r
+		}}
+	p := NewProgram(pool, &mu, "/objects/a.so", "k", hooks)
+	mu.Lock()
+	err := p.Load(context.Background())
+	mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.Lease().Proc(); r == nil || r != during || r.Dead() {
+		t.Fatalf("p's runner after q's load: %v (loaded in %v); want the one it loaded, alive", r, during)
+	}
+	if _, err := p.Run(context.Background(), oneGroup); err != nil {
+		t.Fatal(err)
+	}
+	if n := pool.Starts(); n != 2 {
+		t.Errorf("%d runners started, want 2 (p's, and q's past Max)", n)
+	}
+}
