@@ -114,7 +114,8 @@ changed. --strict-baseline refuses a baseline with findings. A conflict
 within one simd group with no simd-group synchronisation is a warning
 ("relies on SIMD lockstep"), a failure with --strict. With --race, every
 case also runs under several thread and simd-group orders and any
-difference in the bytes fails.
+difference in the bytes fails (on a case relying on lockstep, the orders
+that reorder a simd group's lanes are left out, with a warning).
 
 When the spec declares domains (the values its variables may take), each
 variant is also judged on --held-out cases (default 4; 0 turns them off
