@@ -383,13 +383,16 @@ type checker struct {
 	vinsts, insts []*spec.Instance
 	vrefs, crefs  []map[string][]byte
 	vtime, ctime  []time.Duration
-	baseSites     map[string]bool   // the baseline findings' sites
-	sources       map[string][]byte // baseline text by path
-	base          *sourceSet        // the baseline's sources
-	srcTG         map[string]int    // source estimates of threadgroup memory; see sourceTGMem
-	seed          uint64            // the run's seed (Options.Seed or a nonce)
+	baseSites     map[string]bool // the baseline findings' sites
+	// lockstepEntries: the entries in which the control relied on SIMD
+	// lockstep, under the race probe (guarded by mu).
+	lockstepEntries map[string]bool
+	sources         map[string][]byte // baseline text by path
+	base            *sourceSet        // the baseline's sources
+	srcTG           map[string]int    // source estimates of threadgroup memory; see sourceTGMem
+	seed            uint64            // the run's seed (Options.Seed or a nonce)
 
-	mu         sync.Mutex // guards cache, compErr, inflight, srcTG, textNames, points, pointOf, maxThreads and the states
+	mu         sync.Mutex // guards cache, compErr, inflight, srcTG, textNames, points, pointOf, maxThreads, lockstepEntries and the states
 	points     map[pointKey]pointInst
 	pointOf    map[*spec.Instance]bool // the instances in points
 	textNames  map[string][]string     // the names a source's text was compiled under, by path and sha256

@@ -407,7 +407,7 @@ func (c *checker) probe(ctx context.Context, be backend.Backend, src *sourceSet,
 	// emulator's lane order, its stand-in for lockstep; those orders say
 	// nothing about a GPU, as a parity difference there does not (see
 	// verifyCase). The simd-group orders still run.
-	lockstep := hasKind(cr.Findings, backend.FindLockstep)
+	lockstep := c.lockstepExempt(src, cr.Findings)
 	m, left, err := c.orders(ctx, plain, in, want, limit, lockstep)
 	if err != nil {
 		return err
@@ -421,6 +421,30 @@ func (c *checker) probe(ctx context.Context, be backend.Backend, src *sourceSet,
 				"the kernel relies on SIMD lockstep (warned above), which they break; the simd-group orders ran"})
 	}
 	return nil
+}
+
+// lockstepExempt reports whether the race probe leaves out the
+// lane-reordering orders on a case with findings fs of src: the case
+// relies on SIMD lockstep in an entry where the baseline's control relied
+// on it too. The control records its entries; a variant cannot earn the
+// exemption by adding a reliance to a kernel whose baseline had none.
+func (c *checker) lockstepExempt(src *sourceSet, fs []Finding) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	exempt := false
+	for _, f := range fs {
+		if f.Kind != backend.FindLockstep {
+			continue
+		}
+		if src == c.base {
+			if c.lockstepEntries == nil {
+				c.lockstepEntries = map[string]bool{}
+			}
+			c.lockstepEntries[f.Entry] = true
+		}
+		exempt = exempt || c.lockstepEntries[f.Entry]
+	}
+	return exempt
 }
 
 // lanesReordered: an order that runs the lanes of a simd group in another

@@ -69,3 +69,26 @@ func TestRaceProbeLockstep(t *testing.T) {
 	}
 
 }
+
+// TestRaceProbeLockstepEarned: a variant cannot earn the left-out orders
+// by adding a reliance on lockstep. Its baseline synchronises the lanes
+// (simdgroup_barrier between the write and the read); the variant drops
+// that, relies on lockstep where the baseline did not, and is probed under
+// every order: the reversed one gives other bytes.
+func TestRaceProbeLockstepEarned(t *testing.T) {
+	be := cputest.Shared(t)
+	synced := strings.Replace(lockstepKernel, "            col[r] = b[sg*32 + r] - 0.5f*sum;\n        }\n",
+		"            col[r] = b[sg*32 + r] - 0.5f*sum;\n        }\n        simdgroup_barrier(mem_flags::mem_device);\n", 1)
+	if synced == lockstepKernel {
+		t.Fatal("the test kernel changed: no place for the barrier")
+	}
+	s := setup(t, lockstepSpec, synced)
+	rep := run(t, Options{Spec: s, Backend: be, Race: true, Variants: []Variant{variant("dropped", lockstepKernel)}})
+	if ctl := rep.Control; ctl.Status != Pass || len(ctl.Warnings) != 0 {
+		t.Fatalf("control %s %s, warnings %q", ctl.Status, ctl.Msg, ctl.Warnings)
+	}
+	v := rep.Variants[0]
+	if v.Status != FailRace || v.Mismatch == nil || v.Mismatch.Order != "reversed" {
+		t.Errorf("the variant relying on lockstep its baseline does not: %s %s, want %s under the reversed order", v.Status, v.Msg, FailRace)
+	}
+}
