@@ -2,6 +2,7 @@ package msl
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -745,4 +746,20 @@ func (sc *Scope) objectNamed(name string, at int) bool {
 		}
 	}
 	return false
+}
+
+// SortedVars returns the variables of set by name, then by position, so
+// that what is said of the first of them does not depend on map order.
+func SortedVars(set map[*Var]bool) []*Var {
+	vs := make([]*Var, 0, len(set))
+	for v := range set {
+		vs = append(vs, v)
+	}
+	sort.Slice(vs, func(i, j int) bool {
+		if vs[i].Name != vs[j].Name {
+			return vs[i].Name < vs[j].Name
+		}
+		return vs[i].NamePos < vs[j].NamePos
+	})
+	return vs
 }

@@ -80,7 +80,7 @@ func (sc *Scope) ExprInvariant(lf *LoopFacts, x Expr, s Stmt) (bool, string) {
 	if len(e.Collect) > 0 {
 		return false, "it calls the SIMD-group function " + calleeName(e.Collect[0])
 	}
-	for v := range e.Reads {
+	for _, v := range SortedVars(e.Reads) {
 		if v.IsArray() {
 			continue // an array names its storage; its elements are accesses
 		}

@@ -205,12 +205,12 @@ func check(sc *msl.Scope, parents map[msl.Stmt]msl.Stmt, blk *msl.Block, st msl.
 	if len(ej.Jumps) > 0 {
 		return "the statements it would jump hold a " + ej.Jumps[0].Kind
 	}
-	for v := range es.Reads {
+	for _, v := range msl.SortedVars(es.Reads) {
 		if ej.Writes[v] && !v.IsArray() {
 			return fmt.Sprintf("it reads %s, which the statements it would jump write", v.Name)
 		}
 	}
-	for v := range es.Writes {
+	for _, v := range msl.SortedVars(es.Writes) {
 		if (ej.Reads[v] || ej.Writes[v]) && !v.IsArray() {
 			return fmt.Sprintf("it writes %s, which the statements it would jump use", v.Name)
 		}

@@ -447,7 +447,7 @@ func memOK(sc *msl.Scope, lf *msl.LoopFacts, a msl.Access, trips string) (why, f
 			// q8[0] through q8 = (thread const uint8_t *)&aux32, and
 			// writes aux32 in the loop).
 			fe := sc.FuncEffects()
-			for _, w := range sortedVars(lf.Effects.Writes) {
+			for _, w := range msl.SortedVars(lf.Effects.Writes) {
 				if fe.AddrTaken[w] {
 					return fmt.Sprintf("the loop writes %s, whose address is taken, and %s may point at it", w.Name, v.Name), ""
 				}
@@ -769,20 +769,4 @@ func replaceLoads(f *msl.File, pos, end int, declText string, cands []*cand) str
 		out = out[:a] + r.name + out[b:]
 	}
 	return out
-}
-
-// sortedVars returns the variables of set in the order of their names, so
-// that reasons do not depend on map order.
-func sortedVars(set map[*msl.Var]bool) []*msl.Var {
-	vs := make([]*msl.Var, 0, len(set))
-	for v := range set {
-		vs = append(vs, v)
-	}
-	sort.Slice(vs, func(i, j int) bool {
-		if vs[i].Name != vs[j].Name {
-			return vs[i].Name < vs[j].Name
-		}
-		return vs[i].NamePos < vs[j].NamePos
-	})
-	return vs
 }
