@@ -67,6 +67,32 @@ func (t *tr) tensorOps() {
 		t.rep[i+1] = &open
 		t.rep[end] = &close
 	}
+	t.tensorMemberTemplates()
+}
+
+// tensorMemberTemplates are the prelude's member templates of the tensor
+// types that kernels call with explicit arguments.
+var tensorMemberTemplates = map[string]bool{"get_destination_cooperative_tensor": true}
+
+// tensorMemberTemplates writes `template` before a call of one of
+// tensorMemberTemplates through . or ->, where the source has none. In a
+// function template, g++ takes a matmul2d whose descriptor names a local
+// constexpr (ggml's kernel_mul_mm: matmul2d_descriptor(NRB, NRA, ...)) for
+// a dependent type, and then `mm.get_destination_cooperative_tensor<...>()`
+// for a comparison; Metal's compiler does not. The keyword is valid in
+// either case.
+func (t *tr) tensorMemberTemplates() {
+	ts := t.toks
+	for i := 1; i+1 < len(ts); i++ {
+		if t.skip[i] || t.rep[i] != nil || ts[i].Kind != msl.Ident || !tensorMemberTemplates[ts[i].Text] || t.text(i+1) != "<" {
+			continue
+		}
+		if p := t.text(i - 1); p != "." && p != "->" {
+			continue
+		}
+		text := "template " + ts[i].Text
+		t.rep[i] = &text
+	}
 }
 
 // tensorNamespace reports whether a using-directive may name n besides

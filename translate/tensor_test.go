@@ -33,6 +33,22 @@ void tile(device const float* a, device const float* b, device float* c) {
     coop.store(C);
 }
 
+// As ggml's kernel_mul_mm: in a function template, a descriptor of local
+// constexpr values and no template keyword before the member template.
+template <typename T>
+void tile_local(device const T* a, device const float* b, device float* c) {
+    constexpr int NR = 8;
+    auto A = tensor(a, dextents<int32_t, 2>(8, 8));
+    auto B = tensor(b, dextents<int32_t, 2>(8, 8));
+    mpp::tensor_ops::matmul2d<
+        mpp::tensor_ops::matmul2d_descriptor(NR, NR, static_cast<int>(dynamic_extent), false, false, false,
+            mpp::tensor_ops::matmul2d_descriptor::mode::multiply_accumulate),
+        execution_simdgroups<1>> mm;
+    auto cT = mm.get_destination_cooperative_tensor<decltype(A), decltype(B), float>();
+    mm.run(A, B, cT);
+    cT.store(tensor(c, dextents<int32_t, 2>(8, 8)));
+}
+
 kernel void k(device const float* a [[buffer(0)]], device const float* b [[buffer(1)]],
               device float* c [[buffer(2)]]) {
     constexpr auto desc = tensor_ops::matmul2d_descriptor(8, 8, 8, false, false, false,
@@ -44,6 +60,7 @@ kernel void k(device const float* a [[buffer(0)]], device const float* b [[buffe
     op.run(A, B, d);
     d.store(tensor(c, dextents<int32_t, 2>(8, 8)).slice(0, 0));
     tile<8>(a, b, c);
+    tile_local<float>(a, b, c);
 }
 `
 	u, err := translateSrc(t, backend.Source{Name: "k.metal", Text: []byte(src), Entry: "k"})
@@ -51,6 +68,7 @@ kernel void k(device const float* a [[buffer(0)]], device const float* b [[buffe
 		t.Fatal(err)
 	}
 	for _, want := range []string{"matmul2d<MTL_MATMUL2D_DESC(desc), execution_thread>",
+		"mm.template get_destination_cooperative_tensor<", "op.template get_destination_cooperative_tensor<",
 		"matmul2d<MTL_MATMUL2D_DESC(tensor_ops::matmul2d_descriptor(8, 8, S)), execution_simdgroup>"} {
 		if !bytes.Contains(u.Text, []byte(want)) {
 			t.Errorf("the translation lacks %q:\n%s", want, u.Text)
